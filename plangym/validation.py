@@ -1,0 +1,191 @@
+"""Input checks shared by every environment.
+
+Each check raises before any work is dispatched, with a message naming the parameter,
+what was expected and what was received, so a bad call never leaves an env half-stepped.
+
+>>> check_dt(3)
+3
+>>> check_dt(0)
+Traceback (most recent call last):
+...
+ValueError: dt: expected an integer >= 1, received 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+
+def describe(value: Any) -> str:
+    """Return a short description of ``value`` for error messages.
+
+    >>> describe(np.zeros((3,), dtype=np.float32))
+    'ndarray(shape=(3,), dtype=float32)'
+    >>> describe(1.5)
+    '1.5 (float)'
+    """
+    if isinstance(value, np.ndarray):
+        return f"ndarray(shape={value.shape}, dtype={value.dtype})"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def is_integer(value: Any) -> bool:
+    """Return True for Python and NumPy integers (booleans excluded)."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu"
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= 1."""
+    if not is_integer(value):
+        raise TypeError(f"{name}: expected an integer >= 1, received {describe(value)}")
+    if int(value) < 1:
+        raise ValueError(f"{name}: expected an integer >= 1, received {int(value)}")
+    return int(value)
+
+
+def check_dt(dt: Any) -> int:
+    """Validate the number of agent steps of one ``step`` call."""
+    return check_positive_int("dt", dt)
+
+
+def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:
+    """Raise ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        shown = sorted(choices, key=str)
+        raise ValueError(f"{name}: expected one of {shown}, received {value!r}")
+    return value
+
+
+def check_batch_dt(dt: Any, n: int) -> list[int]:
+    """Return one validated dt per batch element; ``dt`` is a scalar or a sequence of n."""
+    if is_integer(dt):
+        return [check_dt(dt)] * n
+    if not isinstance(dt, Sequence | np.ndarray) or isinstance(dt, str | bytes):
+        raise TypeError(
+            f"dt: expected an integer >= 1 or a sequence of {n} of them, received {describe(dt)}"
+        )
+    if len(dt) != n:
+        raise ValueError(f"dt: expected {n} values (one per action), received {len(dt)}")
+    values = np.asarray(dt)
+    if values.dtype.kind in "iu" and values.ndim == 1:
+        if n and values.min() < 1:
+            bad = int(np.argmax(values < 1))
+            raise ValueError(f"dt[{bad}]: expected an integer >= 1, received {int(values[bad])}")
+        return values.tolist()
+    for i, value in enumerate(dt):
+        try:
+            check_dt(value)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"dt[{i}]: {str(error).split(': ', 1)[1]}") from None
+    return [int(value) for value in dt]
+
+
+def check_batch_states(states: Any, n: int) -> list | None:
+    """Return the states of a batch as a list, or None when no states were given.
+
+    ``states`` is None, or a sequence of ``n`` states, or a sequence of ``n`` Nones (which
+    means "no states"). Mixing states and Nones is ambiguous and rejected.
+    """
+    if states is None:
+        return None
+    if isinstance(states, np.ndarray) and states.dtype != object:
+        states = list(states)
+    if not isinstance(states, Sequence | np.ndarray) or isinstance(states, str | bytes):
+        raise TypeError(f"states: expected None or a list of {n} states, received {describe(states)}")
+    if len(states) != n:
+        raise ValueError(f"states: expected {n} states (one per action), received {len(states)}")
+    missing = [i for i, state in enumerate(states) if state is None]
+    if len(missing) == n:
+        return None
+    if missing:
+        raise ValueError(
+            f"states: expected all states or all None, received None at positions {missing[:10]}"
+        )
+    return list(states)
+
+
+def check_batch_actions(actions: Any) -> list:
+    """Return the actions of a batch as a sequence; reject scalars and strings."""
+    if isinstance(actions, np.ndarray):
+        if actions.ndim == 0:
+            raise TypeError(f"actions: expected a sequence of actions, received {describe(actions)}")
+        return actions
+    if not isinstance(actions, Sequence) or isinstance(actions, str | bytes):
+        raise TypeError(f"actions: expected a sequence of actions, received {describe(actions)}")
+    return actions
+
+
+def check_action(space: spaces.Space, action: Any, name: str = "action") -> None:
+    """Raise unless ``action`` belongs to ``space`` (Discrete, MultiDiscrete or Box).
+
+    >>> check_action(spaces.Discrete(4), 3)
+    >>> check_action(spaces.Discrete(4), -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: action: expected an integer in [0, 4) for Discrete(4), received -1
+    """
+    if isinstance(space, spaces.Discrete):
+        low, high = int(space.start), int(space.start + space.n)
+        if not is_integer(action):
+            raise TypeError(
+                f"{name}: expected an integer in [{low}, {high}) for {space}, "
+                f"received {describe(action)}"
+            )
+        if not low <= int(action) < high:
+            raise ValueError(
+                f"{name}: expected an integer in [{low}, {high}) for {space}, received {int(action)}"
+            )
+        return
+    if isinstance(space, spaces.Box):
+        array = np.asarray(action)
+        if array.dtype.kind not in "iuf" or array.shape != space.shape:
+            raise TypeError(
+                f"{name}: expected a numeric array of shape {space.shape} for {space}, "
+                f"received {describe(action)}"
+            )
+        if not (np.all(np.isfinite(array)) and np.all(array >= space.low)
+                and np.all(array <= space.high)):
+            raise ValueError(
+                f"{name}: expected values within [{space.low}, {space.high}] for {space}, "
+                f"received {array.tolist()}"
+            )
+        return
+    if not space.contains(action):
+        raise ValueError(f"{name}: expected an element of {space}, received {describe(action)}")
+
+
+def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
+    """Vectorised fast path for integer action arrays; False means "check one by one"."""
+    array = np.asarray(actions) if not isinstance(actions, np.ndarray) else actions
+    if array.ndim != 1 or array.dtype.kind not in "iu" or array.size == 0:
+        return False
+    low, high = int(space.start), int(space.start + space.n)
+    below, above = array < low, array >= high
+    if below.any() or above.any():
+        bad = int(np.argmax(below | above))
+        raise ValueError(
+            f"actions[{bad}]: expected an integer in [{low}, {high}) for {space}, "
+            f"received {int(array[bad])}"
+        )
+    return True
+
+
+def check_batch_action_values(space: spaces.Space | None, actions: Sequence) -> None:
+    """Check every action of a batch against ``space`` (no-op when the env has no space)."""
+    if space is None:
+        return
+    if isinstance(space, spaces.Discrete) and check_discrete_batch(space, actions):
+        return
+    for i, action in enumerate(actions):
+        check_action(space, action, name=f"actions[{i}]")

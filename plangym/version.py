@@ -1,0 +1,3 @@
+"""Version of the plangym package."""
+
+__version__ = "0.2.0"

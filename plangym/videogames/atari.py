@@ -1,0 +1,322 @@
+"""Atari 2600 games through ale-py, with exact states and exact frame accounting.
+
+Every underlying step is one emulator frame: the ALE is built with ``frameskip=1`` and
+plangym repeats the action ``dt * frameskip`` times itself, so the ALE frame counter
+advances by exactly that much (plangym 0.1 let the ALE skip frames too, applying
+``frameskip`` twice). States are the ALE's serialized state including its random
+generator, as a uint8 vector, so ``==`` compares games.
+
+Sticky actions are applied by plangym, not by the ALE: the ALE keeps the last action it
+applied (the one a sticky frame repeats) outside its serialized state, so a restored state
+could repeat the wrong action. plangym draws the sticky coin from its own generator and keeps
+that generator and the last applied action in the state (the last 56 bytes), which makes
+replay exact with ``repeat_action_probability > 0``. The distribution is the ALE's
+(Machado et al., 2018); the random stream is plangym's.
+
+>>> env = AtariEnv("ALE/MsPacman-v5", repeat_action_probability=0.25)
+>>> state, obs, info = env.reset()
+>>> state.dtype, obs.shape
+(dtype('uint8'), (210, 160, 3))
+>>> first = env.step(3, state=state, dt=2)
+>>> again = env.step(3, state=state, dt=2)
+>>> bool((first[0] == again[0]).all()), first[-1]["n_step"]
+(True, 10)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+
+from plangym.core import wrap_callable
+from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.validation import describe
+from plangym.videogames.env import LIFE_KEY, VideogameEnv
+
+gym.register_envs(ale_py)
+
+# The serialized ALE state names the cartridge by its md5 (32 hex digits) near the start;
+# comparing those bytes tells a state of another game apart before the ALE sees it.
+_MD5 = re.compile(rb"[0-9a-f]{32}")
+# Bytes appended to the ALE's serialized state: the last applied action (int64) and the
+# sticky-action generator (PCG64 words).
+_TRAILER_DTYPE = np.dtype([("last_action", "<i8"), ("sticky_rng", "<u8", (N_WORDS,))])
+TRAILER_SIZE = _TRAILER_DTYPE.itemsize
+
+
+def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
+    """Return the RAM of ``ale`` as a uint8 vector."""
+    return ale.getRAM()
+
+
+class AtariEnv(VideogameEnv):
+    """An Atari 2600 game from ale-py, plannable and exactly restorable.
+
+    Args:
+        name: Any id ale-py registers ("ALE/MsPacman-v5", "PongNoFrameskip-v4", ...).
+        frameskip: Emulator frames per agent step (ids with a random frameskip get this
+            fixed one instead).
+        episodic_life: End the episode as soon as a life is lost.
+        autoreset: Reset after an episode ends.
+        delay_setup: Build the emulator later, in :meth:`setup`.
+        remove_time_limit: Drop the ALE's frame limit per episode (108000 for most ids).
+        obs_type: "rgb" (210, 160, 3), "grayscale" (210, 160) or "ram" (128,).
+        mode: Game mode; None is the game's default.
+        difficulty: Game difficulty; None is the game's default.
+        repeat_action_probability: Sticky-action probability.
+        full_action_space: Use all 18 actions instead of the game's minimal set.
+        render_mode: None, "human" or "rgb_array".
+        possible_to_win: Accepted for plangym 0.1 compatibility; unused.
+        wrappers: gymnasium wrappers. With wrappers every frame goes through
+            ``gym_env.step``; without them frames go straight to the ALE (faster).
+        array_state: Accepted for plangym 0.1 compatibility; states are always uint8
+            arrays (False raises).
+        clone_seeds: Include the ALE's random generator in states (needed for exact
+            resets in games whose reset draws from it). False gives smaller states.
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to ``gymnasium.make``.
+    """
+
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 5,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        obs_type: str = "rgb",
+        mode: int | None = None,
+        difficulty: int | None = None,
+        repeat_action_probability: float = 0.0,
+        full_action_space: bool = False,
+        render_mode: str | None = "rgb_array",
+        possible_to_win: bool = False,
+        wrappers: Iterable[wrap_callable] | None = None,
+        array_state: bool = True,
+        clone_seeds: bool = True,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        if not 0.0 <= float(repeat_action_probability) <= 1.0:
+            raise ValueError(
+                "repeat_action_probability: expected a probability in [0, 1], "
+                f"received {repeat_action_probability!r}"
+            )
+        if not array_state:
+            raise ValueError(
+                "array_state: expected True (states are uint8 arrays with value semantics), "
+                "received False"
+            )
+        self._mode = mode
+        self._difficulty = difficulty
+        self._repeat_action_probability = float(repeat_action_probability)
+        self._full_action_space = full_action_space
+        self.possible_to_win = possible_to_win
+        self.clone_seeds = clone_seeds
+        self._sticky_rng = np.random.default_rng()
+        self._last_action = 0
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            episodic_life=episodic_life,
+            autoreset=autoreset,
+            delay_setup=delay_setup,
+            remove_time_limit=remove_time_limit,
+            obs_type=obs_type,
+            render_mode=render_mode,
+            wrappers=wrappers,
+            return_image=return_image,
+            **kwargs,
+        )
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def ale(self) -> ale_py.ALEInterface:
+        """The ALE interface running the game."""
+        return self.gym_env.unwrapped.ale
+
+    @property
+    def mode(self) -> int | None:
+        """Game mode (None: the game's default)."""
+        return self._mode
+
+    @property
+    def difficulty(self) -> int | None:
+        """Game difficulty (None: the game's default)."""
+        return self._difficulty
+
+    @property
+    def repeat_action_probability(self) -> float:
+        """Probability that the emulator repeats the previous action (sticky actions)."""
+        return self._repeat_action_probability
+
+    @property
+    def full_action_space(self) -> bool:
+        """Whether all 18 Atari actions are available."""
+        return self._full_action_space
+
+    # Setup ----------------------------------------------------------------------------------
+    def init_gym_env(self) -> gym.Env:
+        """Build the ale-py env with one frame per step and the chosen frame limit."""
+        spec = gym.spec(self.name)
+        frame_limit = 0 if self.remove_time_limit else spec.kwargs.get(
+            "max_num_frames_per_episode", 0
+        )
+        kwargs = {
+            "obs_type": self.obs_type,
+            "frameskip": 1,
+            "repeat_action_probability": 0.0,  # plangym applies sticky actions itself
+            "full_action_space": self.full_action_space,
+            "max_num_frames_per_episode": frame_limit,
+            "render_mode": self.render_mode,
+        }
+        if self.mode is not None:
+            kwargs["mode"] = self.mode
+        if self.difficulty is not None:
+            kwargs["difficulty"] = self.difficulty
+        kwargs.update(self._gym_env_kwargs)
+        lean = dataclasses.replace(
+            spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
+        )
+        gym_env = gym.make(lean, **kwargs)
+        gym_env.reset()
+        return gym_env
+
+    def setup(self) -> None:
+        """Build the emulator and remember what the game's states look like."""
+        super().setup()
+        unwrapped = self._gym_env.unwrapped
+        self._ale_actions = list(unwrapped._action_set)
+        # Frames may go straight to the ALE only when nothing would see them on the way.
+        self._direct_frames = not self._wrappers and type(self).apply_action is (
+            AtariEnv.apply_action
+        )
+        reference = unwrapped.ale.cloneState(include_rng=self.clone_seeds).serialize()
+        match = _MD5.search(reference)
+        if match is None:  # a new ALE serialization format: fail loudly, not inexactly
+            raise RuntimeError(f"{self.name}: cannot find the cartridge md5 in the ALE state")
+        self._cartridge = (match.start(), match.group())
+
+    # Emulator access ------------------------------------------------------------------------
+    def lives(self) -> int:
+        """Lives left in the current game."""
+        return int(self.ale.lives())
+
+    def get_ram(self) -> np.ndarray:
+        """The 128 bytes of the console's RAM."""
+        return ale_to_ram(self.ale)
+
+    def get_image(self) -> np.ndarray:
+        """The screen as an RGB array (210, 160, 3), whatever the render mode."""
+        return self.ale.getScreenRGB()
+
+    def get_lifes_from_info(self, info: dict[str, Any]) -> int:
+        """Lives left according to a step's ``info``."""
+        return int(info.get("lives", info.get(LIFE_KEY, -1)))
+
+    def get_state(self) -> np.ndarray:
+        """Return the emulator state plus the sticky-action bookkeeping, as uint8."""
+        ale_bytes = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
+        trailer = np.zeros((), dtype=_TRAILER_DTYPE)
+        trailer["last_action"] = self._last_action
+        trailer["sticky_rng"] = generator_words(self._sticky_rng)
+        return np.frombuffer(ale_bytes + trailer.tobytes(), dtype=np.uint8)
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        trailer = state[-TRAILER_SIZE:].view(_TRAILER_DTYPE)[0]
+        self.ale.restoreState(ale_py.ALEState(state[:-TRAILER_SIZE].tobytes()))
+        self._last_action = int(trailer["last_action"])
+        restore_generator(self._sticky_rng, trailer["sticky_rng"])
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this game."""
+        if not (isinstance(state, np.ndarray) and state.dtype == np.uint8 and state.ndim == 1):
+            raise TypeError(
+                f"{name}: expected a {self.name} state (a uint8 vector from get_state()), "
+                f"received {describe(state)}"
+            )
+        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        start, md5 = self._cartridge
+        if len(state) <= start + len(md5) + TRAILER_SIZE or (
+            state[start : start + len(md5)].tobytes() != md5
+        ):
+            raise ValueError(
+                f"{name}: expected a state of {self.name} (cartridge md5 {md5.decode()}), "
+                "received a state of another game or corrupt bytes"
+            )
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the emulator, the sticky-action generator and the action space; reset."""
+        self._sticky_rng = np.random.default_rng(seed)
+        super().seed(seed)
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new game; the emulator forgets the last action, and so does plangym."""
+        self._last_action = 0
+        return super().apply_reset(**kwargs)
+
+    # Stepping -------------------------------------------------------------------------------
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one emulator frame through the gymnasium env (with sticky actions)."""
+        return self.gym_env.step(self._sticky(action))
+
+    def _sticky(self, action: int) -> int:
+        """Return the action the console receives: the previous one with probability p."""
+        p = self._repeat_action_probability
+        if p > 0.0 and self._sticky_rng.random() < p:
+            return self._last_action
+        self._last_action = int(action)
+        return self._last_action
+
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` for ``dt * frameskip`` frames.
+
+        Without wrappers the frames go straight to the ALE and the screen is read once at
+        the end; otherwise every frame goes through ``gym_env.step``.
+        """
+        if not self._direct_frames:
+            return super().step_with_dt(action, dt)
+        ale = self.ale
+        ale_actions = self._ale_actions
+        lives_before = ale.lives()
+        reward = 0.0
+        n_step = 0
+        terminal = truncated = lost_life = False
+        for _ in range(dt * self.frameskip):
+            reward += ale.act(ale_actions[self._sticky(action)])
+            n_step += 1
+            lost_life = ale.lives() < lives_before
+            terminal = ale.game_over(with_truncation=False) or (self.episodic_life and lost_life)
+            truncated = ale.game_truncated()
+            if terminal or truncated:
+                break
+        lives = ale.lives()
+        info = {
+            "lives": lives,
+            LIFE_KEY: lives,
+            "lost_life": lost_life,
+            "episode_frame_number": ale.getEpisodeFrameNumber(),
+            "frame_number": ale.getFrameNumber(),
+            "n_step": n_step,
+            "dt": dt,
+        }
+        return self._observe(), reward, terminal, truncated, info
+
+    def _observe(self) -> np.ndarray:
+        ale = self.ale
+        if self.obs_type == "ram":
+            return ale.getRAM()
+        if self.obs_type == "grayscale":
+            return ale.getScreenGrayscale()
+        return ale.getScreenRGB()
