@@ -77,12 +77,11 @@ def check_batch_dt(dt: Any, n: int) -> list[int]:
         )
     if len(dt) != n:
         raise ValueError(f"dt: expected {n} values (one per action), received {len(dt)}")
-    values = np.asarray(dt)
-    if values.dtype.kind in "iu" and values.ndim == 1:
-        if n and values.min() < 1:
-            bad = int(np.argmax(values < 1))
-            raise ValueError(f"dt[{bad}]: expected an integer >= 1, received {int(values[bad])}")
-        return values.tolist()
+    if isinstance(dt, np.ndarray) and dt.dtype.kind in "iu" and dt.ndim == 1:
+        if n and dt.min() < 1:
+            bad = int(np.argmax(dt < 1))
+            raise ValueError(f"dt[{bad}]: expected an integer >= 1, received {int(dt[bad])}")
+        return dt.tolist()
     for i, value in enumerate(dt):
         try:
             check_dt(value)

@@ -205,6 +205,7 @@ class AtariEnv(VideogameEnv):
         if match is None:  # a new ALE serialization format: fail loudly, not inexactly
             raise RuntimeError(f"{self.name}: cannot find the cartridge md5 in the ALE state")
         self._cartridge = (match.start(), match.group())
+        self._settle_after_reset()
 
     # Emulator access ------------------------------------------------------------------------
     def lives(self) -> int:
@@ -260,11 +261,29 @@ class AtariEnv(VideogameEnv):
         """Seed the emulator, the sticky-action generator and the action space; reset."""
         self._sticky_rng = np.random.default_rng(seed)
         super().seed(seed)
+        self._last_action = 0
+        self._settle_after_reset()
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new game; the emulator forgets the last action, and so does plangym."""
         self._last_action = 0
-        return super().apply_reset(**kwargs)
+        data = super().apply_reset(**kwargs)
+        self._settle_after_reset()
+        return data
+
+    def _settle_after_reset(self) -> None:
+        """Leave the emulator in the mode it is in after any emulated frame.
+
+        Until it emulates a frame, an ALE that has just reset its game is in a mode that
+        its serialized state does not record: a state restored then evolves differently
+        from the same state restored in an ALE that has emulated a frame (Qbert diverges
+        at once). One frame, undone by restoring the state taken before it, ends that mode
+        without changing the game.
+        """
+        ale = self.ale
+        state = ale.cloneState(include_rng=True)
+        ale.act(self._ale_actions[0])
+        ale.restoreState(state)
 
     # Stepping -------------------------------------------------------------------------------
     def apply_action(self, action: Any) -> tuple:

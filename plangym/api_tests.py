@@ -1,0 +1,284 @@
+"""A reusable pytest conformance suite for any :class:`~plangym.core.PlanEnv`.
+
+Import the classes into a test module and give them an ``env`` fixture; pytest then runs
+every check against your environment::
+
+    import pytest
+    from plangym.api_tests import TestPlanEnv  # noqa: F401  (collected by pytest)
+
+    @pytest.fixture
+    def env():
+        return MyEnv(name="my-env")
+
+``TestPlanEnv`` needs only the :class:`~plangym.core.PlanEnv` contract; ``TestPlangymEnv``
+adds the gymnasium-backed parts (spaces, seeding, input checks) and ``TestVideogameEnv`` the
+emulator parts (RAM, lives). The fixture may also set ``env.api_test_steps`` (int) to change
+how many random steps each replay check takes.
+
+The helpers :func:`assert_identical` and :func:`replay` are usable on their own:
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> state, *_ = env.reset()
+>>> actions = [env.sample_action() for _ in range(20)]
+>>> assert_identical(replay(env, state, actions), replay(env.clone(), state, actions))
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from plangym.core import PlanEnv
+
+
+def assert_identical(first: Any, second: Any, path: str = "value") -> None:
+    """Assert that two step results are bit-identical (arrays by bytes, dtype and shape)."""
+    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
+        assert isinstance(first, np.ndarray) and isinstance(second, np.ndarray), path
+        assert first.dtype == second.dtype, f"{path}: dtype {first.dtype} != {second.dtype}"
+        assert first.shape == second.shape, f"{path}: shape {first.shape} != {second.shape}"
+        assert first.tobytes() == second.tobytes(), f"{path}: contents differ"
+    elif isinstance(first, dict):
+        assert isinstance(second, dict), path
+        assert first.keys() == second.keys(), f"{path}: keys {first.keys()} != {second.keys()}"
+        for key in first:
+            assert_identical(first[key], second[key], f"{path}[{key!r}]")
+    elif isinstance(first, list | tuple):
+        assert type(first) is type(second) and len(first) == len(second), path
+        for i, (a, b) in enumerate(zip(first, second, strict=True)):
+            assert_identical(a, b, f"{path}[{i}]")
+    else:
+        assert type(first) is type(second), f"{path}: {type(first)} != {type(second)}"
+        assert first == second or (first != first and second != second), f"{path}: {first!r} != {second!r}"
+
+
+def replay(env: PlanEnv, state: Any, actions: Sequence, dt: int = 1) -> list[tuple]:
+    """Restore ``state`` in ``env`` and return every step's full result for ``actions``."""
+    env.set_state(state)
+    return [env.step(action, dt=dt, return_state=True) for action in actions]
+
+
+def _n_steps(env: PlanEnv) -> int:
+    return int(getattr(env, "api_test_steps", 30))
+
+
+def _warm_state(env: PlanEnv, n_steps: int = 5) -> Any:
+    """A state a few random steps into an episode (more interesting than the reset one)."""
+    env.reset()
+    for _ in range(n_steps):
+        env.step(env.sample_action())
+    return env.get_state()
+
+
+class TestPlanEnv:
+    """Checks every :class:`PlanEnv` must pass."""
+
+    def test_reset_returns_state_obs_info(self, env):
+        state, obs, info = env.reset()
+        assert isinstance(info, dict)
+        obs_only, info_only = env.reset(return_state=False)
+        assert isinstance(info_only, dict)
+        if env.OBS_IS_ARRAY:
+            assert obs.shape == env.obs_shape
+            assert obs_only.shape == env.obs_shape
+        if env.STATE_IS_ARRAY:
+            assert isinstance(state, np.ndarray)
+
+    def test_step_tuple_follows_return_state(self, env):
+        state, *_ = env.reset()
+        action = env.sample_action()
+        assert len(env.step(action)) == 5
+        assert len(env.step(action, state=state)) == 6
+        assert len(env.step(action, return_state=True)) == 6
+        assert len(env.step(action, state=state, return_state=False)) == 5
+
+    @pytest.mark.parametrize("dt", [1, 3])
+    def test_info_counts_underlying_steps(self, env, dt):
+        state = _warm_state(env)
+        *_, terminal, truncated, info = env.step(env.sample_action(), state=state, dt=dt)
+        assert info["dt"] == dt
+        if terminal or truncated:
+            assert 1 <= info["n_step"] <= dt * env.frameskip
+        else:
+            assert info["n_step"] == dt * env.frameskip
+
+    def test_replay_is_exact_in_same_instance(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(_n_steps(env))]
+        assert_identical(replay(env, state, actions), replay(env, state, actions))
+
+    def test_replay_is_exact_in_fresh_instance(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(_n_steps(env))]
+        expected = replay(env, state, actions, dt=2)
+        fresh = env.clone()
+        try:
+            assert_identical(replay(fresh, state, actions, dt=2), expected)
+        finally:
+            fresh.close()
+
+    def test_state_has_value_semantics(self, env):
+        state = _warm_state(env)
+        assert_identical(pickle.loads(pickle.dumps(state)), state)
+        assert_identical(copy.deepcopy(state), state)
+        env.step(env.sample_action())
+        env.set_state(state)
+        assert_identical(env.get_state(), state)
+
+    def test_step_batch_equals_repeated_step(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(6)]
+        dts = [1, 2, 1, 3, 1, 2]
+        batch = env.step_batch(actions, states=[state] * 6, dt=dts)
+        single = [env.step(a, state=state, dt=d) for a, d in zip(actions, dts, strict=True)]
+        assert_identical(batch, tuple(list(column) for column in zip(*single, strict=True)))
+
+    def test_step_batch_without_states_steps_in_sequence(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(4)]
+        env.set_state(state)
+        batch = env.step_batch(actions, dt=2)
+        assert len(batch) == 5
+        env.set_state(state)
+        single = [env.step(action, dt=2) for action in actions]
+        assert_identical(batch, tuple(list(column) for column in zip(*single, strict=True)))
+        assert len(env.step_batch(actions, states=[None] * 4)) == 5
+        assert len(env.step_batch(actions, return_state=True)) == 6
+
+    def test_step_batch_of_nothing(self, env):
+        assert env.step_batch([], states=[], return_state=True) == ([],) * 6
+        assert env.step_batch([]) == ([],) * 5
+
+    @pytest.mark.parametrize("dt", [0, -1, 1.5, "2", None, True])
+    def test_bad_dt_is_rejected_and_env_stays_usable(self, env, dt):
+        state = _warm_state(env)
+        with pytest.raises((ValueError, TypeError), match="dt"):
+            env.step(env.sample_action(), state=state, dt=dt)
+        with pytest.raises((ValueError, TypeError), match="dt"):
+            env.step_batch([env.sample_action()] * 2, states=[state] * 2, dt=[1, dt])
+        assert_identical(env.get_state(), state)
+        assert len(env.step(env.sample_action(), state=state)) == 6
+
+    def test_batch_length_mismatch_is_rejected(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(3)]
+        with pytest.raises(ValueError, match="states"):
+            env.step_batch(actions, states=[state] * 2)
+        with pytest.raises(ValueError, match="dt"):
+            env.step_batch(actions, dt=[1, 1])
+        with pytest.raises(ValueError, match="states"):
+            env.step_batch(actions, states=[state, None, state])
+        assert_identical(env.get_state(), state)
+
+    def test_clone_keeps_parameters(self, env):
+        clone = env.clone()
+        try:
+            assert type(clone) is type(env)
+            assert clone.name == env.name
+            assert clone.frameskip == env.frameskip
+            assert clone.autoreset == env.autoreset
+            assert clone.return_image == env.return_image
+        finally:
+            clone.close()
+
+    def test_delayed_env_pickles_and_works(self, env):
+        delayed = env.clone(delay_setup=True)
+        restored = pickle.loads(pickle.dumps(delayed))
+        restored.setup()
+        state, *_ = restored.reset()
+        assert len(restored.step(restored.sample_action(), state=state)) == 6
+        restored.close()
+
+    def test_close_is_idempotent(self, env):
+        clone = env.clone()
+        clone.close()
+        clone.close()
+
+
+class TestPlangymEnv(TestPlanEnv):
+    """Checks for gymnasium-backed environments (:class:`~plangym.core.PlangymEnv`)."""
+
+    def test_spaces_and_attributes(self, env):
+        assert env.obs_type in env.AVAILABLE_OBS_TYPES
+        assert env.render_mode in env.AVAILABLE_RENDER_MODES
+        assert env.observation_space.shape == env.obs_shape
+        assert env.action_space.shape == env.action_shape
+        assert isinstance(env.metadata, dict)
+        assert len(env.reward_range) == 2
+        assert isinstance(env.remove_time_limit, bool)
+        assert env.gym_env is not None
+        assert env.unwrapped is env
+
+    def test_observations_fit_the_space(self, env):
+        _, obs, _ = env.reset()
+        *_, info = env.step(env.sample_action())
+        assert obs.shape == env.observation_space.shape
+        assert obs.dtype == env.observation_space.dtype
+
+    def test_seed_makes_runs_repeatable(self, env):
+        first, second = env.clone(), env.clone()
+        try:
+            runs = []
+            for instance in (first, second):
+                instance.seed(123)
+                _, obs, _ = instance.reset()
+                actions = [instance.sample_action() for _ in range(10)]
+                runs.append((obs, actions, [instance.step(a) for a in actions]))
+            assert_identical(runs[0], runs[1])
+        finally:
+            first.close()
+            second.close()
+
+    def test_out_of_space_action_is_rejected(self, env):
+        state = _warm_state(env)
+        space = env.action_space
+        bad = -1 if hasattr(space, "n") else np.full(space.shape, np.inf, dtype=np.float32)
+        with pytest.raises((ValueError, TypeError), match="action"):
+            env.step(bad, state=state)
+        with pytest.raises((ValueError, TypeError), match=r"actions\[1\]"):
+            env.step_batch([env.sample_action(), bad], states=[state, state])
+        assert_identical(env.get_state(), state)
+
+    @pytest.mark.parametrize(
+        "bad_state",
+        [np.zeros(3), np.zeros(3, dtype=np.uint8), "state", 7, np.zeros((2, 2, 2))],
+        ids=["float3", "uint8-3", "str", "int", "cube"],
+    )
+    def test_foreign_state_is_rejected(self, env, bad_state):
+        state = _warm_state(env)
+        with pytest.raises((ValueError, TypeError), match="state"):
+            env.step(env.sample_action(), state=bad_state)
+        with pytest.raises((ValueError, TypeError), match=r"states\[1\]"):
+            env.step_batch([env.sample_action()] * 2, states=[state, bad_state])
+        with pytest.raises((ValueError, TypeError), match="state"):
+            env.set_state(bad_state)
+        assert_identical(env.get_state(), state)
+
+    def test_invalid_constructor_choices_are_rejected(self, env):
+        with pytest.raises(ValueError, match="obs_type"):
+            env.clone(obs_type="voxels")
+        with pytest.raises(ValueError, match="render_mode"):
+            env.clone(render_mode="hologram")
+
+
+class TestVideogameEnv(TestPlangymEnv):
+    """Checks for emulated games (:class:`~plangym.videogames.env.VideogameEnv`)."""
+
+    def test_ram_and_lives(self, env):
+        env.reset()
+        ram = env.get_ram()
+        assert ram.dtype == np.uint8 and ram.ndim == 1
+        assert isinstance(env.lives(), int)
+        assert env.n_actions == env.action_space.n
+
+    def test_step_info_reports_lives(self, env):
+        env.reset()
+        *_, info = env.step(env.sample_action())
+        assert "lost_life" in info
+        assert env.get_lifes_from_info(info) == env.lives()
