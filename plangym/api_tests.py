@@ -55,7 +55,8 @@ def assert_identical(first: Any, second: Any, path: str = "value") -> None:
             assert_identical(a, b, f"{path}[{i}]")
     else:
         assert type(first) is type(second), f"{path}: {type(first)} != {type(second)}"
-        assert first == second or (first != first and second != second), f"{path}: {first!r} != {second!r}"
+        both_nan = isinstance(first, float) and np.isnan(first) and np.isnan(second)
+        assert first == second or both_nan, f"{path}: {first!r} != {second!r}"
 
 
 def replay(env: PlanEnv, state: Any, actions: Sequence, dt: int = 1) -> list[tuple]:
@@ -69,7 +70,7 @@ def _n_steps(env: PlanEnv) -> int:
 
 
 def _warm_state(env: PlanEnv, n_steps: int = 5) -> Any:
-    """A state a few random steps into an episode (more interesting than the reset one)."""
+    """Return a state a few random steps into an episode (more telling than a reset one)."""
     env.reset()
     for _ in range(n_steps):
         env.step(env.sample_action())

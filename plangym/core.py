@@ -17,6 +17,7 @@ stepping the same actions from a restored state gives bit-identical results.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from abc import ABC
 from collections.abc import Callable, Iterable
@@ -66,7 +67,7 @@ class PlanEnv(ABC):
     OBS_IS_ARRAY = True
     SINGLETON = False
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:
+    def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:  # noqa: D102
         # Remember the constructor call so clone() and pickling can repeat it exactly,
         # whatever parameters a subclass adds.
         env = super().__new__(cls)
@@ -91,10 +92,9 @@ class PlanEnv(ABC):
             self.setup()
 
     def __del__(self):
-        try:
+        # At interpreter shutdown the modules close() needs may already be gone.
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:  # noqa: S110 - interpreter shutdown may have torn modules down
-            pass
 
     # Properties ---------------------------------------------------------------------------
     @property
@@ -255,7 +255,11 @@ class PlanEnv(ABC):
             check_action(space, action, name=name)
 
     def check_actions(self, actions: Any) -> None:
-        """Check every action of a batch (vectorised where possible)."""
+        """Check every action of a batch (vectorised where the action space allows)."""
+        if type(self).check_action is not PlanEnv.check_action:
+            for i, action in enumerate(actions):
+                self.check_action(action, name=f"actions[{i}]")
+            return
         space = getattr(self, "action_space", None)
         check_batch_action_values(space if isinstance(space, Space) else None, actions)
 
@@ -376,7 +380,7 @@ class PlanEnv(ABC):
                 break
             named.append((parameter.name, value))
         kwargs.update(named)
-        return tuple(args[len(named):]), kwargs
+        return tuple(args[len(named) :]), kwargs
 
 
 class PlangymEnv(PlanEnv):

@@ -31,7 +31,9 @@ def get_planenv_class(name: str) -> type[PlanEnv]:
     if not isinstance(name, str):
         raise TypeError(f"name: expected an environment name (str), received {name!r}")
     closest = difflib.get_close_matches(name, environment_names.ALL, n=5, cutoff=0.5)
-    hint = f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
+    hint = (
+        f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
+    )
     raise ValueError(f"name: unknown environment {name!r}; {hint}")
 
 

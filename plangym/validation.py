@@ -101,11 +101,13 @@ def check_batch_states(states: Any, n: int) -> list | None:
     if isinstance(states, np.ndarray) and states.dtype != object:
         states = list(states)
     if not isinstance(states, Sequence | np.ndarray) or isinstance(states, str | bytes):
-        raise TypeError(f"states: expected None or a list of {n} states, received {describe(states)}")
+        raise TypeError(
+            f"states: expected None or a list of {n} states, received {describe(states)}"
+        )
     if len(states) != n:
         raise ValueError(f"states: expected {n} states (one per action), received {len(states)}")
     missing = [i for i, state in enumerate(states) if state is None]
-    if len(missing) == n:
+    if missing and len(missing) == n:
         return None
     if missing:
         raise ValueError(
@@ -118,7 +120,9 @@ def check_batch_actions(actions: Any) -> list:
     """Return the actions of a batch as a sequence; reject scalars and strings."""
     if isinstance(actions, np.ndarray):
         if actions.ndim == 0:
-            raise TypeError(f"actions: expected a sequence of actions, received {describe(actions)}")
+            raise TypeError(
+                f"actions: expected a sequence of actions, received {describe(actions)}"
+            )
         return actions
     if not isinstance(actions, Sequence) or isinstance(actions, str | bytes):
         raise TypeError(f"actions: expected a sequence of actions, received {describe(actions)}")
@@ -143,7 +147,8 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
             )
         if not low <= int(action) < high:
             raise ValueError(
-                f"{name}: expected an integer in [{low}, {high}) for {space}, received {int(action)}"
+                f"{name}: expected an integer in [{low}, {high}) for {space}, "
+                f"received {int(action)}"
             )
         return
     if isinstance(space, spaces.Box):
@@ -153,8 +158,11 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
                 f"{name}: expected a numeric array of shape {space.shape} for {space}, "
                 f"received {describe(action)}"
             )
-        if not (np.all(np.isfinite(array)) and np.all(array >= space.low)
-                and np.all(array <= space.high)):
+        if not (
+            np.all(np.isfinite(array))
+            and np.all(array >= space.low)
+            and np.all(array <= space.high)
+        ):
             raise ValueError(
                 f"{name}: expected values within [{space.low}, {space.high}] for {space}, "
                 f"received {array.tolist()}"
@@ -166,7 +174,12 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
 
 def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
     """Vectorised fast path for integer action arrays; False means "check one by one"."""
-    array = np.asarray(actions) if not isinstance(actions, np.ndarray) else actions
+    if isinstance(actions, np.ndarray):
+        array = actions
+    elif all(type(action) is int for action in actions):  # bools are not ints here
+        array = np.fromiter(actions, dtype=np.int64, count=len(actions))
+    else:
+        return False
     if array.ndim != 1 or array.dtype.kind not in "iu" or array.size == 0:
         return False
     low, high = int(space.start), int(space.start + space.n)

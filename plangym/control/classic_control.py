@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,9 @@ from plangym.validation import describe
 # How the physics vector is stored by the gymnasium env, so it is restored the same way.
 _FLOAT64_ARRAY, _FLOAT32_ARRAY, _TUPLE = 0, 1, 2
 _NONE = -1
+# The fields after the physics vector, packed as classic_state_dtype lays them out.
+_TAIL = struct.Struct("<Bqq?d")
+_RNG_BYTES = 8 * N_WORDS
 
 
 def classic_state_dtype(n_physics: int) -> np.dtype:
@@ -48,10 +52,12 @@ def classic_state_dtype(n_physics: int) -> np.dtype:
     )
 
 
-def _physics_kind(physics: Any) -> int:
+def _physics_bytes(physics: Any) -> tuple[bytes, int]:
     if isinstance(physics, np.ndarray):
-        return _FLOAT32_ARRAY if physics.dtype == np.float32 else _FLOAT64_ARRAY
-    return _TUPLE
+        if physics.dtype == np.float64:
+            return physics.tobytes(), _FLOAT64_ARRAY
+        return physics.astype(np.float64).tobytes(), _FLOAT32_ARRAY
+    return np.array(physics, dtype=np.float64).tobytes(), _TUPLE
 
 
 def _physics_value(values: np.ndarray, kind: int) -> Any:
@@ -59,7 +65,7 @@ def _physics_value(values: np.ndarray, kind: int) -> Any:
         return values.astype(np.float32)
     if kind == _TUPLE:
         return tuple(np.float64(value) for value in values)
-    return values.copy()
+    return values
 
 
 class ClassicControl(PlangymEnv):
@@ -79,9 +85,19 @@ class ClassicControl(PlangymEnv):
     """
 
     def setup(self) -> None:
-        """Build the gymnasium env and derive the record type of its states."""
+        """Build the gymnasium env and derive what its states look like."""
         super().setup()
-        self._state_dtype = classic_state_dtype(len(self._gym_env.unwrapped.state))
+        unwrapped = self._gym_env.unwrapped
+        self._n_physics = len(unwrapped.state)
+        self._state_dtype = classic_state_dtype(self._n_physics)
+        self._time_limit = find_time_limit(self._gym_env)
+        self._has_steps_beyond = hasattr(unwrapped, "steps_beyond_terminated")
+        self._has_last_u = hasattr(unwrapped, "last_u")
+        # The built-in dynamics draw from np_random only in reset, so between resets the
+        # generator words need neither reading nor writing. Wrappers may draw in step: then
+        # the generator is read and written on every get_state / set_state.
+        self._cache_rng = not self._wrappers
+        self._rng_bytes: bytes | None = None
 
     @property
     def state_dtype(self) -> np.dtype:
@@ -89,23 +105,37 @@ class ClassicControl(PlangymEnv):
         self.gym_env  # noqa: B018 - builds the env when setup was delayed
         return self._state_dtype
 
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Reset the gymnasium env, which draws from its generator."""
+        self._rng_bytes = None
+        return super().apply_reset(**kwargs)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the env's generator and action space, and start a new episode."""
+        self._rng_bytes = None
+        super().seed(seed)
+
     def get_state(self) -> np.ndarray:
-        """Return the exact state of the env as a 0-d record array."""
+        """Return the exact state of the env as a read-only 0-d record array."""
         unwrapped = self.gym_env.unwrapped
-        physics = unwrapped.state
-        record = np.zeros((), dtype=self.state_dtype)
-        record["physics"] = physics
-        record["physics_kind"] = _physics_kind(physics)
-        steps_beyond = getattr(unwrapped, "steps_beyond_terminated", None)
-        record["steps_beyond_terminated"] = _NONE if steps_beyond is None else steps_beyond
-        time_limit = find_time_limit(self.gym_env)
-        elapsed = None if time_limit is None else time_limit._elapsed_steps
-        record["elapsed_steps"] = _NONE if elapsed is None else elapsed
-        last_u = getattr(unwrapped, "last_u", None)
-        record["has_last_u"] = last_u is not None
-        record["last_u"] = 0.0 if last_u is None else last_u
-        record["rng"] = generator_words(unwrapped.np_random)
-        return record
+        physics, kind = _physics_bytes(unwrapped.state)
+        steps_beyond = unwrapped.steps_beyond_terminated if self._has_steps_beyond else None
+        elapsed = None if self._time_limit is None else self._time_limit._elapsed_steps
+        last_u = unwrapped.last_u if self._has_last_u else None
+        tail = _TAIL.pack(
+            kind,
+            _NONE if steps_beyond is None else steps_beyond,
+            _NONE if elapsed is None else elapsed,
+            last_u is not None,
+            0.0 if last_u is None else last_u,
+        )
+        rng = self._rng_bytes
+        if rng is None:
+            rng = generator_words(unwrapped.np_random).tobytes()
+            if self._cache_rng:
+                self._rng_bytes = rng
+        record = np.frombuffer(physics + tail + rng, dtype=self._state_dtype)
+        return record.reshape(())
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (or a bare physics vector)."""
@@ -114,26 +144,33 @@ class ClassicControl(PlangymEnv):
         if state.dtype.names is None:
             unwrapped.state = np.array(state, dtype=np.float64)
             return
-        unwrapped.state = _physics_value(state["physics"], int(state["physics_kind"]))
-        if hasattr(unwrapped, "steps_beyond_terminated"):
-            steps_beyond = int(state["steps_beyond_terminated"])
+        raw = state.tobytes()
+        split = 8 * self._n_physics
+        kind, steps_beyond, elapsed, has_last_u, last_u = _TAIL.unpack_from(raw, split)
+        physics = np.frombuffer(raw, dtype=np.float64, count=self._n_physics).copy()
+        unwrapped.state = _physics_value(physics, kind)
+        if self._has_steps_beyond:
             unwrapped.steps_beyond_terminated = None if steps_beyond == _NONE else steps_beyond
-        time_limit = find_time_limit(self.gym_env)
-        if time_limit is not None:
-            time_limit._elapsed_steps = max(int(state["elapsed_steps"]), 0)
-        if hasattr(unwrapped, "last_u"):
-            unwrapped.last_u = float(state["last_u"]) if state["has_last_u"] else None
-        restore_generator(unwrapped.np_random, state["rng"])
+        if self._time_limit is not None:
+            self._time_limit._elapsed_steps = max(elapsed, 0)
+        if self._has_last_u:
+            unwrapped.last_u = last_u if has_last_u else None
+        rng = raw[-_RNG_BYTES:]
+        if rng != self._rng_bytes:
+            restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
+            self._rng_bytes = rng if self._cache_rng else None
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env (or its bare physics vector)."""
         expected = self.state_dtype
         if isinstance(state, np.ndarray):
-            if state.dtype == expected and state.shape == ():
+            if state.shape == () and (state.dtype is expected or state.dtype == expected):
                 return
             physics_shape = expected["physics"].shape
-            if state.dtype.names is None and state.dtype.kind == "f" and (
-                state.shape == physics_shape
+            if (
+                state.dtype.names is None
+                and state.dtype.kind == "f"
+                and (state.shape == physics_shape)
             ):
                 return
         raise TypeError(

@@ -168,8 +168,8 @@ class AtariEnv(VideogameEnv):
     def init_gym_env(self) -> gym.Env:
         """Build the ale-py env with one frame per step and the chosen frame limit."""
         spec = gym.spec(self.name)
-        frame_limit = 0 if self.remove_time_limit else spec.kwargs.get(
-            "max_num_frames_per_episode", 0
+        frame_limit = (
+            0 if self.remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
         )
         kwargs = {
             "obs_type": self.obs_type,
@@ -213,11 +213,11 @@ class AtariEnv(VideogameEnv):
         return int(self.ale.lives())
 
     def get_ram(self) -> np.ndarray:
-        """The 128 bytes of the console's RAM."""
+        """Return the 128 bytes of the console's RAM."""
         return ale_to_ram(self.ale)
 
     def get_image(self) -> np.ndarray:
-        """The screen as an RGB array (210, 160, 3), whatever the render mode."""
+        """Return the screen as an RGB array (210, 160, 3), whatever the render mode."""
         return self.ale.getScreenRGB()
 
     def get_lifes_from_info(self, info: dict[str, Any]) -> int:

@@ -73,7 +73,7 @@ class VideogameEnv(PlangymEnv, ABC):
         raise NotImplementedError
 
     def get_ram(self) -> np.ndarray:
-        """The emulator's RAM as a uint8 vector."""
+        """Return the emulator's RAM as a uint8 vector."""
         raise NotImplementedError
 
     def init_spaces(self) -> None:
@@ -82,7 +82,7 @@ class VideogameEnv(PlangymEnv, ABC):
         self._obs_space = self._gym_env.observation_space
 
     def process_obs(self, obs, **kwargs):
-        """The emulator already produced an observation of :attr:`obs_type`."""
+        """Return ``obs`` as is: the emulator already produced one of :attr:`obs_type`."""
         return obs
 
     def step_with_dt(self, action: Any, dt: int = 1) -> tuple:

@@ -1,0 +1,233 @@
+"""AtariEnv: fidelity to ale-py, frame accounting, episodic life, parameters and bad input."""
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.videogames import AtariEnv
+
+
+@pytest.fixture(scope="module")
+def pong():
+    env = plangym.make("ALE/Pong-v5")
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("obs_type", ["rgb", "grayscale", "ram"])
+def test_observations_match_ale_py(obs_type):
+    """Stepping through plangym shows what ale-py itself shows for the same frames."""
+    env = AtariEnv("ALE/Breakout-v5", obs_type=obs_type, frameskip=4)
+    reference = gym.make(
+        "ALE/Breakout-v5", obs_type=obs_type, frameskip=4, repeat_action_probability=0.0
+    )
+    env.seed(7)
+    _, obs, _ = env.reset()
+    ref_obs, _ = reference.reset(seed=7)
+    assert_identical(obs, ref_obs)
+    assert obs.shape == env.obs_shape == env.observation_space.shape
+    for action in [1, 2, 3, 2, 0, 3, 3, 1] * 4:
+        obs, reward, terminal, truncated, info = env.step(action)
+        ref = reference.step(action)
+        assert_identical(obs, ref[0])
+        assert reward == ref[1] and terminal == ref[2] and truncated == ref[3]
+        assert info["lives"] == ref[4]["lives"]
+        assert info["episode_frame_number"] == ref[4]["episode_frame_number"]
+    env.close()
+    reference.close()
+
+
+def test_frameskip_is_applied_once():
+    """plangym 0.1 let the ALE skip frames too: 25 frames for frameskip 5. Here: 5."""
+    env = AtariEnv("ALE/MsPacman-v5", frameskip=5)
+    assert env.gym_env.unwrapped._frameskip == 1
+    env.reset()
+    before = env.ale.getEpisodeFrameNumber()
+    *_, info = env.step(0)
+    assert env.ale.getEpisodeFrameNumber() - before == 5 == info["n_step"]
+    *_, info = env.step(0, dt=3)
+    assert env.ale.getEpisodeFrameNumber() - before == 20
+    assert info["n_step"] == 15 and info["dt"] == 3
+
+
+def test_random_frameskip_ids_get_a_fixed_frameskip():
+    env = plangym.make("Pong-v4", frameskip=3)  # registered with frameskip=(2, 5)
+    env.reset()
+    before = env.ale.getEpisodeFrameNumber()
+    for _ in range(5):
+        env.step(env.sample_action())
+    assert env.ale.getEpisodeFrameNumber() - before == 15
+
+
+def play_until_life_lost(env, max_steps=2000):
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(max_steps):
+        data = env.step(int(rng.integers(env.n_actions)), return_state=True)
+        if data[-1]["lost_life"] or data[3]:
+            return data
+    raise AssertionError("no life lost")
+
+
+def test_episodic_life_ends_the_episode_at_a_lost_life():
+    env = AtariEnv("ALE/Breakout-v5", episodic_life=True)
+    state, obs, reward, terminal, truncated, info = play_until_life_lost(env)
+    assert info["lost_life"] and terminal and not truncated
+    assert info["lives"] == 4
+    # autoreset ran after the step returned its own data: the game starts over
+    assert env.lives() == 5
+    assert not np.array_equal(env.get_state(), state)
+    # the returned terminal state is the game at the lost life, restorable
+    env.set_state(state)
+    assert env.lives() == 4
+
+
+def test_without_episodic_life_a_lost_life_is_not_terminal():
+    env = AtariEnv("ALE/Breakout-v5", episodic_life=False)
+    *_, terminal, _, info = play_until_life_lost(env)
+    assert info["lost_life"] and not terminal
+    assert env.lives() == 4
+
+
+def test_autoreset_returns_the_terminal_step_unchanged():
+    env = AtariEnv("ALE/Breakout-v5", episodic_life=True, return_image=True)
+    data = play_until_life_lost(env)
+    env_after_reset = env.get_state()
+    env.set_state(data[0])
+    assert env.lives() == data[-1]["lives"]
+    assert data[-1]["rgb"].shape == (210, 160, 3)
+    assert not np.array_equal(env_after_reset, data[0])
+
+
+def test_frame_limit_follows_remove_time_limit():
+    assert AtariEnv("ALE/Pong-v5").ale.getInt("max_num_frames_per_episode") == 0
+    limited = AtariEnv("ALE/Pong-v5", remove_time_limit=False)
+    assert limited.ale.getInt("max_num_frames_per_episode") == 108000
+
+
+def test_clone_keeps_every_parameter():
+    wrappers = [(gym.wrappers.TransformReward, {"func": lambda r: 2 * r})]
+    env = AtariEnv(
+        "ALE/Breakout-v5",
+        frameskip=3,
+        episodic_life=True,
+        obs_type="grayscale",
+        mode=0,
+        difficulty=1,
+        repeat_action_probability=0.1,
+        full_action_space=True,
+        render_mode=None,
+        wrappers=wrappers,
+        return_image=True,
+        remove_time_limit=False,
+        autoreset=False,
+    )
+    clone = env.clone()
+    for attribute in [
+        "name",
+        "frameskip",
+        "episodic_life",
+        "obs_type",
+        "mode",
+        "difficulty",
+        "repeat_action_probability",
+        "full_action_space",
+        "render_mode",
+        "return_image",
+        "remove_time_limit",
+        "autoreset",
+        "n_actions",
+    ]:
+        assert getattr(clone, attribute) == getattr(env, attribute), attribute
+    assert clone._wrappers == env._wrappers
+    assert clone.n_actions == 18
+    assert clone.clone(frameskip=2).frameskip == 2
+
+
+def test_wrappers_see_every_frame_and_replay_stays_exact():
+    wrappers = [(gym.wrappers.TransformReward, {"func": lambda r: 10 * r})]
+    wrapped = AtariEnv("ALE/Breakout-v5", wrappers=wrappers, repeat_action_probability=0.25)
+    plain = AtariEnv("ALE/Breakout-v5", repeat_action_probability=0.25)
+    state, *_ = plain.reset()
+    actions = [1, 3, 3, 2, 2, 2, 3, 3, 3, 2] * 20
+    rewards = {"plain": 0.0, "wrapped": 0.0}
+    for label, env in (("plain", plain), ("wrapped", wrapped)):
+        env.set_state(state)
+        for action in actions:
+            new_state, obs, reward, *_ = env.step(action, return_state=True)
+            rewards[label] += reward
+        rewards[label + "_state"] = new_state
+    assert rewards["wrapped"] == 10 * rewards["plain"] > 0
+    assert_identical(rewards["wrapped_state"], rewards["plain_state"])
+
+
+def test_states_pickle_and_envs_pickle_with_their_state(pong):
+    pong.reset()
+    for _ in range(10):
+        pong.step(pong.sample_action())
+    state = pong.get_state()
+    restored = pickle.loads(pickle.dumps(pong))
+    assert_identical(restored.get_state(), state)
+    assert_identical(restored.step(2, state=state), pong.step(2, state=state))
+    restored.close()
+
+
+def test_game_options_reach_the_emulator():
+    env = AtariEnv("ALE/Pong-v5", mode=1, difficulty=1)
+    assert env.ale.cloneState().getCurrentMode() == 1
+    assert env.ale.cloneState().getDifficulty() == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [
+        (-1, ValueError),
+        (6, ValueError),
+        (1.5, TypeError),
+        (True, TypeError),
+        ("1", TypeError),
+        (np.array([1, 2]), TypeError),
+    ],
+)
+def test_bad_actions_are_rejected_before_stepping(pong, action, error):
+    state, *_ = pong.reset()
+    with pytest.raises(error, match="action: expected an integer in \\[0, 6\\)"):
+        pong.step(action, state=state)
+    with pytest.raises(error, match=r"actions\[2\]"):
+        pong.step_batch([0, 1, action], states=[state] * 3)
+    assert_identical(pong.get_state(), state)
+    assert pong.ale.getEpisodeFrameNumber() == 0
+
+
+def test_foreign_states_are_rejected(pong):
+    state, *_ = pong.reset()
+    cartpole_state = plangym.make("CartPole-v1").get_state()
+    with pytest.raises(TypeError, match="state: expected a ALE/Pong-v5 state"):
+        pong.step(0, state=cartpole_state)
+    pacman_state = AtariEnv("ALE/MsPacman-v5").get_state()
+    with pytest.raises(ValueError, match="state of another game"):
+        pong.set_state(pacman_state)
+    with pytest.raises(ValueError, match="corrupt"):
+        pong.set_state(state[:50])
+    assert_identical(pong.get_state(), state)
+
+
+def test_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="obs_type: expected one of"):
+        AtariEnv("ALE/Pong-v5", obs_type="coords")
+    with pytest.raises(ValueError, match="repeat_action_probability"):
+        AtariEnv("ALE/Pong-v5", repeat_action_probability=1.5)
+    with pytest.raises(ValueError, match="frameskip: expected an integer >= 1, received 0"):
+        AtariEnv("ALE/Pong-v5", frameskip=0)
+    with pytest.raises(ValueError, match="array_state"):
+        AtariEnv("ALE/Pong-v5", array_state=False)
+
+
+def test_render_mode_none_still_gives_images():
+    env = AtariEnv("ALE/Pong-v5", render_mode=None, return_image=True)
+    *_, info = env.step(0)
+    assert info["rgb"].shape == (210, 160, 3) == env.img_shape

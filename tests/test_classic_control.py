@@ -1,0 +1,166 @@
+"""ClassicControl: what the states hold, rendering observations, continuous actions."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+
+
+def test_state_records_everything_that_decides_the_future():
+    env = ClassicControl("CartPole-v1", remove_time_limit=False)
+    env.seed(5)
+    env.reset()
+    for _ in range(7):
+        env.step(0)
+    state = env.get_state()
+    unwrapped = env.gym_env.unwrapped
+    assert np.array_equal(state["physics"], unwrapped.state)
+    assert state["elapsed_steps"] == 7
+    assert state["steps_beyond_terminated"] == -1
+    words = state["rng"]
+    generator_state = unwrapped.np_random.bit_generator.state["state"]["state"]
+    assert (int(words[0]) << 64) | int(words[1]) == generator_state
+
+
+def test_time_limit_counter_is_restored():
+    env = ClassicControl("Pendulum-v1", remove_time_limit=False)
+    env.reset()
+    for _ in range(198):
+        env.step(env.sample_action())
+    near_limit = env.get_state()
+    env.reset()
+    env.set_state(near_limit)
+    *_, truncated, _ = env.step(np.zeros(1, dtype=np.float32))
+    assert not truncated
+    *_, truncated, info = env.step(np.zeros(1, dtype=np.float32))
+    assert truncated and info["n_step"] == 1
+
+
+def test_steps_beyond_terminated_is_restored():
+    env = ClassicControl("CartPole-v1", autoreset=False)
+    env.reset()
+    terminal = False
+    while not terminal:
+        *_, terminal, _, _ = env.step(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(1)
+    after_end = env.get_state()
+    assert after_end["steps_beyond_terminated"] == 1
+    env.reset()
+    env.set_state(after_end)
+    assert env.gym_env.unwrapped.steps_beyond_terminated == 1
+
+
+def test_reset_after_restore_draws_from_the_restored_generator():
+    env = ClassicControl("CartPole-v1")
+    state, *_ = env.reset()
+    first = env.reset(return_state=False)[0]
+    env.set_state(state)
+    assert_identical(env.reset(return_state=False)[0], first)
+
+
+def test_float32_physics_stays_float32():
+    """MountainCarContinuous steps in float32: a restored state must too."""
+    env = ClassicControl("MountainCarContinuous-v0")
+    env.reset()
+    env.step(np.array([0.5], dtype=np.float32))
+    state = env.get_state()
+    env.reset()
+    env.set_state(state)
+    assert env.gym_env.unwrapped.state.dtype == np.float32
+
+
+def test_plangym_01_physics_vectors_are_accepted():
+    env = ClassicControl("CartPole-v1")
+    env.reset()
+    env.set_state(np.array([0.1, 0.0, 0.02, 0.0]))
+    obs, *_ = env.step(0)
+    assert obs.shape == (4,)
+    assert env.gym_env.unwrapped.state[0] == pytest.approx(0.1, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("state", "error"),
+    [(np.zeros(3), TypeError), (np.zeros(4, dtype=np.int64), TypeError), ([0, 0, 0, 0], TypeError)],
+)
+def test_wrong_states_are_rejected(state, error):
+    env = ClassicControl("CartPole-v1")
+    good, *_ = env.reset()
+    with pytest.raises(error, match=r"state: expected a CartPole-v1 state .* shape \(4,\)"):
+        env.step(0, state=state)
+    pendulum_state = ClassicControl("Pendulum-v1").get_state()
+    with pytest.raises(TypeError, match="state"):
+        env.set_state(pendulum_state)
+    assert_identical(env.get_state(), good)
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "message"),
+    [
+        (np.array([2.5], dtype=np.float32), ValueError, "values within"),
+        (np.array([np.nan], dtype=np.float32), ValueError, "values within"),
+        (np.zeros(2, dtype=np.float32), TypeError, r"shape \(1,\)"),
+        (0.5, TypeError, r"shape \(1,\)"),
+        ("a", TypeError, r"shape \(1,\)"),
+    ],
+)
+def test_continuous_actions_outside_the_box_are_rejected(action, error, message):
+    env = ClassicControl("Pendulum-v1")
+    state, *_ = env.reset()
+    with pytest.raises(error, match=f"action: expected .*{message}"):
+        env.step(action, state=state)
+    assert_identical(env.get_state(), state)
+
+
+@pytest.mark.parametrize("obs_type", ["rgb", "grayscale"])
+def test_image_observations(obs_type):
+    env = ClassicControl("CartPole-v1", obs_type=obs_type)
+    _, obs, _ = env.reset()
+    expected = (400, 600, 3) if obs_type == "rgb" else (400, 600)
+    assert obs.shape == expected == env.obs_shape
+    obs, *_ = env.step(0)
+    assert obs.dtype == np.uint8 and obs.shape == expected
+    env.close()
+
+
+def test_return_image_adds_pictures_that_follow_the_state():
+    env = ClassicControl("Pendulum-v1", return_image=True)
+    state, _, info = env.reset()
+    assert info["rgb"].shape == (500, 500, 3)
+    *_, info_a = env.step(np.array([2.0], dtype=np.float32), state=state, dt=5)
+    *_, info_b = env.step(np.array([-2.0], dtype=np.float32), state=state, dt=5)
+    assert not np.array_equal(info_a["rgb"], info_b["rgb"])
+    env.close()
+
+
+def test_images_need_an_rgb_render_mode():
+    with pytest.raises(ValueError, match="render_mode: expected 'rgb_array' because obs_type"):
+        ClassicControl("CartPole-v1", obs_type="rgb", render_mode=None)
+    with pytest.raises(ValueError, match="return_image=True"):
+        ClassicControl("CartPole-v1", return_image=True, render_mode=None)
+    env = ClassicControl("CartPole-v1", render_mode=None)
+    with pytest.raises(RuntimeError, match="get_image: needs render_mode='rgb_array'"):
+        env.get_image()
+    assert env.img_shape is None
+
+
+def test_seeds_decide_resets():
+    first, second = plangym.make("Acrobot-v1"), plangym.make("Acrobot-v1")
+    first.seed(11)
+    second.seed(11)
+    assert_identical(first.reset()[1], second.reset()[1])
+    second.seed(12)
+    assert not np.array_equal(first.reset()[1], second.reset()[1])
+
+
+def test_early_termination_counts_the_steps_applied():
+    env = ClassicControl("CartPole-v1", frameskip=4)
+    state, *_ = env.reset()
+    *_, terminal, _, info = env.step(1, state=state, dt=100)
+    assert terminal
+    assert 1 <= info["n_step"] < 400 and info["dt"] == 100

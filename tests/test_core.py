@@ -1,0 +1,191 @@
+"""The contract shared by every env: make(), return tuples, batches and input checks."""
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import plangym
+from plangym import environment_names
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+from plangym.core import PlanEnv, PlangymEnv
+from plangym.videogames import AtariEnv
+
+
+@pytest.fixture
+def cartpole():
+    env = plangym.make("CartPole-v1")
+    yield env
+    env.close()
+
+
+def test_make_routes_names_to_families():
+    assert isinstance(plangym.make("MountainCar-v0"), ClassicControl)
+    atari = plangym.make("ALE/Pong-v5", frameskip=2)
+    assert isinstance(atari, AtariEnv) and atari.frameskip == 2
+    assert isinstance(atari, PlangymEnv) and isinstance(atari, PlanEnv)
+
+
+def test_unknown_names_suggest_the_closest():
+    with pytest.raises(
+        ValueError, match=r"unknown environment 'ALE/MsPackman-v5'.*ALE/MsPacman-v5"
+    ):
+        plangym.make("ALE/MsPackman-v5")
+    with pytest.raises(ValueError, match="name: unknown environment 'zzzz'; see"):
+        plangym.make("zzzz")
+    with pytest.raises(TypeError, match="name: expected an environment name"):
+        plangym.make(3)
+
+
+def test_atari_names_come_from_ale_py():
+    registered = [k for k, s in gym.registry.items() if str(s.entry_point).startswith("ale_py")]
+    assert sorted(registered) == environment_names.ATARI
+    v5 = [name for name in environment_names.ATARI if name.startswith("ALE/")]
+    assert len(v5) >= 100
+
+
+def test_vectorized_make_is_not_available_yet():
+    with pytest.raises(NotImplementedError, match="n_workers"):
+        plangym.make("CartPole-v1", n_workers=2)
+
+
+def test_return_tuples_follow_return_state(cartpole):
+    state, obs, info = cartpole.reset()
+    assert isinstance(info, dict) and obs.shape == (4,)
+    obs, info = cartpole.reset(return_state=False)
+    assert len(cartpole.step(0)) == 5
+    new_state, obs, reward, terminal, truncated, info = cartpole.step(0, state=state)
+    assert isinstance(reward, float) and isinstance(terminal, bool)
+    assert info == {"n_step": 1, "dt": 1}
+    assert len(cartpole.step(0, state=state, return_state=False)) == 5
+    assert len(cartpole.step(0, return_state=True)) == 6
+
+
+def test_step_batch_default_return_state_matches_step(cartpole):
+    state, *_ = cartpole.reset()
+    assert len(cartpole.step_batch([0, 1])) == 5
+    assert len(cartpole.step_batch([0, 1], states=[state, state])) == 6
+    assert len(cartpole.step_batch([0, 1], states=[state, state], return_state=False)) == 5
+    assert len(cartpole.step_batch(np.array([0, 1]), return_state=True)) == 6
+
+
+def test_step_batch_accepts_array_inputs(cartpole):
+    state, *_ = cartpole.reset()
+    states = [state] * 4
+    result = cartpole.step_batch(np.array([0, 1, 0, 1]), states=states, dt=np.array([1, 2, 3, 4]))
+    assert [info["n_step"] for info in result[-1]] == [1, 2, 3, 4]
+    result = cartpole.step_batch([0, 1, 0, 1], states=states, dt=np.int64(2))
+    assert [info["dt"] for info in result[-1]] == [2, 2, 2, 2]
+    assert all(isinstance(s, np.ndarray) for s in result[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"dt": 0}, ValueError, "dt: expected an integer >= 1, received 0"),
+        ({"dt": 2.0}, TypeError, r"dt: expected an integer >= 1 or .*, received 2.0 \(float\)"),
+        ({"dt": [1, 2]}, ValueError, r"dt: expected 3 values \(one per action\), received 2"),
+        ({"dt": [1, 0, 1]}, ValueError, r"dt\[1\]: expected an integer >= 1, received 0"),
+        ({"dt": np.array([1, -3, 1])}, ValueError, r"dt\[1\]: expected an integer >= 1"),
+        ({"dt": "3"}, TypeError, "dt: expected an integer >= 1 or a sequence of 3"),
+        ({"states": "abc"}, TypeError, "states: expected None or a list of 3 states"),
+        ({"states": [None, None]}, ValueError, r"states: expected 3 states \(one per action\)"),
+        ({"actions": 1}, TypeError, "actions: expected a sequence of actions, received 1"),
+        ({"actions": [0, 1, 2]}, ValueError, r"actions\[2\]: expected an integer in \[0, 2\)"),
+        ({"actions": [0, 1, True]}, TypeError, r"actions\[2\]: expected an integer in \[0, 2\)"),
+    ],
+)
+def test_bad_batches_name_the_parameter(cartpole, kwargs, error, message):
+    state, *_ = cartpole.reset()
+    call = {"actions": [0, 1, 0], "states": [state] * 3, "dt": 1, **kwargs}
+    with pytest.raises(error, match=message):
+        cartpole.step_batch(**call)
+    assert_identical(cartpole.get_state(), state)
+    assert len(cartpole.step_batch([0, 1, 0], states=[state] * 3)) == 6
+
+
+def test_mixed_states_and_nones_are_rejected(cartpole):
+    state, *_ = cartpole.reset()
+    with pytest.raises(ValueError, match=r"states: expected all states or all None.*\[1\]"):
+        cartpole.step_batch([0, 0], states=[state, None])
+
+
+def test_frameskip_is_checked_at_construction():
+    with pytest.raises(TypeError, match=r"frameskip: expected an integer >= 1, received 1\.5"):
+        plangym.make("CartPole-v1", frameskip=1.5)
+
+
+def test_constructor_choices_are_checked():
+    with pytest.raises(ValueError, match=r"obs_type: expected one of \['coords', 'grayscale'"):
+        plangym.make("CartPole-v1", obs_type="ram")
+    with pytest.raises(ValueError, match=r"render_mode: expected one of"):
+        plangym.make("CartPole-v1", render_mode="depth")
+
+
+def test_clone_repeats_the_constructor_call():
+    env = ClassicControl("Acrobot-v1", 3, False, remove_time_limit=False, obs_type="grayscale")
+    clone = env.clone()
+    assert (clone.frameskip, clone.autoreset, clone.remove_time_limit, clone.obs_type) == (
+        3,
+        False,
+        False,
+        "grayscale",
+    )
+    assert clone.clone(obs_type="coords").obs_shape == (6,)
+
+
+def test_clone_does_not_share_simulators(cartpole):
+    clone = cartpole.clone()
+    assert clone.gym_env is not cartpole.gym_env
+    state, *_ = cartpole.reset()
+    clone.set_state(state)
+    clone.step(0)
+    assert_identical(cartpole.get_state(), state)
+
+
+def test_delayed_setup_builds_on_first_use():
+    env = plangym.make("CartPole-v1", delay_setup=True)
+    assert env._gym_env is None
+    blob = pickle.dumps(env)
+    assert env.obs_shape == (4,)
+    restored = pickle.loads(blob)
+    assert restored._gym_env is None
+    restored.setup()
+    assert len(restored.reset()) == 3
+
+
+def test_pickled_env_keeps_its_state(cartpole):
+    cartpole.reset()
+    cartpole.step(1)
+    restored = pickle.loads(pickle.dumps(cartpole))
+    assert_identical(restored.get_state(), cartpole.get_state())
+
+
+def test_wrappers_with_args_and_kwargs():
+    env = plangym.make(
+        "CartPole-v1",
+        wrappers=[
+            (gym.wrappers.TransformReward, {"func": lambda r: r + 1}),
+            (gym.wrappers.TransformReward, (lambda r: 3 * r,)),
+        ],
+    )
+    _, reward, *_ = env.step(0)
+    assert reward == 6.0
+
+
+def test_autoreset_returns_the_terminal_step_then_resets(cartpole):
+    state, *_ = cartpole.reset()
+    while True:
+        data = cartpole.step(1, return_state=True)
+        if data[3]:
+            break
+    terminal_state, obs = data[0], data[1]
+    assert abs(obs[2]) > 0.2 or abs(obs[0]) > 2.4
+    assert not np.array_equal(cartpole.get_state(), terminal_state)
+    assert abs(cartpole.gym_env.unwrapped.state[2]) < 0.05
+
+
+def test_repr_names_the_env(cartpole):
+    assert "ClassicControl(name='CartPole-v1'" in repr(cartpole)
