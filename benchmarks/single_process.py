@@ -44,6 +44,15 @@ def time_call(function) -> float:
     return time.perf_counter() - start
 
 
+def side_by_side(first, second, rounds: int, work: int) -> tuple[float, float]:
+    """Alternate the two loops ``rounds`` times; return their median rates (work / s)."""
+    first_times, second_times = [], []
+    for _ in range(rounds):
+        first_times.append(time_call(first))
+        second_times.append(time_call(second))
+    return work / statistics.median(first_times), work / statistics.median(second_times)
+
+
 def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     env = plangym.make("ALE/MsPacman-v5", frameskip=5)
     states = atari_states(env, batch)
@@ -67,14 +76,8 @@ def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     def ours():
         env.step_batch(actions, states=states)
 
-    frames = batch * 5
-    raw_times, our_times = [], []
-    for _ in range(rounds):
-        raw_times.append(time_call(raw))
-        our_times.append(time_call(ours))
+    raw_rate, our_rate = side_by_side(raw, ours, rounds, work=batch * 5)
     env.close()
-    raw_rate = frames / statistics.median(raw_times)
-    our_rate = frames / statistics.median(our_times)
     return [
         ("MsPacman 256x5 frames", "raw ALE loop (frames/s)", raw_rate),
         ("MsPacman 256x5 frames", "plangym step_batch (frames/s)", our_rate),
@@ -103,13 +106,8 @@ def bench_cartpole(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     def ours():
         env.step_batch(actions, states=states)
 
-    raw_times, our_times = [], []
-    for _ in range(rounds):
-        raw_times.append(time_call(raw))
-        our_times.append(time_call(ours))
+    raw_rate, our_rate = side_by_side(raw, ours, rounds, work=batch)
     env.close()
-    raw_rate = batch / statistics.median(raw_times)
-    our_rate = batch / statistics.median(our_times)
     return [
         ("CartPole 4096", "raw gymnasium loop (steps/s)", raw_rate),
         ("CartPole 4096", "plangym step_batch (steps/s)", our_rate),

@@ -62,6 +62,17 @@ def warm_state(env, seed: int, n_steps: int):
     return env.get_state()
 
 
+def check_replay(env, seed: int, warmup: int, length: int, dt: int) -> None:
+    """Replay random actions from a warm state: twice in ``env``, once in a fresh clone."""
+    state = warm_state(env, seed, warmup)
+    actions = random_actions(env, seed + 1, length)
+    expected = replay(env, state, actions, dt=dt)
+    assert_identical(replay(env, state, actions, dt=dt), expected)
+    fresh = env.clone()
+    assert_identical(replay(fresh, state, actions, dt=dt), expected)
+    fresh.close()
+
+
 @pytest.mark.parametrize("name", CLASSIC_CONTROL)
 @pytest.mark.parametrize("remove_time_limit", [True, False])
 @settings(max_examples=15)
@@ -73,13 +84,7 @@ def warm_state(env, seed: int, n_steps: int):
 )
 def test_classic_control_replay_is_exact(name, remove_time_limit, seed, warmup, length, dt):
     env = shared_env(name, remove_time_limit=remove_time_limit)
-    state = warm_state(env, seed, warmup)
-    actions = random_actions(env, seed + 1, length)
-    expected = replay(env, state, actions, dt=dt)
-    assert_identical(replay(env, state, actions, dt=dt), expected)
-    fresh = env.clone()
-    assert_identical(replay(fresh, state, actions, dt=dt), expected)
-    fresh.close()
+    check_replay(env, seed, warmup, length, dt)
 
 
 @pytest.mark.parametrize("name", ["CartPole-v1", "Acrobot-v1"])
@@ -104,13 +109,7 @@ def test_classic_control_replay_through_many_autoresets(name):
 )
 def test_atari_replay_with_sticky_actions_is_exact(name, seed, warmup, length, dt):
     env = shared_env(name, repeat_action_probability=0.25)
-    state = warm_state(env, seed, warmup)
-    actions = random_actions(env, seed + 1, length)
-    expected = replay(env, state, actions, dt=dt)
-    assert_identical(replay(env, state, actions, dt=dt), expected)
-    fresh = env.clone()
-    assert_identical(replay(fresh, state, actions, dt=dt), expected)
-    fresh.close()
+    check_replay(env, seed, warmup, length, dt)
 
 
 @pytest.mark.parametrize("name", ATARI_GAMES[:4])
