@@ -231,3 +231,18 @@ def test_render_mode_none_still_gives_images():
     env = AtariEnv("ALE/Pong-v5", render_mode=None, return_image=True)
     *_, info = env.step(0)
     assert info["rgb"].shape == (210, 160, 3) == env.img_shape
+
+
+def test_lossy_cartridge_saves_do_not_split_the_timeline():
+    """Pitfall II's DPC chip rounds its sound clock when saved: the live game must follow
+    the saved state, or stepping on differs from stepping a restored copy."""
+    env = AtariEnv("ALE/Pitfall2-v5", repeat_action_probability=0.25)
+    env.reset()
+    rng = np.random.default_rng(3)
+    for action in rng.integers(env.n_actions, size=20):
+        env.step(int(action))
+    state = env.get_state()
+    actions = [int(a) for a in rng.integers(env.n_actions, size=30)]
+    live = [env.step(a, return_state=True) for a in actions]
+    env.set_state(state)
+    assert_identical([env.step(a, return_state=True) for a in actions], live)

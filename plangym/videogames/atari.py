@@ -46,6 +46,9 @@ gym.register_envs(ale_py)
 _MD5 = re.compile(rb"[0-9a-f]{32}")
 # Bytes appended to the ALE's serialized state: the last applied action (int64) and the
 # sticky-action generator (PCG64 words).
+# Cartridges whose save rounds part of their state (the DPC chip of Pitfall II keeps its
+# sound clock fraction to 8 decimals), so the running emulator drifts from a state it saved.
+_LOSSY_CARTRIDGES = (b"CartridgeDPC",)
 _TRAILER_DTYPE = np.dtype([("last_action", "<i8"), ("sticky_rng", "<u8", (N_WORDS,))])
 TRAILER_SIZE = _TRAILER_DTYPE.itemsize
 
@@ -205,6 +208,7 @@ class AtariEnv(VideogameEnv):
         if match is None:  # a new ALE serialization format: fail loudly, not inexactly
             raise RuntimeError(f"{self.name}: cannot find the cartridge md5 in the ALE state")
         self._cartridge = (match.start(), match.group())
+        self._lossy_save = any(tag in reference for tag in _LOSSY_CARTRIDGES)
         self._settle_after_reset()
 
     # Emulator access ------------------------------------------------------------------------
@@ -226,7 +230,11 @@ class AtariEnv(VideogameEnv):
 
     def get_state(self) -> np.ndarray:
         """Return the emulator state plus the sticky-action bookkeeping, as uint8."""
-        ale_bytes = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
+        ale = self.ale
+        ale_bytes = ale.cloneState(include_rng=self.clone_seeds).serialize()
+        if self._lossy_save:
+            # Continue from exactly what the state says, as a restored copy would.
+            ale.restoreState(ale_py.ALEState(ale_bytes))
         trailer = np.zeros((), dtype=_TRAILER_DTYPE)
         trailer["last_action"] = self._last_action
         trailer["sticky_rng"] = generator_words(self._sticky_rng)
