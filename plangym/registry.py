@@ -42,10 +42,12 @@ def get_environment_class(
 ) -> tuple[type | None, type[PlanEnv]]:
     """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call."""
     env_class = get_planenv_class(name)
-    if ray or n_workers is not None:
-        raise NotImplementedError(
-            "n_workers/ray: vectorized environments are not available in this version"
-        )
+    if ray:
+        raise NotImplementedError("ray: the Ray backend is not available in this version")
+    if n_workers is not None:
+        from plangym.vectorization.parallel import ParallelEnv
+
+        return ParallelEnv, env_class
     return None, env_class
 
 

@@ -174,15 +174,17 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
 
 def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
     """Vectorised fast path for integer action arrays; False means "check one by one"."""
+    low, high = int(space.start), int(space.start + space.n)
     if isinstance(actions, np.ndarray):
         array = actions
     elif all(type(action) is int for action in actions):  # bools are not ints here
+        if actions and low <= min(actions) and max(actions) < high:
+            return True
         array = np.fromiter(actions, dtype=np.int64, count=len(actions))
     else:
         return False
     if array.ndim != 1 or array.dtype.kind not in "iu" or array.size == 0:
         return False
-    low, high = int(space.start), int(space.start + space.n)
     below, above = array < low, array >= high
     if below.any() or above.any():
         bad = int(np.argmax(below | above))

@@ -46,9 +46,9 @@ def test_atari_names_come_from_ale_py():
     assert len(v5) >= 100
 
 
-def test_vectorized_make_is_not_available_yet():
-    with pytest.raises(NotImplementedError, match="n_workers"):
-        plangym.make("CartPole-v1", n_workers=2)
+def test_ray_make_is_not_available_yet():
+    with pytest.raises(NotImplementedError, match="ray"):
+        plangym.make("CartPole-v1", n_workers=2, ray=True)
 
 
 def test_return_tuples_follow_return_state(cartpole):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.core import PlangymEnv, wrap_callable
+from plangym.core import IDENTITY_OBS_HOOKS, PlangymEnv, wrap_callable
 
 LIFE_KEY = "lifes"  # the info key plangym 0.1 used; "lives" is set too
 
@@ -108,3 +108,6 @@ class VideogameEnv(PlangymEnv, ABC):
         info = dict(info)
         info.update({LIFE_KEY: self.lives(), "lost_life": lost_life, "n_step": n_step, "dt": dt})
         return obs, reward, terminal, truncated, info
+
+
+IDENTITY_OBS_HOOKS.add(VideogameEnv.process_obs)

@@ -1,0 +1,217 @@
+"""The base of vectorized environments: a local env plus workers that share batches.
+
+A :class:`VectorizedEnv` keeps one local env for single steps, properties and input
+checks, and hands batches to its workers in contiguous, similar-sized chunks; results come
+back in input order. Subclasses decide what a worker is (processes, Ray actors).
+
+>>> VectorizedEnv.split_similar_chunks(list(range(7)), n_chunks=3)
+[[0, 1, 2], [3, 4], [5, 6]]
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plangym.core import PlanEnv
+from plangym.validation import check_positive_int
+
+
+def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into at most ``n_chunks`` contiguous ranges differing by <= 1."""
+    n_chunks = max(1, min(n_chunks, n))
+    size, extra = divmod(n, n_chunks)
+    bounds, start = [], 0
+    for i in range(n_chunks):
+        stop = start + size + (1 if i < extra else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds if n else []
+
+
+class VectorizedEnv(PlanEnv):
+    """A :class:`PlanEnv` that steps batches on several workers.
+
+    Args:
+        env_class: The :class:`PlanEnv` class every worker builds.
+        name: Environment name passed to ``env_class``.
+        frameskip: Passed to ``env_class``.
+        autoreset: Passed to ``env_class``.
+        delay_setup: Build the local env and the workers later, in :meth:`setup`.
+        n_workers: Number of workers.
+        kwargs: Passed to ``env_class``.
+    """
+
+    def __init__(
+        self,
+        env_class: type[PlanEnv],
+        name: str,
+        frameskip: int = 1,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        n_workers: int = 8,
+        **kwargs: Any,
+    ):
+        self._env_class = env_class
+        self._n_workers = check_positive_int("n_workers", n_workers)
+        self._env_kwargs = dict(kwargs)
+        self._plan_env: PlanEnv | None = None
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            autoreset=autoreset,
+            delay_setup=delay_setup,
+            return_image=bool(kwargs.get("return_image", False)),
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else (ale, gym_env, obs_type, ...) is the local env's.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.plan_env, name)
+
+    # Construction ---------------------------------------------------------------------------
+    def create_env_callable(self, **kwargs: Any) -> Callable[[], PlanEnv]:
+        """Return a picklable callable that builds one env like this one's."""
+        env_kwargs = {**self._env_kwargs, **kwargs}
+        env_kwargs.pop("delay_setup", None)
+        return functools.partial(
+            self._env_class,
+            name=self.name,
+            frameskip=self.frameskip,
+            autoreset=self.autoreset,
+            delay_setup=False,
+            **env_kwargs,
+        )
+
+    def setup(self) -> None:
+        """Build the local env, then the workers."""
+        self._plan_env = self.create_env_callable()()
+        self.setup_workers()
+
+    @abstractmethod
+    def setup_workers(self) -> None:
+        """Start the workers."""
+
+    # Properties ---------------------------------------------------------------------------
+    @property
+    def n_workers(self) -> int:
+        """Number of workers."""
+        return self._n_workers
+
+    @property
+    def plan_env(self) -> PlanEnv:
+        """The local env used for single steps, properties and input checks."""
+        if self._plan_env is None:
+            self.setup()
+        return self._plan_env
+
+    @property
+    def unwrapped(self) -> PlanEnv:
+        """The local :class:`PlanEnv`."""
+        return self.plan_env.unwrapped
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        """Shape of the observations."""
+        return self.plan_env.obs_shape
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """Shape of the actions."""
+        return self.plan_env.action_shape
+
+    @property
+    def action_space(self) -> Any:
+        """Action space of the env."""
+        return self.plan_env.action_space
+
+    @property
+    def observation_space(self) -> Any:
+        """Observation space of the env."""
+        return self.plan_env.observation_space
+
+    @property
+    def STATE_IS_ARRAY(self) -> bool:  # noqa: N802 - a class attribute on single envs
+        """Whether states are arrays, as in the local env."""
+        return self.plan_env.STATE_IS_ARRAY
+
+    # Single-env API, served by the local env --------------------------------------------------
+    def step(self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None):
+        """Step the local env (see :meth:`PlanEnv.step`)."""
+        return self.plan_env.step(action, state=state, dt=dt, return_state=return_state)
+
+    def reset(self, return_state: bool = True) -> tuple:
+        """Reset the local env and put every worker in the same state."""
+        state, obs, info = self.plan_env.reset(return_state=True)
+        self.sync_states(state)
+        return (state, obs, info) if return_state else (obs, info)
+
+    def get_state(self) -> Any:
+        """State of the local env."""
+        return self.plan_env.get_state()
+
+    def set_state(self, state: Any) -> None:
+        """Set the local env and every worker to ``state``."""
+        self.plan_env.set_state(state)
+        self.sync_states(state)
+
+    def sample_action(self) -> Any:
+        """Return a random action from the local env."""
+        return self.plan_env.sample_action()
+
+    def get_image(self) -> Any:
+        """Picture of the local env."""
+        return self.plan_env.get_image()
+
+    def check_action(self, action: Any, name: str = "action") -> None:
+        """Check an action with the local env."""
+        self.plan_env.check_action(action, name=name)
+
+    def check_actions(self, actions: Any) -> None:
+        """Check a batch of actions with the local env."""
+        self.plan_env.check_actions(actions)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Check a state with the local env."""
+        self.plan_env.check_state(state, name=name)
+
+    # Batches --------------------------------------------------------------------------------
+    def step_batch(
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+    ) -> tuple[list, ...]:
+        """Step a batch on the workers; same contract as :meth:`PlanEnv.step_batch`.
+
+        With states, results are bit-identical to the single env's ``step_batch``. Without
+        states, each worker steps its chunk from its own current state: after
+        :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the same state for
+        every worker, and the chunks step on from where each worker's last one ended.
+        """
+        actions, states, dts = self.check_batch(actions, states, dt)
+        want_state = return_state if return_state is not None else states is not None
+        return self.make_transitions(actions, states, dts, want_state)
+
+    @abstractmethod
+    def make_transitions(
+        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+    ) -> tuple[list, ...]:
+        """Step an already checked batch on the workers."""
+
+    @abstractmethod
+    def sync_states(self, state: Any = None) -> None:
+        """Put every worker in ``state`` (default: the local env's state)."""
+
+    @staticmethod
+    def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
+        """Split ``vector`` into at most ``n_chunks`` contiguous chunks of similar size."""
+        return [vector[start:stop] for start, stop in chunk_bounds(len(vector), n_chunks)]
+
+    def clone(self, **kwargs: Any) -> VectorizedEnv:
+        """Return a new vectorized env with the same parameters, ``kwargs`` overriding."""
+        return super().clone(**kwargs)

@@ -1,0 +1,684 @@
+"""Step batches on worker processes: ``ParallelEnv`` -> ``BatchEnv`` -> ``ExternalProcess``.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1", n_workers=2)
+>>> state, obs, info = env.reset()
+>>> states, observs, rewards, terminals, truncateds, infos = env.step_batch(
+...     actions=[0, 1, 0], states=[state] * 3)
+>>> single = env.plan_env.step_batch([0, 1, 0], states=[state] * 3)
+>>> all(bool(a == b) for a, b in zip(states, single[0]))
+True
+>>> env.step_batch_async([1, 1], states=[state, state])
+>>> len(env.step_batch_wait(timeout=30)[0])
+2
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from plangym.core import PlanEnv
+from plangym.vectorization.env import VectorizedEnv, chunk_bounds
+from plangym.vectorization.errors import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    WorkerCrashedError,
+    with_remote_traceback,
+)
+from plangym.vectorization.transport import (
+    DtypeChannel,
+    SharedOutputs,
+    pack_actions,
+    pack_states,
+    read_outputs,
+    unpack_states,
+)
+from plangym.vectorization.worker import READY_ID, dumps, run_worker
+
+CLOSE_TIMEOUT_S = 5.0
+
+
+class ExternalProcess:
+    """One worker process owning one env built from a (cloud)pickled constructor.
+
+    Requests return :class:`Promise` objects; calling a promise blocks for the result and
+    re-raises an error from the worker with its original type and traceback.
+
+    Args:
+        constructor: A callable that builds the env (it is cloudpickled, so lambdas and
+            classes defined in a notebook work).
+        index: Position of the worker in its batch, used in messages.
+        context: A multiprocessing context (fork, spawn or forkserver).
+    """
+
+    def __init__(
+        self,
+        constructor: Callable[[], PlanEnv],
+        index: int = 0,
+        context: mp.context.BaseContext | None = None,
+        wait_ready: bool = True,
+    ):
+        self.index = index
+        self._factory_blob = cloudpickle.dumps(constructor)
+        self._context = context or mp.get_context()
+        self._next_id = READY_ID + 1
+        self._conn = None
+        self._process = None
+        self.start()
+        if wait_ready:
+            self.wait_ready()
+
+    def __repr__(self) -> str:
+        return f"ExternalProcess(index={self.index}, pid={self.pid}, alive={self.is_alive})"
+
+    # Life cycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process; :meth:`wait_ready` waits until its env is built."""
+        parent_conn, child_conn = self._context.Pipe()
+        process = self._context.Process(
+            target=run_worker,
+            args=(child_conn, self._factory_blob, os.getpid()),
+            name=f"plangym-worker-{self.index}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        self._conn, self._process = parent_conn, process
+        # A new process knows no dtype and no shared buffers yet.
+        self._states_out, self._states_in = DtypeChannel(), DtypeChannel()
+        self._sent_specs: dict | None = None
+
+    def wait_ready(self) -> None:
+        """Block until the env is built in the worker; raise its error if building failed."""
+        self.receive(READY_ID)
+
+    def restart(self) -> None:
+        """Kill the process (whatever it is doing) and start a fresh one."""
+        self.terminate()
+        self.start()
+        self.wait_ready()
+
+    def terminate(self) -> None:
+        """Kill the process at once and release its pipe."""
+        if self._process is not None and self._process.is_alive():
+            self._process.kill()
+        if self._process is not None:
+            self._process.join(CLOSE_TIMEOUT_S)
+            self._process.close()
+        if self._conn is not None:
+            self._conn.close()
+        self._process, self._conn = None, None
+
+    def request_close(self) -> None:
+        """Ask the worker to close its env and exit (without waiting)."""
+        if self._process is not None:
+            with contextlib.suppress(WorkerCrashedError):
+                self.send("close")
+
+    def close(self) -> None:
+        """Ask the worker to close its env and exit; kill it if it does not in time."""
+        self.request_close()
+        if self._process is not None and self._process.is_alive():
+            self._process.join(CLOSE_TIMEOUT_S)
+        self.terminate()
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the worker."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def is_alive(self) -> bool:
+        """Whether the worker process runs."""
+        return self._process is not None and self._process.is_alive()
+
+    @property
+    def connection(self):
+        """The caller's end of the pipe to the worker."""
+        return self._conn
+
+    @property
+    def sentinel(self) -> int:
+        """A handle that becomes ready when the process ends."""
+        return self._process.sentinel
+
+    # Requests -------------------------------------------------------------------------------
+    def send(self, kind: str, *arguments: Any) -> int:
+        """Send a request; return its id."""
+        request_id = self._next_id
+        self._next_id += 1
+        try:
+            self._conn.send_bytes(dumps((kind, request_id, *arguments)))
+        except (OSError, ValueError) as error:
+            raise self.crashed() from error
+        return request_id
+
+    def receive(self, request_id: int, timeout: float | None = None) -> Any:
+        """Wait for the reply to ``request_id`` (older replies are discarded) and return it.
+
+        Raises the worker's error, :class:`WorkerCrashedError` if the process died, or
+        :class:`TimeoutError`.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if not self.poll(deadline):
+                raise TimeoutError(f"worker {self.index}: no reply within {timeout} s")
+            reply = self.read_reply()
+            if reply[0] == request_id:
+                return unwrap_reply(reply)
+
+    def poll(self, deadline: float | None) -> bool:
+        """Whether a reply (or the worker's death) can be read before ``deadline``."""
+        if deadline is None:
+            return True  # a blocking read returns on a reply, or on EOF when the worker dies
+        return self._conn.poll(max(deadline - time.monotonic(), 0.0))
+
+    def read_reply(self) -> tuple:
+        """Read one reply from the pipe (the caller knows one is there, or the worker died)."""
+        try:
+            return pickle.loads(self._conn.recv_bytes())
+        except (EOFError, OSError) as error:
+            raise self.crashed() from error
+
+    def crashed(self) -> WorkerCrashedError:
+        """Return the error that describes this worker's death."""
+        code = None
+        if self._process is not None:
+            self._process.join(0.1)
+            code = self._process.exitcode
+        return WorkerCrashedError(f"worker {self.index} (pid {self.pid}) died, exit code {code}")
+
+    def send_step_batch(
+        self,
+        actions: Sequence,
+        packed_states: tuple | None,
+        dts: list[int],
+        return_state: bool,
+        offset: int,
+        specs: dict,
+    ) -> int:
+        """Send a chunk of ``step_batch``; results go to the shared buffers at ``offset``."""
+        new_specs = None if specs == self._sent_specs else specs
+        request_id = self.send(
+            "step_batch",
+            pack_actions(actions),
+            self._states_out.encode_states(packed_states),
+            dts,
+            return_state,
+            offset,
+            new_specs,
+        )
+        self._sent_specs = specs
+        return request_id
+
+    def decode_step_reply(self, payload: tuple) -> tuple:
+        """Return ``(packed_states, infos, fallback)`` with the states' dtype restored."""
+        packed_states, infos, fallback = payload
+        return self._states_in.decode_states(packed_states), infos, fallback
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
+        """Call ``env.name(*args, **kwargs)`` in the worker; return a promise of the result."""
+        return Promise(self, self.send("call", name, args, kwargs))
+
+    def get_attr(self, name: str) -> Promise:
+        """Promise of the worker env's attribute ``name``."""
+        return Promise(self, self.send("getattr", name))
+
+    def set_attr(self, name: str, value: Any) -> Promise:
+        """Set the worker env's attribute ``name``; the promise returns None."""
+        return Promise(self, self.send("setattr", name, value))
+
+    # plangym 0.1 conveniences -----------------------------------------------------------------
+    def step(self, action: Any, state: Any = None, dt: int = 1, blocking: bool = True) -> Any:
+        """Step the worker env once (see :meth:`PlanEnv.step`)."""
+        return self._maybe_block(self.call("step", action, state=state, dt=dt), blocking)
+
+    def step_batch(
+        self, actions: Sequence, states: Sequence | None = None, dt: Any = 1, blocking: bool = True
+    ) -> Any:
+        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that)."""
+        promise = self.call("step_batch", actions, states=states, dt=dt)
+        return self._maybe_block(promise, blocking)
+
+    def reset(self, blocking: bool = True, return_states: bool = True) -> Any:
+        """Reset the worker env."""
+        return self._maybe_block(self.call("reset", return_state=return_states), blocking)
+
+    def set_state(self, state: Any, blocking: bool = True) -> Any:
+        """Set the worker env's state."""
+        return self._maybe_block(self.call("set_state", state), blocking)
+
+    @staticmethod
+    def _maybe_block(promise: Promise, blocking: bool) -> Any:
+        return promise() if blocking else promise
+
+
+class Promise:
+    """The future result of a request to an :class:`ExternalProcess`; call it to wait."""
+
+    def __init__(self, worker: ExternalProcess, request_id: int):
+        self.worker, self.request_id = worker, request_id
+
+    def __call__(self, timeout: float | None = None) -> Any:
+        """Block until the result is there and return it."""
+        return self.worker.receive(self.request_id, timeout=timeout)
+
+
+def unwrap_reply(reply: tuple) -> Any:
+    """Return the payload of an "ok" reply; raise the worker's error otherwise."""
+    _, status, payload = reply
+    if status == "ok":
+        return payload
+    error, text = payload
+    raise with_remote_traceback(error, text)
+
+
+@dataclass
+class Chunk:
+    """One worker's share of a batch, kept so it can be re-run if the worker dies."""
+
+    worker: int
+    start: int
+    stop: int
+    request: tuple
+    request_id: int = 0
+
+
+@dataclass
+class PendingBatch:
+    """A dispatched ``step_batch`` whose results have not been collected yet."""
+
+    chunks: list[Chunk]
+    size: int
+    return_state: bool
+    has_states: bool
+    results: dict[int, Any] = field(default_factory=dict)
+
+
+class BatchEnv:
+    """Holds the workers: sends each its chunk of a batch and gathers the results in order.
+
+    Args:
+        workers: The :class:`ExternalProcess` workers.
+        obs_shape: Shape of one observation (sizes the shared output buffers).
+        obs_dtype: Dtype of the observations.
+    """
+
+    def __init__(self, workers: list[ExternalProcess], obs_shape: tuple, obs_dtype: Any):
+        self.workers = workers
+        self._obs_shape, self._obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
+        self._resources = _Resources(workers)
+        # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
+        self._finalizer = weakref.finalize(self, self._resources.release)
+
+    @property
+    def n_workers(self) -> int:
+        """Number of workers."""
+        return len(self.workers)
+
+    def outputs(self, capacity: int) -> SharedOutputs:
+        """Shared output buffers with room for ``capacity`` elements (grown as needed)."""
+        current = self._resources.outputs
+        if current is None or current.capacity < capacity:
+            size = max(capacity, 2 * (current.capacity if current else 0), 16)
+            if current is not None:
+                current.close()
+            self._resources.outputs = SharedOutputs(size, self._obs_shape, self._obs_dtype)
+        return self._resources.outputs
+
+    # step_batch -----------------------------------------------------------------------------
+    def dispatch(
+        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+    ) -> PendingBatch:
+        """Send every worker its chunk; return the pending batch."""
+        n = len(actions)
+        specs = self.outputs(n).specs
+        chunks = []
+        for worker, (start, stop) in enumerate(chunk_bounds(n, self.n_workers)):
+            packed = None if states is None else pack_states(states[start:stop])
+            request = (actions[start:stop], packed, dts[start:stop], return_state, start, specs)
+            chunks.append(Chunk(worker, start, stop, request))
+        pending = PendingBatch(chunks, n, return_state, states is not None)
+        for chunk in chunks:
+            self._send_chunk(chunk, pending)
+        return pending
+
+    def _send_chunk(self, chunk: Chunk, pending: PendingBatch) -> None:
+        try:
+            chunk.request_id = self.workers[chunk.worker].send_step_batch(*chunk.request)
+        except WorkerCrashedError:
+            self._recover(chunk, pending)
+
+    def gather(self, pending: PendingBatch, timeout: float | None = None) -> tuple[list, ...]:
+        """Collect the results of ``pending`` in input order.
+
+        A worker that dies is restarted and, when the batch came with states, its chunk is
+        re-run. An error raised in a worker is re-raised here once every other chunk is
+        back, so all workers are idle again. On timeout the workers still busy are
+        restarted and :class:`TimeoutError` is raised.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        errors: list[BaseException] = []
+        for chunk in pending.chunks:
+            while chunk.worker not in pending.results:
+                if not self.workers[chunk.worker].poll(deadline):
+                    self._abandon_on_timeout(pending, timeout)
+                self._collect(chunk, pending, errors)
+        if errors:
+            raise errors[0]
+        return self._assemble(pending)
+
+    def _abandon_on_timeout(self, pending: PendingBatch, timeout: float | None) -> None:
+        busy = [c.worker for c in pending.chunks if c.worker not in pending.results]
+        for index in busy:
+            self.workers[index].restart()
+        raise TimeoutError(
+            f"timeout: step_batch took longer than {timeout} s; workers {busy} were "
+            "restarted and the batch abandoned"
+        )
+
+    def _collect(self, chunk: Chunk, pending: PendingBatch, errors: list) -> None:
+        worker = self.workers[chunk.worker]
+        try:
+            reply = worker.read_reply()
+        except WorkerCrashedError as crash:
+            if not pending.has_states:
+                worker.restart()
+                pending.results[chunk.worker] = None
+                errors.append(crash)
+                return
+            self._recover(chunk, pending)
+            return
+        if reply[0] != chunk.request_id:
+            return  # a late reply to an abandoned request
+        try:
+            pending.results[chunk.worker] = worker.decode_step_reply(unwrap_reply(reply))
+        except BaseException as error:  # re-raised once the other workers are done
+            pending.results[chunk.worker] = None
+            errors.append(error)
+
+    def _recover(self, chunk: Chunk, pending: PendingBatch) -> None:
+        """Restart a dead worker and re-run its chunk from the states it was given."""
+        worker = self.workers[chunk.worker]
+        crash = worker.crashed()
+        worker.restart()
+        if not pending.has_states:
+            raise WorkerCrashedError(
+                f"{crash}; its chunk (elements {chunk.start}..{chunk.stop - 1}) had no states "
+                "to re-run from"
+            ) from crash
+        chunk.request_id = worker.send_step_batch(*chunk.request)
+
+    def _assemble(self, pending: PendingBatch) -> tuple[list, ...]:
+        buffers = self._resources.outputs.buffers
+        arrays = {f: buffer.array for f, buffer in buffers.items()}
+        columns: list[list] = [[] for _ in range(6 if pending.return_state else 5)]
+        for chunk in pending.chunks:
+            packed_states, infos, fallback = pending.results[chunk.worker]
+            fixed = read_outputs(arrays, chunk.start, chunk.stop - chunk.start, fallback)
+            parts = [*fixed, infos]
+            if pending.return_state:
+                parts.insert(0, unpack_states(packed_states))
+            for column, part in zip(columns, parts, strict=True):
+                column.extend(part)
+        return tuple(columns)
+
+    def abandon(self, pending: PendingBatch) -> None:
+        """Forget ``pending``: late replies to it are discarded when they arrive."""
+        pending.results.clear()
+
+    # Whole-batch requests ----------------------------------------------------------------------
+    def call_all(self, kind: str, *arguments_per_worker: Sequence) -> list:
+        """Send one request of ``kind`` to every worker and return their results in order."""
+        request_ids = [
+            worker.send(kind, *(arguments[i] for arguments in arguments_per_worker))
+            for i, worker in enumerate(self.workers)
+        ]
+        results, errors = [], []
+        for worker, request_id in zip(self.workers, request_ids, strict=True):
+            try:
+                results.append(worker.receive(request_id))
+            except WorkerCrashedError:
+                worker.restart()
+                raise
+            except BaseException as error:
+                results.append(None)
+                errors.append(error)
+        if errors:
+            raise errors[0]
+        return results
+
+    def sync_states(self, state: Any) -> None:
+        """Set every worker's env to ``state``."""
+        n = self.n_workers
+        self.call_all("call", ["set_state"] * n, [(state,)] * n, [{}] * n)
+
+    def reset(self, return_states: bool = True) -> list:
+        """Reset every worker's env; return their results."""
+        n = self.n_workers
+        return self.call_all("call", ["reset"] * n, [()] * n, [{"return_state": return_states}] * n)
+
+    def make_transitions(
+        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+    ) -> tuple[list, ...]:
+        """Dispatch and gather one batch."""
+        return self.gather(self.dispatch(actions, states, dts, return_state))
+
+    def close(self) -> None:
+        """Stop every worker and free the shared buffers."""
+        self._finalizer()
+
+
+class _Resources:
+    """What a BatchEnv must release, held apart so its finalizer keeps no BatchEnv alive."""
+
+    def __init__(self, workers: list[ExternalProcess]):
+        self.workers = workers
+        self.outputs: SharedOutputs | None = None
+
+    def release(self) -> None:
+        """Stop every worker (all asked first, so they exit together) and free the buffers."""
+        for worker in self.workers:
+            worker.request_close()
+        for worker in self.workers:
+            worker.close()
+        if self.outputs is not None:
+            self.outputs.close()
+            self.outputs = None
+
+
+class ParallelEnv(VectorizedEnv):
+    """Steps batches on ``n_workers`` processes, with the single env's exact results.
+
+    Args:
+        env_class: The :class:`PlanEnv` class each worker builds.
+        name: Environment name.
+        frameskip: Passed to ``env_class``.
+        autoreset: Passed to ``env_class``.
+        delay_setup: Start the workers later, in :meth:`setup`.
+        n_workers: Number of worker processes.
+        blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
+            with ``step_batch_async``).
+        start_method: "fork", "spawn" or "forkserver"; None uses multiprocessing's default.
+        kwargs: Passed to ``env_class``.
+    """
+
+    def __init__(
+        self,
+        env_class: type[PlanEnv],
+        name: str,
+        frameskip: int = 1,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        n_workers: int = 8,
+        blocking: bool = False,
+        start_method: str | None = None,
+        **kwargs: Any,
+    ):
+        self.blocking = blocking
+        self._start_method = start_method
+        self._batch_env: BatchEnv | None = None
+        self._pending: PendingBatch | None = None
+        self._closed = False
+        super().__init__(
+            env_class=env_class,
+            name=name,
+            frameskip=frameskip,
+            autoreset=autoreset,
+            delay_setup=delay_setup,
+            n_workers=n_workers,
+            **kwargs,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ParallelEnv(name={self.name!r}, n_workers={self.n_workers}, "
+            f"env_class={self._env_class.__name__})"
+        )
+
+    def setup_workers(self) -> None:
+        """Start the worker processes (all at once) and wait until their envs are built."""
+        context = mp.get_context(self._start_method)
+        constructor = self.create_env_callable()
+        workers = [
+            ExternalProcess(constructor, index=i, context=context, wait_ready=False)
+            for i in range(self.n_workers)
+        ]
+        try:
+            for worker in workers:
+                worker.wait_ready()
+        except BaseException:
+            for worker in workers:
+                worker.terminate()
+            raise
+        space = self.plan_env.observation_space
+        obs_dtype = getattr(space, "dtype", None) or np.float64
+        self._batch_env = BatchEnv(workers, self.plan_env.obs_shape or (), obs_dtype)
+
+    @property
+    def batch_env(self) -> BatchEnv:
+        """The :class:`BatchEnv` holding the workers."""
+        self._check_open()
+        if self._batch_env is None:
+            self.setup()
+        return self._batch_env
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedEnvironmentError(f"{self!r} is closed")
+
+    def _check_no_pending(self) -> None:
+        if self._pending is not None:
+            raise AlreadyPendingCallError(
+                "step_batch_async: a batch is already pending; collect it with "
+                "step_batch_wait() before starting another call"
+            )
+
+    # Batches --------------------------------------------------------------------------------
+    def step_batch(self, actions, states=None, dt=1, return_state=None) -> tuple[list, ...]:
+        """Step a batch on the workers (see :meth:`VectorizedEnv.step_batch`)."""
+        self._check_open()
+        self._check_no_pending()
+        return super().step_batch(actions, states=states, dt=dt, return_state=return_state)
+
+    def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
+        """Dispatch a checked batch and wait for it."""
+        batch_env = self.batch_env
+        pending = batch_env.dispatch(actions, states, dts, return_state)
+        try:
+            return batch_env.gather(pending)
+        except KeyboardInterrupt:
+            batch_env.abandon(pending)
+            raise
+
+    def step_batch_async(
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+    ) -> None:
+        """Check a batch and send it to the workers; collect it with :meth:`step_batch_wait`."""
+        self._check_open()
+        self._check_no_pending()
+        actions, states, dts = self.check_batch(actions, states, dt)
+        want_state = return_state if return_state is not None else states is not None
+        self._pending = self.batch_env.dispatch(actions, states, dts, want_state)
+
+    def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
+        """Wait for the pending batch and return its results.
+
+        Raises :class:`NoAsyncCallError` when nothing is pending and :class:`TimeoutError`
+        after ``timeout`` seconds, in which case the batch is abandoned and the workers
+        still on it are restarted, so the env stays usable.
+        """
+        self._check_open()
+        if self._pending is None:
+            raise NoAsyncCallError("step_batch_wait: no step_batch_async call is pending")
+        pending, self._pending = self._pending, None
+        try:
+            return self.batch_env.gather(pending, timeout=timeout)
+        except KeyboardInterrupt:
+            self.batch_env.abandon(pending)
+            raise
+
+    # Whole-env requests ----------------------------------------------------------------------
+    def sync_states(self, state: Any = None) -> None:
+        """Put every worker in ``state`` (default: the local env's state)."""
+        self._check_open()
+        self._check_no_pending()
+        self.batch_env.sync_states(self.plan_env.get_state() if state is None else state)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list:
+        """Call ``env.name(*args, **kwargs)`` in every worker; return their results."""
+        self._check_open()
+        self._check_no_pending()
+        n = self.n_workers
+        return self.batch_env.call_all("call", [name] * n, [args] * n, [kwargs] * n)
+
+    def get_attr(self, name: str) -> list:
+        """Return attribute ``name`` of every worker's env."""
+        self._check_open()
+        self._check_no_pending()
+        return self.batch_env.call_all("getattr", [name] * self.n_workers)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set attribute ``name`` in every worker's env: one value each, or one for all."""
+        self._check_open()
+        self._check_no_pending()
+        n = self.n_workers
+        if isinstance(values, list | tuple):
+            if len(values) != n:
+                raise ValueError(f"values: expected {n} values (one per worker), got {len(values)}")
+        else:
+            values = [values] * n
+        self.batch_env.call_all("setattr", [name] * n, list(values))
+
+    def reset(self, return_state: bool = True) -> tuple:
+        """Reset the local env and put every worker in the same state."""
+        self._check_open()
+        return super().reset(return_state=return_state)
+
+    def close(self) -> None:
+        """Stop the workers and close the local env; later calls raise ClosedEnvironmentError."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        self._pending = None
+        if self._batch_env is not None:
+            self._batch_env.close()
+        if self._plan_env is not None:
+            self._plan_env.close()

@@ -1,0 +1,143 @@
+"""The loop a worker process runs: build one env, then answer requests until told to stop.
+
+Requests and replies are pickled tuples sent over a pipe::
+
+    request: (kind, request_id, *arguments)
+    reply:   (request_id, "ok", payload) or (request_id, "error", (error, traceback_text))
+
+``step_batch`` writes observations, rewards and flags into the caller's shared memory and
+replies with the packed states and the infos only. A worker ignores Ctrl-C (the caller
+decides what an interrupt means) and exits when its caller's process is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+import cloudpickle
+
+from plangym.vectorization.transport import (
+    AttachedOutputs,
+    DtypeChannel,
+    pack_states,
+    unpack_actions,
+    unpack_states,
+    write_outputs,
+)
+
+READY_ID = 0  # request id of the "env is built" message a worker sends first
+PARENT_POLL_S = 0.5
+
+
+def dumps(message: Any) -> bytes:
+    """Pickle a message, falling back to cloudpickle for lambdas and local classes."""
+    try:
+        return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return cloudpickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def error_payload(error: BaseException) -> tuple[BaseException, str]:
+    """Return the error (or a picklable stand-in) with the current traceback text."""
+    text = traceback.format_exc()
+    try:
+        pickle.loads(dumps(error))
+    except Exception:
+        error = RuntimeError(f"{type(error).__name__}: {error}")
+    return error, text
+
+
+def exit_when_orphaned(parent_pid: int) -> None:
+    """Start a daemon thread that ends this process once its parent process is gone."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
+
+
+class Channels:
+    """The worker's end of the state dtype channels (see :class:`DtypeChannel`)."""
+
+    def __init__(self):
+        self.incoming, self.outgoing = DtypeChannel(), DtypeChannel()
+
+
+def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: tuple) -> tuple:
+    """Run a chunk of ``step_batch`` and write its fixed-shape outputs to shared memory."""
+    packed_actions, packed_states, dts, return_state, offset, specs = request
+    # Attach first: the caller sends new buffer specs once, whether or not this chunk fails.
+    arrays = outputs.arrays(specs)
+    packed_states = channels.incoming.decode_states(packed_states)
+    states = None if packed_states is None else unpack_states(packed_states)
+    actions = unpack_actions(packed_actions)
+    results = env.step_batch(actions, states=states, dt=dts, return_state=return_state)
+    if return_state:
+        new_states, *results = results
+        packed_new = channels.outgoing.encode_states(pack_states(new_states))
+    else:
+        packed_new = None
+    *fixed_shape, infos = results
+    fallback = write_outputs(arrays, offset, tuple(fixed_shape))
+    return packed_new, infos, fallback
+
+
+def handle(
+    env: Any, outputs: AttachedOutputs, channels: Channels, kind: str, arguments: tuple
+) -> Any:
+    """Carry out one request and return its payload."""
+    if kind == "step_batch":
+        return step_batch(env, outputs, channels, arguments)
+    if kind == "call":
+        name, args, kwargs = arguments
+        return getattr(env, name)(*args, **kwargs)
+    if kind == "getattr":
+        return getattr(env, arguments[0])
+    if kind == "setattr":
+        name, value = arguments
+        setattr(env, name, value)
+        return None
+    raise ValueError(f"request: unknown kind {kind!r}")
+
+
+def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
+    """Entry point of a worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_when_orphaned(parent_pid)
+    try:
+        env = cloudpickle.loads(factory_blob)()
+    except BaseException as error:  # report why the env could not be built, then stop
+        conn.send_bytes(dumps((READY_ID, "error", error_payload(error))))
+        return
+    conn.send_bytes(dumps((READY_ID, "ok", os.getpid())))
+    outputs = AttachedOutputs()
+    channels = Channels()
+    try:
+        while True:
+            try:
+                kind, request_id, *arguments = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError):
+                break  # the caller closed the pipe or is gone
+            if kind == "close":
+                conn.send_bytes(dumps((request_id, "ok", None)))
+                break
+            try:
+                reply = (request_id, "ok", handle(env, outputs, channels, kind, tuple(arguments)))
+            except BaseException as error:
+                reply = (request_id, "error", error_payload(error))
+            try:
+                conn.send_bytes(dumps(reply))
+            except Exception as error:  # an unpicklable result: report it instead
+                conn.send_bytes(dumps((request_id, "error", error_payload(error))))
+    finally:
+        outputs.close()
+        env.close()

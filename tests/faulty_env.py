@@ -1,0 +1,49 @@
+"""A CartPole that misbehaves on request, to test how workers fail.
+
+The first physics variable (cart position) selects the fault, so a batch can carry a
+faulty element among normal ones: ``x == RAISE`` raises :class:`CartError`, ``x == HANG``
+sleeps, ``x == DIE`` kills the process (once: the marker file is removed first, so a
+re-run of the same chunk succeeds).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from plangym.control.classic_control import ClassicControl
+
+RAISE, HANG, DIE = 11.0, 22.0, 33.0
+
+
+class CartError(ArithmeticError):
+    """An error type the caller must see again, unchanged."""
+
+
+class FaultyCartPole(ClassicControl):
+    def __init__(self, name: str = "CartPole-v1", die_marker: str | None = None, **kwargs):
+        self.die_marker = die_marker
+        super().__init__(name=name, **kwargs)
+
+    def apply_action(self, action):
+        position = float(self.gym_env.unwrapped.state[0])
+        if position == RAISE:
+            raise CartError(f"cart position {position} is cursed")
+        if position == HANG:
+            time.sleep(30)
+        if position == DIE and self.die_marker and Path(self.die_marker).exists():
+            Path(self.die_marker).unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().apply_action(action)
+
+
+def faulty_state(env, position: float) -> np.ndarray:
+    """A state of ``env`` whose cart sits at ``position`` (the fault selector)."""
+    env.reset()
+    state = env.get_state().copy()
+    state["physics"][0] = position
+    return state

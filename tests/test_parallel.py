@@ -1,0 +1,355 @@
+"""ParallelEnv: exact results in input order, async API, typed errors and worker faults.
+
+Everything runs real worker processes (fork and spawn) around real gymnasium and ALE envs.
+"""
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import cloudpickle
+import faulty_env
+import numpy as np
+import pytest
+from faulty_env import DIE, HANG, RAISE, CartError, FaultyCartPole, faulty_state
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+from plangym.vectorization import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    ParallelEnv,
+    WorkerCrashedError,
+)
+from plangym.vectorization.errors import RemoteTraceback
+
+# Spawned workers cannot import modules from tests/: ship this one by value.
+cloudpickle.register_pickle_by_value(faulty_env)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pids, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(pid_alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def worker_pids(env: ParallelEnv) -> list[int]:
+    return [worker.pid for worker in env.batch_env.workers]
+
+
+def random_states(env, n: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    env.seed(seed)
+    env.reset()
+    states = []
+    for _ in range(n):
+        env.step(env.sample_action() if rng.random() < 0.5 else env.action_space.sample())
+        states.append(env.get_state())
+    return states
+
+
+@pytest.fixture(scope="module", params=["fork", "spawn"])
+def cartpole(request):
+    env = plangym.make("CartPole-v1", n_workers=3, start_method=request.param)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def pacman():
+    env = plangym.make("ALE/MsPacman-v5", n_workers=2, repeat_action_probability=0.25)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory):
+    marker = tmp_path_factory.mktemp("faults") / "die"
+    env = ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=2, die_marker=str(marker))
+    env.die_marker_path = marker
+    yield env
+    env.close()
+
+
+def test_make_builds_a_parallel_env():
+    env = plangym.make("CartPole-v1", n_workers=2)
+    assert isinstance(env, ParallelEnv) and env.n_workers == 2
+    assert env.obs_shape == (4,) and env.action_space.n == 2
+    env.close()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 1001])
+@pytest.mark.parametrize("per_element_dt", [False, True])
+def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
+    states = random_states(cartpole.plan_env, size, seed=size)
+    rng = np.random.default_rng(size)
+    actions = rng.integers(2, size=size)
+    dt = rng.integers(1, 4, size=size).tolist() if per_element_dt else 2
+    expected = cartpole.plan_env.step_batch(actions, states=states, dt=dt)
+    assert_identical(cartpole.step_batch(actions, states=states, dt=dt), expected)
+    no_states = cartpole.step_batch(actions, states=states, dt=dt, return_state=False)
+    assert_identical(no_states, expected[1:])
+
+
+@pytest.mark.parametrize("size", [1, 5, 64])
+def test_atari_step_batch_equals_the_single_env(pacman, size):
+    states = random_states(pacman.plan_env, size, seed=size)
+    actions = np.random.default_rng(size).integers(pacman.n_actions, size=size)
+    dts = ([1, 2, 3] * size)[:size]
+    expected = pacman.plan_env.step_batch(actions, states=states, dt=dts)
+    assert_identical(pacman.step_batch(actions, states=states, dt=dts), expected)
+
+
+def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
+    """After reset every worker holds the reset state; a chunk steps on from there."""
+    state, *_ = cartpole.reset()
+    actions = [0, 1, 1, 0, 1, 0, 0]  # chunks of 3 workers: [0:3] [3:5] [5:7]
+    result = cartpole.step_batch(actions)
+    local = cartpole.plan_env
+    expected = []
+    for start, stop in [(0, 3), (3, 5), (5, 7)]:
+        local.set_state(state)
+        expected.extend(local.step(a) for a in actions[start:stop])
+    assert_identical(result, tuple(list(c) for c in zip(*expected, strict=True)))
+    # the next stateless batch continues from where each worker's chunk ended
+    follow = cartpole.step_batch([1, 1, 1])
+    for column, chunk_end in zip(follow[0], [2, 4, 6], strict=True):
+        local.set_state(state)
+        for a in actions[[0, 3, 5][[2, 4, 6].index(chunk_end)] : chunk_end + 1]:
+            local.step(a)
+        assert_identical(column, local.step(1)[0])
+
+
+def test_async_api_and_its_errors(cartpole):
+    state, *_ = cartpole.reset()
+    with pytest.raises(NoAsyncCallError, match="no step_batch_async call is pending"):
+        cartpole.step_batch_wait()
+    cartpole.step_batch_async([0, 1, 1, 0], states=[state] * 4)
+    with pytest.raises(AlreadyPendingCallError):
+        cartpole.step_batch_async([0], states=[state])
+    with pytest.raises(AlreadyPendingCallError):
+        cartpole.step_batch([0], states=[state])
+    result = cartpole.step_batch_wait(timeout=30)
+    assert_identical(result, cartpole.plan_env.step_batch([0, 1, 1, 0], states=[state] * 4))
+    with pytest.raises(NoAsyncCallError):
+        cartpole.step_batch_wait()
+
+
+def test_bad_input_is_rejected_before_dispatch(cartpole):
+    state, *_ = cartpole.reset()
+    with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
+        cartpole.step_batch_async([0, 5], states=[state, state])
+    with pytest.raises(TypeError, match=r"states\[0\]"):
+        cartpole.step_batch([0], states=[np.zeros(3)])
+    with pytest.raises(ValueError, match="dt"):
+        cartpole.step_batch([0, 1], states=[state, state], dt=[1, 0])
+    # nothing was dispatched: no call is pending and the workers answer at once
+    with pytest.raises(NoAsyncCallError):
+        cartpole.step_batch_wait()
+    assert len(cartpole.step_batch([0, 1], states=[state, state])) == 6
+
+
+def test_call_get_attr_set_attr(cartpole):
+    assert cartpole.get_attr("frameskip") == [1, 1, 1]
+    cartpole.set_attr("autoreset", [False, True, False])
+    assert cartpole.get_attr("autoreset") == [False, True, False]
+    cartpole.set_attr("autoreset", True)
+    assert cartpole.get_attr("autoreset") == [True] * 3
+    clones = cartpole.call("clone", frameskip=2)  # envs pickle back as constructor + state
+    assert [type(c).__name__ for c in clones] == ["ClassicControl"] * 3
+    assert all(c.frameskip == 2 for c in clones)
+    shapes = cartpole.call("get_state")
+    assert all(s.dtype == cartpole.plan_env.state_dtype for s in shapes)
+    with pytest.raises(ValueError, match="values: expected 3 values"):
+        cartpole.set_attr("autoreset", [True])
+
+
+def test_sync_and_set_state_reach_every_worker(cartpole):
+    state = random_states(cartpole.plan_env, 5)[-1]
+    cartpole.set_state(state)
+    for worker_state in cartpole.call("get_state"):
+        assert_identical(worker_state, state)
+    cartpole.sync_states()
+    assert all(bool(s == state) for s in cartpole.call("get_state"))
+
+
+def test_clone_keeps_parameters():
+    env = plangym.make("ALE/Pong-v5", n_workers=2, frameskip=3, obs_type="ram")
+    clone = env.clone()
+    assert clone.n_workers == 2 and clone.frameskip == 3 and clone.obs_type == "ram"
+    assert clone.obs_shape == (128,)
+    env.close()
+    clone.close()
+
+
+def test_worker_errors_keep_their_type_and_traceback(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    cursed = faulty_state(env.plan_env, RAISE)
+    with pytest.raises(CartError, match="is cursed") as caught:
+        env.step_batch([0, 1, 0, 1], states=[good, good, cursed, good])
+    assert isinstance(caught.value.__cause__, RemoteTraceback)
+    assert "apply_action" in str(caught.value.__cause__)
+    # the env is still usable and exact
+    expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
+    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+
+
+def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    doomed = faulty_state(env.plan_env, DIE)
+    states = [good, good, doomed, good]
+    env.die_marker_path.write_text("kill once")
+    before = worker_pids(env)
+    result = env.step_batch([0, 1, 0, 1], states=states)
+    after = worker_pids(env)
+    assert before[0] == after[0] and before[1] != after[1]
+    assert not env.die_marker_path.exists()
+    assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
+
+
+def test_a_crash_without_states_names_the_worker(faulty):
+    env = faulty
+    env.set_state(faulty_state(env.plan_env, DIE))
+    env.die_marker_path.write_text("kill once")
+    with pytest.raises(WorkerCrashedError, match=r"worker \d \(pid \d+\) died"):
+        env.step_batch([0, 1])
+    good = faulty_state(env.plan_env, 0.0)
+    assert len(env.step_batch([0, 1], states=[good, good])) == 6
+
+
+def test_a_worker_killed_between_batches_is_noticed(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    victim = worker_pids(env)[0]
+    os.kill(victim, signal.SIGKILL)
+    assert wait_dead([victim])
+    result = env.step_batch([1, 0, 1], states=[good] * 3)
+    assert victim not in worker_pids(env)
+    assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[good] * 3))
+
+
+def test_a_timeout_abandons_the_batch_and_leaves_the_env_usable(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    stuck = faulty_state(env.plan_env, HANG)
+    env.step_batch_async([0, 0], states=[good, stuck])
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="timeout"):
+        env.step_batch_wait(timeout=0.5)
+    assert time.monotonic() - start < 10
+    expected = env.plan_env.step_batch([0, 1], states=[good, good])
+    assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+
+
+def test_ctrl_c_during_a_batch_leaves_the_env_usable(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    states = [good] * 4000
+    actions = [0, 1] * 2000
+    timer = threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(200):
+            env.step_batch(actions, states=states)
+    timer.join()
+    expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
+    assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
+
+
+def test_close_reaps_every_worker_and_blocks_further_use():
+    env = plangym.make("CartPole-v1", n_workers=2)
+    pids = worker_pids(env)
+    env.close()
+    assert wait_dead(pids, 5)
+    env.close()  # idempotent
+    for call in (
+        lambda: env.step_batch([0]),
+        env.reset,
+        env.step_batch_wait,
+        lambda: env.get_attr("name"),
+        lambda: env.step_batch_async([0]),
+    ):
+        with pytest.raises(ClosedEnvironmentError):
+            call()
+
+
+def test_an_unclosed_env_that_is_collected_reaps_its_workers():
+    env = plangym.make("CartPole-v1", n_workers=2)
+    pids = worker_pids(env)
+    del env
+    gc.collect()
+    assert wait_dead(pids, 5)
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path):
+    script = textwrap.dedent(
+        """
+        import os, signal, plangym
+        env = plangym.make("CartPole-v1", n_workers=2)
+        print(" ".join(str(w.pid) for w in env.batch_env.workers), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    pids = [int(pid) for pid in done.stdout.split()]
+    assert len(pids) == 2
+    assert wait_dead(pids, 5)
+
+
+def test_repeated_make_and_close_leak_nothing():
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def children() -> int:
+        return len(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split())
+
+    env = plangym.make("CartPole-v1", n_workers=2)
+    env.step_batch([0, 1, 0])
+    env.close()
+    fds, kids = open_fds(), children()
+    for _ in range(8):
+        env = plangym.make("CartPole-v1", n_workers=2)
+        env.step_batch([0, 1, 0], states=[env.get_state()] * 3)
+        env.close()
+    assert open_fds() <= fds
+    assert children() <= kids
+    shared = [name for name in os.listdir("/dev/shm") if name.startswith("psm_")]
+    assert len(shared) < 50
+
+
+def test_env_classes_defined_in_user_code_reach_spawned_workers():
+    class DoubledReward(ClassicControl):
+        def process_reward(self, reward, **kwargs):
+            return 2 * reward
+
+    env = ParallelEnv(DoubledReward, "CartPole-v1", n_workers=2, start_method="spawn")
+    state, *_ = env.reset()
+    _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
+    assert rewards == [2.0, 2.0, 2.0]
+    env.close()
