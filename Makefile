@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test lint demo bench clean
+.PHONY: install test lint demo bench bench-baseline clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ demo: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/single_process.py
+	$(BIN)/python benchmarks/parallel.py
+
+# plangym 0.1.32 in its own virtualenv, for the side-by-side rows of benchmarks/parallel.py.
+bench-baseline:
+	test -x .venv-plangym01/bin/python || $(PYTHON) -m venv .venv-plangym01
+	.venv-plangym01/bin/python -m pip install --quiet "plangym==0.1.32" ale-py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .hypothesis

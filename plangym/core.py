@@ -217,10 +217,15 @@ class PlanEnv(ABC):
         if isinstance(actions, np.ndarray) and actions.ndim == 1 and actions.dtype.kind in "iu":
             # Python ints: gymnasium's own action checks are several times faster on them.
             actions = actions.tolist()
-        n = len(actions)
         want_state = return_state if return_state is not None else states is not None
+        return self.run_batch(actions, states, dts, want_state)
+
+    def run_batch(
+        self, actions: Any, states: list | None, dts: list[int], want_state: bool
+    ) -> tuple[list, ...]:
+        """Step a batch whose inputs were already checked (see :meth:`step_batch`)."""
         if states is None:
-            states = [None] * n
+            states = [None] * len(actions)
         results = [
             self._step_checked(action, state, step_dt, want_state)
             for action, state, step_dt in zip(actions, states, dts, strict=True)

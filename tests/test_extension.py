@@ -267,3 +267,22 @@ def test_old_gym_env_matches_new_api_env_step_by_step():
         new_result = new.step(action, state=state, dt=2)
         assert_identical(old_result[:4], new_result[:4])
         state = new_result[0]
+
+
+def test_runs_unchanged_in_parallel_workers():
+    """The extension contract: a plangym 0.1-style env steps batches on worker processes."""
+    import cloudpickle
+    import corridor_env
+
+    from plangym.vectorization import ParallelEnv
+
+    cloudpickle.register_pickle_by_value(corridor_env)  # spawned workers cannot import tests/
+    for start_method in ("fork", "spawn"):
+        env = ParallelEnv(
+            Corridor, "Corridor", n_workers=2, start_method=start_method, length=9, seed=4
+        )
+        state, *_ = env.reset()
+        actions = [0, 1, 1, 0, 1, 1, 0]
+        expected = env.plan_env.step_batch(actions, states=[state] * 7, dt=3)
+        assert_identical(env.step_batch(actions, states=[state] * 7, dt=3), expected)
+        env.close()

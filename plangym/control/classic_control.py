@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.core import PlangymEnv
+from plangym.core import PlanEnv, PlangymEnv
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
 from plangym.validation import describe
@@ -98,6 +98,27 @@ class ClassicControl(PlangymEnv):
         # the generator is read and written on every get_state / set_state.
         self._cache_rng = not self._wrappers
         self._rng_bytes: bytes | None = None
+        self._batch_in_bulk = self._plain_dynamics()
+
+    def _plain_dynamics(self) -> bool:
+        """Whether a batch may skip the per-step hooks: nothing would run in them.
+
+        True when there are no user wrappers, no pictures to add, every ``process_*`` hook
+        is an identity, and no stepping or state method is overridden by a subclass.
+        """
+        cls = type(self)
+        own = {
+            "apply_action": PlangymEnv,
+            "apply_reset": ClassicControl,
+            "process_apply_action": PlanEnv,
+            "step_with_dt": PlanEnv,
+            "_step_checked": PlanEnv,
+            "get_state": ClassicControl,
+            "set_state": ClassicControl,
+            "reset": PlanEnv,
+        }
+        unchanged = all(getattr(cls, name) is getattr(base, name) for name, base in own.items())
+        return unchanged and not self._wrappers and not self.return_image and self._identity_hooks
 
     @property
     def state_dtype(self) -> np.dtype:
@@ -134,8 +155,8 @@ class ClassicControl(PlangymEnv):
             rng = generator_words(unwrapped.np_random).tobytes()
             if self._cache_rng:
                 self._rng_bytes = rng
-        record = np.frombuffer(physics + tail + rng, dtype=self._state_dtype)
-        return record.reshape(())
+        # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
+        return np.ndarray((), self._state_dtype, physics + tail + rng)
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (or a bare physics vector)."""
@@ -159,6 +180,73 @@ class ClassicControl(PlangymEnv):
         if rng != self._rng_bytes:
             restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
             self._rng_bytes = rng if self._cache_rng else None
+
+    def run_batch(
+        self, actions: Any, states: list | None, dts: list[int], want_state: bool
+    ) -> tuple[list, ...]:
+        """Step a checked batch; with plain dynamics, without per-step method dispatch.
+
+        The bulk path performs exactly the operations of the generic one (restore, step the
+        gymnasium env ``dt * frameskip`` times, record the state, autoreset) and returns
+        bit-identical results; it only decodes the input states all at once.
+        """
+        if (
+            not self._batch_in_bulk
+            or states is None
+            or not all(s.dtype.names is not None for s in states)
+        ):
+            return super().run_batch(actions, states, dts, want_state)
+        records = np.frombuffer(b"".join([s.tobytes() for s in states]), self._state_dtype)
+        physics = records["physics"].copy()
+        kinds = records["physics_kind"].tolist()
+        steps_beyond = records["steps_beyond_terminated"].tolist()
+        elapsed = records["elapsed_steps"].tolist()
+        last_us = records["last_u"].tolist()
+        has_last_us = records["has_last_u"].tolist()
+        rngs = np.ascontiguousarray(records["rng"]).view(f"V{_RNG_BYTES}").ravel()
+        unwrapped = self._gym_env.unwrapped
+        step = self._gym_env.step
+        time_limit = self._time_limit
+        repeats = self.frameskip
+        columns: list[list] = [[], [], [], [], [], []]
+        new_states, observs, rewards, terminals, truncateds, infos = columns
+        for i, action in enumerate(actions):
+            kind = kinds[i]
+            unwrapped.state = (
+                physics[i] if kind == _FLOAT64_ARRAY else _physics_value(physics[i], kind)
+            )
+            if self._has_steps_beyond:
+                unwrapped.steps_beyond_terminated = (
+                    None if steps_beyond[i] == _NONE else steps_beyond[i]
+                )
+            if time_limit is not None:
+                time_limit._elapsed_steps = max(elapsed[i], 0)
+            if self._has_last_u:
+                unwrapped.last_u = last_us[i] if has_last_us[i] else None
+            rng = rngs[i].tobytes()
+            if rng != self._rng_bytes:
+                restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
+                self._rng_bytes = rng if self._cache_rng else None
+            reward, n_step, dt = 0.0, 0, dts[i]
+            for _ in range(dt * repeats):
+                obs, step_reward, terminal, truncated, info = step(action)
+                reward += step_reward
+                n_step += 1
+                if terminal or truncated:
+                    break
+            info = dict(info)
+            info["n_step"] = n_step
+            info["dt"] = dt
+            if want_state:
+                new_states.append(self.get_state())
+            observs.append(obs)
+            rewards.append(reward)
+            terminals.append(terminal)
+            truncateds.append(truncated)
+            infos.append(info)
+            if self.autoreset and (terminal or truncated):
+                self.reset(return_state=False)
+        return tuple(columns) if want_state else tuple(columns[1:])
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env (or its bare physics vector)."""

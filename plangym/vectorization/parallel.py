@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from typing import Any
 
 import cloudpickle
@@ -225,9 +226,9 @@ class ExternalProcess:
         return request_id
 
     def decode_step_reply(self, payload: tuple) -> tuple:
-        """Return ``(packed_states, infos, fallback)`` with the states' dtype restored."""
-        packed_states, infos, fallback = payload
-        return self._states_in.decode_states(packed_states), infos, fallback
+        """Return ``(packed_states, infos, fallback, times)`` with the states' dtype restored."""
+        packed_states, infos, fallback, times = payload
+        return self._states_in.decode_states(packed_states), infos, fallback, times
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
         """Call ``env.name(*args, **kwargs)`` in the worker; return a promise of the result."""
@@ -427,7 +428,7 @@ class BatchEnv:
         arrays = {f: buffer.array for f, buffer in buffers.items()}
         columns: list[list] = [[] for _ in range(6 if pending.return_state else 5)]
         for chunk in pending.chunks:
-            packed_states, infos, fallback = pending.results[chunk.worker]
+            packed_states, infos, fallback, _ = pending.results[chunk.worker]
             fixed = read_outputs(arrays, chunk.start, chunk.stop - chunk.start, fallback)
             parts = [*fixed, infos]
             if pending.return_state:
@@ -552,6 +553,9 @@ class ParallelEnv(VectorizedEnv):
     def setup_workers(self) -> None:
         """Start the worker processes (all at once) and wait until their envs are built."""
         context = mp.get_context(self._start_method)
+        # Workers must share the caller's resource tracker (inherited when it runs before
+        # they start); with one of their own, a worker's exit would unlink live buffers.
+        resource_tracker.ensure_running()
         constructor = self.create_env_callable()
         workers = [
             ExternalProcess(constructor, index=i, context=context, wait_ready=False)
@@ -564,7 +568,9 @@ class ParallelEnv(VectorizedEnv):
             for worker in workers:
                 worker.terminate()
             raise
-        space = self.plan_env.observation_space
+        # Envs without an observation space get float64 buffers; observations of another
+        # dtype then travel pickled (see transport.write_outputs), still exact.
+        space = getattr(self.plan_env, "observation_space", None)
         obs_dtype = getattr(space, "dtype", None) or np.float64
         self._batch_env = BatchEnv(workers, self.plan_env.obs_shape or (), obs_dtype)
 

@@ -73,7 +73,12 @@ class Channels:
 
 
 def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: tuple) -> tuple:
-    """Run a chunk of ``step_batch`` and write its fixed-shape outputs to shared memory."""
+    """Run a chunk of ``step_batch`` and write its fixed-shape outputs to shared memory.
+
+    Returns ``(packed_states, infos, fallback, (started, finished))``: the two times
+    (``time.perf_counter`` of this process) let the caller see compute apart from transport.
+    """
+    started = time.perf_counter()
     packed_actions, packed_states, dts, return_state, offset, specs = request
     # Attach first: the caller sends new buffer specs once, whether or not this chunk fails.
     arrays = outputs.arrays(specs)
@@ -88,7 +93,7 @@ def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: 
         packed_new = None
     *fixed_shape, infos = results
     fallback = write_outputs(arrays, offset, tuple(fixed_shape))
-    return packed_new, infos, fallback
+    return packed_new, infos, fallback, (started, time.perf_counter())
 
 
 def handle(
