@@ -214,9 +214,6 @@ class PlanEnv(ABC):
         [1, 2, 3]
         """
         actions, states, dts = self.check_batch(actions, states, dt)
-        if isinstance(actions, np.ndarray) and actions.ndim == 1 and actions.dtype.kind in "iu":
-            # Python ints: gymnasium's own action checks are several times faster on them.
-            actions = actions.tolist()
         want_state = return_state if return_state is not None else states is not None
         return self.run_batch(actions, states, dts, want_state)
 
@@ -284,6 +281,9 @@ class PlanEnv(ABC):
         if states is not None:
             for i, state in enumerate(states):
                 self.check_state(state, name=f"states[{i}]")
+        if isinstance(actions, np.ndarray) and actions.ndim == 1 and actions.dtype.kind in "iu":
+            # Python ints: gymnasium's own action checks are several times faster on them.
+            actions = actions.tolist()
         return actions, states, dts
 
     def check_state(self, state: Any, name: str = "state") -> None:

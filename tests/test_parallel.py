@@ -72,14 +72,18 @@ def random_states(env, n: int, seed: int = 0) -> list:
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])
 def cartpole(request):
-    env = plangym.make("CartPole-v1", n_workers=3, start_method=request.param)
+    env = plangym.make(
+        "CartPole-v1", n_workers=3, start_method=request.param, inline_small_batches=False
+    )
     yield env
     env.close()
 
 
 @pytest.fixture(scope="module")
 def pacman():
-    env = plangym.make("ALE/MsPacman-v5", n_workers=2, repeat_action_probability=0.25)
+    env = plangym.make(
+        "ALE/MsPacman-v5", n_workers=2, repeat_action_probability=0.25, inline_small_batches=False
+    )
     yield env
     env.close()
 
@@ -87,7 +91,13 @@ def pacman():
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
     marker = tmp_path_factory.mktemp("faults") / "die"
-    env = ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=2, die_marker=str(marker))
+    env = ParallelEnv(
+        FaultyCartPole,
+        "CartPole-v1",
+        n_workers=2,
+        die_marker=str(marker),
+        inline_small_batches=False,
+    )
     env.die_marker_path = marker
     yield env
     env.close()
@@ -140,6 +150,23 @@ def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole)
         for a in actions[[0, 3, 5][[2, 4, 6].index(chunk_end)] : chunk_end + 1]:
             local.step(a)
         assert_identical(column, local.step(1)[0])
+
+
+def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
+    env = plangym.make("CartPole-v1", n_workers=2)
+    states = random_states(env.plan_env, 8)
+    actions = [0, 1] * 4
+    expected = env.plan_env.step_batch(actions, states=states)
+    first = env.step_batch(actions, states=states)  # measured on the workers
+    assert env._costs.prefer_local(8) and not env._costs.prefer_local(100_000)
+    assert_identical(first, expected)
+    assert_identical(env.step_batch(actions, states=states), expected)
+    atari = plangym.make("ALE/Pong-v5", n_workers=2)
+    atari_states = random_states(atari.plan_env, 4)
+    atari.step_batch([0, 1, 2, 3], states=atari_states)
+    assert not atari._costs.prefer_local(4)  # 5 emulator frames outweigh a round trip
+    env.close()
+    atari.close()
 
 
 def test_async_api_and_its_errors(cartpole):

@@ -31,6 +31,7 @@ import cloudpickle
 import numpy as np
 
 from plangym.core import PlanEnv
+from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv, chunk_bounds
 from plangym.vectorization.errors import (
     AlreadyPendingCallError,
@@ -513,6 +514,9 @@ class ParallelEnv(VectorizedEnv):
         n_workers: Number of worker processes.
         blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
             with ``step_batch_async``).
+        inline_small_batches: Step a batch that carries states in the calling process when
+            the measured costs say a round trip to the workers would take longer (see
+            :mod:`plangym.vectorization.costs`); results are the same either way.
         start_method: "fork", "spawn" or "forkserver"; None uses multiprocessing's default.
         kwargs: Passed to ``env_class``.
     """
@@ -527,9 +531,12 @@ class ParallelEnv(VectorizedEnv):
         n_workers: int = 8,
         blocking: bool = False,
         start_method: str | None = None,
+        inline_small_batches: bool = True,
         **kwargs: Any,
     ):
         self.blocking = blocking
+        self.inline_small_batches = inline_small_batches
+        self._costs = DispatchCosts(n_workers)
         self._start_method = start_method
         self._batch_env: BatchEnv | None = None
         self._pending: PendingBatch | None = None
@@ -601,14 +608,36 @@ class ParallelEnv(VectorizedEnv):
         return super().step_batch(actions, states=states, dt=dt, return_state=return_state)
 
     def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
-        """Dispatch a checked batch and wait for it."""
+        """Step a checked batch where it is cheapest (here for a few cheap states)."""
         batch_env = self.batch_env
+        started = time.perf_counter()
+        if (
+            states is not None
+            and self.inline_small_batches
+            and self._costs.prefer_local(len(actions))
+        ):
+            result = self.plan_env.run_batch(actions, states, dts, return_state)
+            self._costs.record_local(len(actions), time.perf_counter() - started)
+            return result
         pending = batch_env.dispatch(actions, states, dts, return_state)
         try:
-            return batch_env.gather(pending)
+            result = batch_env.gather(pending)
         except KeyboardInterrupt:
             batch_env.abandon(pending)
             raise
+        self._learn_costs(pending, time.perf_counter() - started)
+        return result
+
+    def _learn_costs(self, pending: PendingBatch, wall_s: float) -> None:
+        if pending.chunks:
+            chunk_size, compute_s = max(
+                (
+                    c.stop - c.start,
+                    pending.results[c.worker][3][1] - pending.results[c.worker][3][0],
+                )
+                for c in pending.chunks
+            )
+            self._costs.record_remote(chunk_size, compute_s, wall_s)
 
     def step_batch_async(
         self,
