@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
+from multiprocessing.connection import wait
 from typing import Any
 
 import cloudpickle
@@ -374,11 +375,22 @@ class BatchEnv:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         errors: list[BaseException] = []
-        for chunk in pending.chunks:
-            while chunk.worker not in pending.results:
-                if not self.workers[chunk.worker].poll(deadline):
+        while len(pending.results) < len(pending.chunks):
+            waiting = {
+                self.workers[c.worker].connection: c
+                for c in pending.chunks
+                if c.worker not in pending.results
+            }
+            if len(waiting) == 1 and deadline is None:
+                ready = list(waiting)  # a blocking read returns on the reply or on EOF
+            else:
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                ready = wait(list(waiting), remaining)
+                if not ready:
                     self._abandon_on_timeout(pending, timeout)
-                self._collect(chunk, pending, errors)
+            # Each chunk is decoded as it arrives, while the other workers still compute.
+            for connection in ready:
+                self._collect(waiting[connection], pending, errors)
         if errors:
             raise errors[0]
         return self._assemble(pending)
@@ -407,7 +419,12 @@ class BatchEnv:
         if reply[0] != chunk.request_id:
             return  # a late reply to an abandoned request
         try:
-            pending.results[chunk.worker] = worker.decode_step_reply(unwrap_reply(reply))
+            packed_states, infos, fallback, times = worker.decode_step_reply(unwrap_reply(reply))
+            columns = read_outputs(self._arrays(), chunk.start, chunk.stop - chunk.start, fallback)
+            columns.append(infos)
+            if pending.return_state:
+                columns.insert(0, unpack_states(packed_states))
+            pending.results[chunk.worker] = (columns, times)
         except BaseException as error:  # re-raised once the other workers are done
             pending.results[chunk.worker] = None
             errors.append(error)
@@ -424,17 +441,13 @@ class BatchEnv:
             ) from crash
         chunk.request_id = worker.send_step_batch(*chunk.request)
 
+    def _arrays(self) -> dict[str, np.ndarray]:
+        return {f: buffer.array for f, buffer in self._resources.outputs.buffers.items()}
+
     def _assemble(self, pending: PendingBatch) -> tuple[list, ...]:
-        buffers = self._resources.outputs.buffers
-        arrays = {f: buffer.array for f, buffer in buffers.items()}
         columns: list[list] = [[] for _ in range(6 if pending.return_state else 5)]
         for chunk in pending.chunks:
-            packed_states, infos, fallback, _ = pending.results[chunk.worker]
-            fixed = read_outputs(arrays, chunk.start, chunk.stop - chunk.start, fallback)
-            parts = [*fixed, infos]
-            if pending.return_state:
-                parts.insert(0, unpack_states(packed_states))
-            for column, part in zip(columns, parts, strict=True):
+            for column, part in zip(columns, pending.results[chunk.worker][0], strict=True):
                 column.extend(part)
         return tuple(columns)
 
@@ -630,12 +643,9 @@ class ParallelEnv(VectorizedEnv):
 
     def _learn_costs(self, pending: PendingBatch, wall_s: float) -> None:
         if pending.chunks:
+            times = {c.worker: pending.results[c.worker][1] for c in pending.chunks}
             chunk_size, compute_s = max(
-                (
-                    c.stop - c.start,
-                    pending.results[c.worker][3][1] - pending.results[c.worker][3][0],
-                )
-                for c in pending.chunks
+                (c.stop - c.start, times[c.worker][1] - times[c.worker][0]) for c in pending.chunks
             )
             self._costs.record_remote(chunk_size, compute_s, wall_s)
 
