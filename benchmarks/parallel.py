@@ -8,13 +8,14 @@ Workloads (2 workers):
   half the states at the same time; plangym 0.1.32's ParallelEnv (frameskip=1, dt=5).
 * W2 CartPole-v1, batch 4096, dt 1, states returned: against plangym 0.1.32's ParallelEnv
   and our sequential ``step_batch``.
-* W3 latency: batch of 8 CartPole states on 2 workers, microseconds per call.
+* W3 latency: batch of 8 CartPole states on 2 workers, microseconds per call (with the
+  default dispatch policy, and with ``inline_small_batches=False``).
 * Cost per transition against batch size (16..4096), CartPole.
 
-plangym 0.1.32 runs in its own virtualenv (``make bench-baseline`` builds
-``.venv-plangym01``); pass ``--baseline-python`` to point elsewhere, or leave it missing to
-skip those rows. Rates are medians of interleaved rounds; the table reports ratios, which
-survive the noise of a shared machine better than absolute times.
+Every reference stays alive for the whole run and is timed one round at a time, in turn
+with ours, so a slow spell of the shared machine hits all of them alike; rates are
+medians over the rounds. plangym 0.1.32 runs in its own virtualenv (``make bench-baseline``
+builds ``.venv-plangym01``); without it those rows are skipped.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import multiprocessing as mp
 import platform
 import statistics
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -37,13 +37,10 @@ import plangym
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def median_rate(function, work: int, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return work / statistics.median(times)
+def timed(function) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
 
 
 def cartpole_states(env, n: int) -> list:
@@ -68,8 +65,8 @@ def pacman_states(env, n: int) -> list:
     return states
 
 
-def raw_ale_loop(states_bytes: list[bytes], actions: list[int], rounds: int, queue) -> None:
-    """One process of the raw limit: a tight loop over the ALE itself."""
+def raw_ale_loop(states_bytes: list[bytes], actions: list[int], go, done) -> None:
+    """One process of the raw limit: a tight ALE loop, one round per message on ``go``."""
     import ale_py
     import gymnasium as gym
 
@@ -79,8 +76,8 @@ def raw_ale_loop(states_bytes: list[bytes], actions: list[int], rounds: int, que
     ale = env.unwrapped.ale
     action_set = env.unwrapped._action_set
     ale_states = [ale_py.ALEState(blob) for blob in states_bytes]
-    times = []
-    for _ in range(rounds):
+    done.put(0.0)
+    while go.get():
         start = time.perf_counter()
         for state, action in zip(ale_states, actions, strict=True):
             ale.restoreState(state)
@@ -88,142 +85,211 @@ def raw_ale_loop(states_bytes: list[bytes], actions: list[int], rounds: int, que
                 ale.act(action_set[action])
             ale.cloneState(include_rng=True)
             ale.getScreenRGB()
-        times.append(time.perf_counter() - start)
-    queue.put(statistics.median(times))
+        done.put(time.perf_counter() - start)
 
 
-def raw_limit(states: list, actions: np.ndarray, rounds: int) -> float:
-    """Frames/s of two raw ALE loops running at the same time, each on half the batch."""
-    from plangym.videogames.atari import TRAILER_SIZE
+class RawLimit:
+    """Two raw ALE loops in their own processes, started together for each round."""
 
-    blobs = [state[:-TRAILER_SIZE].tobytes() for state in states]
-    half = len(blobs) // 2
-    context = mp.get_context("spawn")
-    queue = context.Queue()
-    processes = [
-        context.Process(target=raw_ale_loop, args=(part, acts, rounds, queue))
-        for part, acts in (
-            (blobs[:half], actions[:half].tolist()),
-            (blobs[half:], actions[half:].tolist()),
+    def __init__(self, states: list, actions: np.ndarray):
+        from plangym.videogames.atari import TRAILER_SIZE
+
+        blobs = [state[:-TRAILER_SIZE].tobytes() for state in states]
+        half = len(blobs) // 2
+        context = mp.get_context("spawn")
+        self.done = context.Queue()
+        self.gos = [context.Queue(), context.Queue()]
+        parts = [(blobs[:half], actions[:half].tolist()), (blobs[half:], actions[half:].tolist())]
+        self.processes = [
+            context.Process(target=raw_ale_loop, args=(*part, go, self.done))
+            for part, go in zip(parts, self.gos, strict=True)
+        ]
+        for process in self.processes:
+            process.start()
+        for _ in self.processes:
+            self.done.get()
+
+    def round(self) -> float:
+        """Seconds until both loops finished one pass over their half."""
+        for go in self.gos:
+            go.put(True)
+        return max(self.done.get() for _ in self.processes)
+
+    def close(self) -> None:
+        for go in self.gos:
+            go.put(False)
+        for process in self.processes:
+            process.join()
+
+
+class Baseline:
+    """plangym 0.1.32 in its own interpreter, timed one round at a time."""
+
+    def __init__(self, python: Path):
+        self.process = subprocess.Popen(
+            [str(python), str(ROOT / "benchmarks" / "plangym01_driver.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd="/",
         )
-    ]
-    for process in processes:
-        process.start()
-    slowest = max(queue.get() for _ in processes)
-    for process in processes:
-        process.join()
-    return len(states) * 5 / slowest
+        self.version = json.loads(self.process.stdout.readline())["version"]
+
+    def rate(self, workload: str) -> float:
+        self.process.stdin.write(workload + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())["rate"]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
-def baseline(python: Path | None, rounds: int) -> dict:
-    if python is None or not python.exists():
-        return {}
-    done = subprocess.run(
-        [str(python), str(ROOT / "benchmarks" / "plangym01_driver.py"), str(rounds)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-        cwd="/",
-    )
-    if done.returncode != 0:
-        print(f"plangym 0.1.32 baseline failed:\n{done.stderr[-2000:]}", file=sys.stderr)
-        return {}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def median(values: list[float]) -> float:
+    return statistics.median(values)
 
 
-def transition_cost(parallel, single, states, actions, rounds) -> tuple[str, str, str]:
-    """Microseconds per transition for one batch size, parallel against single process."""
-    size = len(states)
-    ours = median_rate(lambda: parallel.step_batch(actions, states=states), size, rounds)
-    alone = median_rate(lambda: single.step_batch(actions, states=states), size, rounds)
-    measure = "us per transition: parallel / single"
-    return (f"CartPole batch {size}", measure, f"{1e6 / ours:.1f} / {1e6 / alone:.1f}")
+def run(rounds: int, baseline_python: Path) -> list[tuple[str, str, str]]:
+    base = Baseline(baseline_python) if baseline_python.exists() else None
+    try:
+        return atari_rows(rounds, base) + cartpole_rows(rounds, base)
+    finally:
+        if base:
+            base.close()
 
 
-def run(rounds: int, baseline_python: Path | None) -> list[tuple[str, str, str]]:
+def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]:
+    """W1."""
     rows: list[tuple[str, str, str]] = []
-    base = baseline(baseline_python, rounds)
-
-    # W1
     parallel = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=5)
     single = parallel.plan_env
     states = pacman_states(single, 256)
     actions = np.random.default_rng(1).integers(single.n_actions, size=256)
+    raw = RawLimit(states, actions)
     parallel.step_batch(actions, states=states)
-    ours = median_rate(lambda: parallel.step_batch(actions, states=states), 256 * 5, rounds)
-    sequential = median_rate(lambda: single.step_batch(actions, states=states), 256 * 5, rounds)
+    frames = 256 * 5
+    samples: dict[str, list[float]] = {"ours": [], "single": [], "raw": [], "base": []}
+    for _ in range(rounds):
+        samples["ours"].append(frames / timed(lambda: parallel.step_batch(actions, states=states)))
+        samples["raw"].append(frames / raw.round())
+        samples["single"].append(frames / timed(lambda: single.step_batch(actions, states=states)))
+        if base:
+            samples["base"].append(base.rate("w1"))
+    raw.close()
     parallel.close()
-    limit = raw_limit(states, actions, rounds)
+    ours, limit = median(samples["ours"]), median(samples["raw"])
     rows += [
         ("W1 MsPacman 256x5", "ParallelEnv frames/s", f"{ours:,.0f}"),
-        ("W1 MsPacman 256x5", "single-process frames/s", f"{sequential:,.0f}"),
         ("W1 MsPacman 256x5", "raw limit (2 raw ALE loops) frames/s", f"{limit:,.0f}"),
+        ("W1 MsPacman 256x5", "single-process frames/s", f"{median(samples['single']):,.0f}"),
         ("W1 MsPacman 256x5", "ParallelEnv / raw limit", f"{ours / limit:.2f}"),
-        ("W1 MsPacman 256x5", "ParallelEnv / single process", f"{ours / sequential:.2f}"),
     ]
     if base:
+        plangym01 = median(samples["base"])
         rows += [
-            (
-                "W1 MsPacman 256x5",
-                "plangym 0.1.32 ParallelEnv frames/s",
-                f"{base['w1_frames_s']:,.0f}",
-            ),
-            (
-                "W1 MsPacman 256x5",
-                "ParallelEnv / plangym 0.1.32",
-                f"{ours / base['w1_frames_s']:.2f}",
-            ),
+            ("W1 MsPacman 256x5", "plangym 0.1.32 ParallelEnv frames/s", f"{plangym01:,.0f}"),
+            ("W1 MsPacman 256x5", "ParallelEnv / plangym 0.1.32", f"{ours / plangym01:.2f}"),
         ]
+    return rows
 
-    # W2 and W3
+
+def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]:
+    """W2, W3 and the cost per transition against batch size."""
+    rows: list[tuple[str, str, str]] = []
     parallel = plangym.make("CartPole-v1", n_workers=2)
+    workers_only = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
     single = parallel.plan_env
     states = cartpole_states(single, 4096)
     actions = np.arange(4096) % 2
     parallel.step_batch(actions, states=states)
-    ours = median_rate(lambda: parallel.step_batch(actions, states=states), 4096, rounds)
-    sequential = median_rate(lambda: single.step_batch(actions, states=states), 4096, rounds)
+    samples = {"ours": [], "single": [], "base": [], "base_single": []}
+    for _ in range(rounds):
+        samples["ours"].append(4096 / timed(lambda: parallel.step_batch(actions, states=states)))
+        samples["single"].append(4096 / timed(lambda: single.step_batch(actions, states=states)))
+        if base:
+            samples["base"].append(base.rate("w2"))
+            samples["base_single"].append(base.rate("w2_sequential"))
+    ours = median(samples["ours"])
     rows += [
         ("W2 CartPole 4096", "ParallelEnv steps/s", f"{ours:,.0f}"),
-        ("W2 CartPole 4096", "single-process steps/s", f"{sequential:,.0f}"),
-        ("W2 CartPole 4096", "ParallelEnv / single process", f"{ours / sequential:.2f}"),
+        ("W2 CartPole 4096", "single-process steps/s", f"{median(samples['single']):,.0f}"),
+        (
+            "W2 CartPole 4096",
+            "ParallelEnv / single process",
+            f"{ours / median(samples['single']):.2f}",
+        ),
     ]
     if base:
+        plangym01 = median(samples["base"])
         rows += [
+            ("W2 CartPole 4096", "plangym 0.1.32 ParallelEnv steps/s", f"{plangym01:,.0f}"),
             (
                 "W2 CartPole 4096",
-                "plangym 0.1.32 ParallelEnv steps/s",
-                f"{base['w2_parallel_steps_s']:,.0f}",
+                "plangym 0.1.32 sequential steps/s",
+                f"{median(samples['base_single']):,.0f}",
             ),
-            (
-                "W2 CartPole 4096",
-                "ParallelEnv / plangym 0.1.32",
-                f"{ours / base['w2_parallel_steps_s']:.2f}",
-            ),
+            ("W2 CartPole 4096", "ParallelEnv / plangym 0.1.32", f"{ours / plangym01:.2f}"),
         ]
+
+    # W3 -------------------------------------------------------------------------------------
     small_states, small_actions = states[:8], actions[:8]
     calls = 200
-    for _ in range(20):
-        parallel.step_batch(small_actions, states=small_states)
-    per_call = 1e6 / median_rate(
-        lambda: [parallel.step_batch(small_actions, states=small_states) for _ in range(calls)],
-        calls,
-        rounds,
-    )
-    rows.append(("W3 CartPole batch 8", "ParallelEnv us per call", f"{per_call:,.0f}"))
+
+    def latency(env) -> float:
+        return (
+            timed(
+                lambda: [env.step_batch(small_actions, states=small_states) for _ in range(calls)]
+            )
+            / calls
+            * 1e6
+        )
+
+    for env in (parallel, workers_only):
+        for _ in range(20):
+            env.step_batch(small_actions, states=small_states)
+    samples = {"ours": [], "workers": [], "base": []}
+    for _ in range(rounds):
+        samples["ours"].append(latency(parallel))
+        samples["workers"].append(latency(workers_only))
+        if base:
+            samples["base"].append(1e6 / base.rate("w3"))
+    rows += [
+        ("W3 CartPole batch 8", "ParallelEnv us per call", f"{median(samples['ours']):,.0f}"),
+        (
+            "W3 CartPole batch 8",
+            "  same, always on the workers",
+            f"{median(samples['workers']):,.0f}",
+        ),
+    ]
     if base:
+        plangym01 = median(samples["base"])
         rows += [
-            ("W3 CartPole batch 8", "plangym 0.1.32 us per call", f"{base['w3_us_per_call']:,.0f}"),
+            ("W3 CartPole batch 8", "plangym 0.1.32 us per call", f"{plangym01:,.0f}"),
             (
                 "W3 CartPole batch 8",
                 "plangym 0.1.32 / ParallelEnv",
-                f"{base['w3_us_per_call'] / per_call:.2f}",
+                f"{plangym01 / median(samples['ours']):.2f}",
             ),
         ]
+
+    # Cost per transition ----------------------------------------------------------------------
     for size in (16, 64, 256, 1024, 4096):
-        rows.append(transition_cost(parallel, single, states[:size], actions[:size], rounds))
+        ours_s, alone_s = [], []
+        for _ in range(rounds):
+            for env, times in ((workers_only, ours_s), (single, alone_s)):
+                start = time.perf_counter()
+                env.step_batch(actions[:size], states=states[:size])
+                times.append(time.perf_counter() - start)
+        rows.append(
+            (
+                f"CartPole batch {size}",
+                "us/transition: 2 workers / single",
+                f"{median(ours_s) / size * 1e6:.1f} / {median(alone_s) / size * 1e6:.1f}",
+            )
+        )
     parallel.close()
+    workers_only.close()
     return rows
 
 
@@ -239,7 +305,7 @@ def main() -> None:
     print(
         f"machine: {platform.machine()}, {mp.cpu_count()} cores, "
         f"{platform.python_implementation()} {platform.python_version()}, "
-        f"plangym {plangym.__version__}, {args.rounds} rounds"
+        f"plangym {plangym.__version__}, {args.rounds} interleaved rounds"
     )
     print(f"| {'workload':<20} | {'measure':<38} | {'value':>15} |")
     print(f"|{'-' * 22}|{'-' * 40}|{'-' * 17}|")

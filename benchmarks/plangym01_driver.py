@@ -1,8 +1,9 @@
 """Measure plangym 0.1.32 on the parallel workloads; run with ITS interpreter, not ours.
 
 ``benchmarks/parallel.py`` starts this script with the Python of a separate virtualenv that
-has ``plangym==0.1.32`` (``make bench-baseline`` builds it) and reads one JSON line back.
-Nothing here is imported by plangym or its tests.
+has ``plangym==0.1.32`` (``make bench-baseline`` builds it), then asks it for one timed
+round at a time ("w1", "w2", "w2_sequential", "w3" on stdin; a JSON rate on stdout), so its
+rounds interleave with ours. Nothing here is imported by plangym or its tests.
 """
 
 from __future__ import annotations
@@ -36,38 +37,15 @@ def rate(function, work: int, rounds: int) -> float:
 
 
 def main() -> None:
+    """Set up the three workloads, then time one round of each one named on stdin."""
     warnings.simplefilter("ignore")
     import plangym
-
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    results = {"version": plangym.__version__}
 
     single = plangym.make("CartPole-v1")
     parallel = plangym.make("CartPole-v1", n_workers=2)
     states = cartpole_states(single, 4096)
     actions = np.arange(4096) % 2
-    parallel.step_batch(actions, states=states, return_state=True)
-    results["w2_parallel_steps_s"] = rate(
-        lambda: parallel.step_batch(actions, states=states, return_state=True), 4096, rounds
-    )
-    results["w2_sequential_steps_s"] = rate(
-        lambda: single.step_batch(actions, states=states, return_state=True), 4096, rounds
-    )
     small_states, small_actions = states[:8], actions[:8]
-    for _ in range(20):
-        parallel.step_batch(small_actions, states=small_states, return_state=True)
-    calls = 200
-    per_call = 1 / rate(
-        lambda: [
-            parallel.step_batch(small_actions, states=small_states, return_state=True)
-            for _ in range(calls)
-        ],
-        calls,
-        rounds,
-    )
-    results["w3_us_per_call"] = per_call * 1e6
-    parallel.close()
-
     # W1: frameskip applied once by giving plangym 0.1 frameskip=1 and dt=5.
     atari = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=1)
     local = plangym.make("ALE/MsPacman-v5", frameskip=1)
@@ -78,14 +56,33 @@ def main() -> None:
         state = local.step(int(rng.integers(9)), state=state, return_state=True)[0]
         pacman_states.append(state)
     pacman_actions = rng.integers(9, size=256)
-    atari.step_batch(pacman_actions, states=pacman_states, dt=5, return_state=True)
-    results["w1_frames_s"] = rate(
-        lambda: atari.step_batch(pacman_actions, states=pacman_states, dt=5, return_state=True),
-        256 * 5,
-        rounds,
-    )
+    calls = 200
+    workloads = {
+        "w1": (
+            lambda: atari.step_batch(pacman_actions, states=pacman_states, dt=5, return_state=True),
+            256 * 5,
+        ),
+        "w2": (lambda: parallel.step_batch(actions, states=states, return_state=True), 4096),
+        "w2_sequential": (
+            lambda: single.step_batch(actions, states=states, return_state=True),
+            4096,
+        ),
+        "w3": (
+            lambda: [
+                parallel.step_batch(small_actions, states=small_states, return_state=True)
+                for _ in range(calls)
+            ],
+            calls,
+        ),
+    }
+    for function, _ in workloads.values():
+        function()  # warm up
+    print(json.dumps({"version": plangym.__version__}), flush=True)
+    for line in sys.stdin:
+        function, work = workloads[line.strip()]
+        print(json.dumps({"rate": rate(function, work, 1)}), flush=True)
+    parallel.close()
     atari.close()
-    print(json.dumps(results))
 
 
 if __name__ == "__main__":

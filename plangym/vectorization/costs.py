@@ -6,6 +6,11 @@ transitions the round trip dominates: stepping them in the calling process, with
 local env, is faster and gives the same results. :class:`DispatchCosts` keeps smoothed
 estimates of both costs from the batches actually run and says which way is cheaper.
 
+Only small batches (at most :attr:`DispatchCosts.max_inline` elements) are considered:
+the overhead of a round trip grows with the batch (packing, copies), which a one-number
+model would misjudge for large ones. And every :attr:`DispatchCosts.probe_every`-th small
+batch still goes to the workers, so their estimate never goes stale.
+
 >>> costs = DispatchCosts(n_workers=2)
 >>> costs.prefer_local(8)          # nothing measured yet: use the workers
 False
@@ -22,9 +27,13 @@ import math
 class DispatchCosts:
     """Smoothed per-element env cost and per-call round-trip overhead of the workers."""
 
+    max_inline = 64
+    probe_every = 32
+
     def __init__(self, n_workers: int, smoothing: float = 0.3):
         self.n_workers = n_workers
         self.smoothing = smoothing
+        self._local_runs = 0
         self.per_element: float | None = None  # seconds of env work per element
         self.overhead: float | None = None  # seconds a round trip adds to the work
 
@@ -44,8 +53,11 @@ class DispatchCosts:
 
     def prefer_local(self, size: int) -> bool:
         """Whether ``size`` elements are expected to step faster here than on the workers."""
-        if self.per_element is None or self.overhead is None:
+        if self.per_element is None or self.overhead is None or size > self.max_inline:
             return False
+        self._local_runs += 1
+        if self._local_runs % self.probe_every == 0:
+            return False  # measure the workers again
         local = size * self.per_element
         remote = self.overhead + math.ceil(size / self.n_workers) * self.per_element
         return local < remote
