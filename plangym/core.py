@@ -313,26 +313,18 @@ class PlanEnv(ABC):
         Returns ``(obs, reward, terminal, truncated, info)`` of the last underlying step with
         the rewards summed, ``info["n_step"]`` (underlying steps applied) and ``info["dt"]``.
         """
-        reward = 0.0
-        n_step = 0
-        for _ in range(dt * self.frameskip):
-            data = self.apply_action(action)
-            if len(data) == 4:  # environments written for the old gym API
-                obs, step_reward, terminal, info = data
-                truncated = False
-            else:
-                obs, step_reward, terminal, truncated, info = data
-            obs, step_reward, terminal, truncated, info = self.process_apply_action(
-                obs, step_reward, terminal, truncated, info
-            )
-            reward += step_reward
-            n_step += 1
-            if terminal or truncated:
-                break
-        info = dict(info)
-        info["n_step"] = n_step
+        obs, reward, terminal, truncated, info = repeat_action(
+            self._underlying_step, action, dt * self.frameskip
+        )
         info["dt"] = dt
         return obs, reward, terminal, truncated, info
+
+    def _underlying_step(self, action: Any) -> tuple:
+        data = self.apply_action(action)
+        if len(data) == 4:  # environments written for the old gym API
+            obs, reward, terminal, info = data
+            data = (obs, reward, terminal, False, info)
+        return self.process_apply_action(*data)
 
     # Hooks for subclasses -------------------------------------------------------------------
     def process_apply_action(self, obs, reward, terminal, truncated, info) -> tuple:
@@ -672,6 +664,24 @@ class PlangymEnv(PlanEnv):
     def get_grayscale_obs(self, obs, **kwargs):
         """Observation for ``obs_type="grayscale"``."""
         return to_grayscale(self.get_rgb_obs(obs, **kwargs))
+
+
+def repeat_action(step: Callable[[Any], tuple], action: Any, times: int) -> tuple:
+    """Call ``step(action)`` up to ``times`` times, stopping when the episode ends.
+
+    Returns the last ``(obs, reward, terminal, truncated, info)`` with the rewards summed
+    and ``info["n_step"]``, the number of calls made.
+    """
+    reward, n_step = 0.0, 0
+    for _ in range(times):
+        obs, step_reward, terminal, truncated, info = step(action)
+        reward += step_reward
+        n_step += 1
+        if terminal or truncated:
+            break
+    info = dict(info)
+    info["n_step"] = n_step
+    return obs, reward, terminal, truncated, info
 
 
 # process_obs implementations known to return the observation unchanged.

@@ -164,3 +164,39 @@ def test_early_termination_counts_the_steps_applied():
     *_, terminal, _, info = env.step(1, state=state, dt=100)
     assert terminal
     assert 1 <= info["n_step"] < 400 and info["dt"] == 100
+
+
+@pytest.mark.parametrize("name", plangym.environment_names.CLASSIC_CONTROL)
+@pytest.mark.parametrize("remove_time_limit", [True, False])
+def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
+    """Plain classic-control batches skip per-step dispatch; results must not change."""
+    from plangym.core import PlanEnv
+
+    env = ClassicControl(name, frameskip=2, remove_time_limit=remove_time_limit)
+    assert env._batch_in_bulk
+    env.seed(1)
+    env.reset()
+    states = []
+    for _ in range(300):
+        if env.step(env.sample_action())[3]:
+            env.reset()
+        states.append(env.get_state())
+    actions = [env.sample_action() for _ in range(300)]
+    dts = np.random.default_rng(0).integers(1, 5, size=300).tolist()
+    env.set_state(states[0])
+    bulk = env.step_batch(actions, states=states, dt=dts)
+    env.set_state(states[0])
+    generic = PlanEnv.run_batch(env, actions, states, dts, True)
+    assert_identical(bulk, generic)
+    assert any(bulk[3]) or any(bulk[4]) or name.startswith(("Mountain", "Acrobot", "Pendulum"))
+
+
+def test_overridden_hooks_take_the_generic_path():
+    class Doubled(ClassicControl):
+        def process_reward(self, reward, **kwargs):
+            return 2 * reward
+
+    env = Doubled("CartPole-v1")
+    assert not env._batch_in_bulk
+    state, *_ = env.reset()
+    assert env.step_batch([0, 1], states=[state, state])[2] == [2.0, 2.0]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.core import PlanEnv, PlangymEnv
+from plangym.core import PlanEnv, PlangymEnv, repeat_action
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
 from plangym.validation import describe
@@ -227,16 +227,8 @@ class ClassicControl(PlangymEnv):
             if rng != self._rng_bytes:
                 restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
                 self._rng_bytes = rng if self._cache_rng else None
-            reward, n_step, dt = 0.0, 0, dts[i]
-            for _ in range(dt * repeats):
-                obs, step_reward, terminal, truncated, info = step(action)
-                reward += step_reward
-                n_step += 1
-                if terminal or truncated:
-                    break
-            info = dict(info)
-            info["n_step"] = n_step
-            info["dt"] = dt
+            obs, reward, terminal, truncated, info = repeat_action(step, action, dts[i] * repeats)
+            info["dt"] = dts[i]
             if want_state:
                 new_states.append(self.get_state())
             observs.append(obs)
