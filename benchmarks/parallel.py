@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from workloads import cartpole_states, game_states
 
 import plangym
 
@@ -41,28 +42,6 @@ def timed(function) -> float:
     start = time.perf_counter()
     function()
     return time.perf_counter() - start
-
-
-def cartpole_states(env, n: int) -> list:
-    env.seed(0)
-    env.reset()
-    states = []
-    for i in range(n):
-        if env.step(i % 2)[2]:
-            env.reset()
-        states.append(env.get_state())
-    return states
-
-
-def pacman_states(env, n: int) -> list:
-    env.seed(0)
-    env.reset()
-    rng = np.random.default_rng(0)
-    states = []
-    for _ in range(n):
-        env.step(int(rng.integers(env.n_actions)))
-        states.append(env.get_state())
-    return states
 
 
 def raw_ale_loop(states_bytes: list[bytes], actions: list[int], go, done) -> None:
@@ -164,7 +143,7 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
     rows: list[tuple[str, str, str]] = []
     parallel = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=5)
     single = parallel.plan_env
-    states = pacman_states(single, 256)
+    states = game_states(single, 256)
     actions = np.random.default_rng(1).integers(single.n_actions, size=256)
     raw = RawLimit(states, actions)
     parallel.step_batch(actions, states=states)

@@ -23,19 +23,9 @@ import time
 import warnings
 
 import numpy as np
+from workloads import cartpole_states, game_states
 
 import plangym
-
-
-def atari_states(env, n: int, seed: int = 0) -> list:
-    env.seed(seed)
-    env.reset()
-    rng = np.random.default_rng(seed)
-    states = []
-    for _ in range(n):
-        env.step(int(rng.integers(env.n_actions)))
-        states.append(env.get_state())
-    return states
 
 
 def time_call(function) -> float:
@@ -55,7 +45,7 @@ def side_by_side(first, second, rounds: int, work: int) -> tuple[float, float]:
 
 def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     env = plangym.make("ALE/MsPacman-v5", frameskip=5)
-    states = atari_states(env, batch)
+    states = game_states(env, batch)
     actions = np.random.default_rng(1).integers(env.n_actions, size=batch)
     ale = env.ale
     ale_actions = env.gym_env.unwrapped._action_set
@@ -87,12 +77,7 @@ def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
 
 def bench_cartpole(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     env = plangym.make("CartPole-v1")
-    env.reset()
-    states = []
-    for i in range(batch):
-        if env.step(i % 2)[2]:
-            env.reset()
-        states.append(env.get_state())
+    states = cartpole_states(env, batch)
     actions = np.arange(batch) % 2
     unwrapped = env.gym_env.unwrapped
     physics = [state["physics"].copy() for state in states]
