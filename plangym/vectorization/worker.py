@@ -85,7 +85,8 @@ def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: 
     packed_states = channels.incoming.decode_states(packed_states)
     states = None if packed_states is None else unpack_states(packed_states)
     actions = unpack_actions(packed_actions)
-    results = env.step_batch(actions, states=states, dt=dts, return_state=return_state)
+    # The caller's local env, built by the same constructor, checked these inputs already.
+    results = env.run_batch(actions, states, dts, return_state)
     if return_state:
         new_states, *results = results
         packed_new = channels.outgoing.encode_states(pack_states(new_states))
