@@ -305,7 +305,6 @@ class PendingBatch:
     """A dispatched ``step_batch`` whose results have not been collected yet."""
 
     chunks: list[Chunk]
-    size: int
     return_state: bool
     has_states: bool
     results: dict[int, Any] = field(default_factory=dict)
@@ -354,7 +353,7 @@ class BatchEnv:
             packed = None if states is None else pack_states(states[start:stop])
             request = (actions[start:stop], packed, dts[start:stop], return_state, start, specs)
             chunks.append(Chunk(worker, start, stop, request))
-        pending = PendingBatch(chunks, n, return_state, states is not None)
+        pending = PendingBatch(chunks, return_state, states is not None)
         for chunk in chunks:
             self._send_chunk(chunk, pending)
         return pending
