@@ -28,7 +28,7 @@ class DispatchCosts:
     """Smoothed per-element env cost and per-call round-trip overhead of the workers."""
 
     max_inline = 64
-    probe_every = 32
+    probe_every = 256
 
     def __init__(self, n_workers: int, smoothing: float = 0.3):
         self.n_workers = n_workers

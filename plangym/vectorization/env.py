@@ -178,6 +178,10 @@ class VectorizedEnv(PlanEnv):
         """Check a state with the local env."""
         self.plan_env.check_state(state, name=name)
 
+    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
+        """Check a batch with the local env (its own fast paths included)."""
+        return self.plan_env.check_batch(actions, states, dt)
+
     # Batches --------------------------------------------------------------------------------
     def step_batch(
         self,
