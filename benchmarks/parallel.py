@@ -34,7 +34,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from workloads import cartpole_states, game_states
+from workloads import cartpole_states, game_states, raw_ale_pass
 
 import plangym
 
@@ -61,12 +61,7 @@ def raw_ale_loop(states_bytes: list[bytes], actions: list[int], go, done) -> Non
     done.put(0.0)
     while go.get():
         start = time.perf_counter()
-        for state, action in zip(ale_states, actions, strict=True):
-            ale.restoreState(state)
-            for _ in range(5):
-                ale.act(action_set[action])
-            ale.cloneState(include_rng=True)
-            ale.getScreenRGB()
+        raw_ale_pass(ale, action_set, ale_states, actions)
         done.put(time.perf_counter() - start)
 
 

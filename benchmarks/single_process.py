@@ -23,7 +23,7 @@ import time
 import warnings
 
 import numpy as np
-from workloads import cartpole_states, game_states
+from workloads import cartpole_states, game_states, raw_ale_pass
 
 import plangym
 
@@ -56,12 +56,7 @@ def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
         raw_states.append(ale.cloneState(include_rng=True))
 
     def raw():
-        for state, action in zip(raw_states, actions, strict=True):
-            ale.restoreState(state)
-            for _ in range(5):
-                ale.act(ale_actions[action])
-            ale.cloneState(include_rng=True)
-            ale.getScreenRGB()
+        raw_ale_pass(ale, ale_actions, raw_states, actions)
 
     def ours():
         env.step_batch(actions, states=states)

@@ -27,3 +27,13 @@ def game_states(env, n: int, seed: int = 0) -> list:
         env.step(int(rng.integers(env.n_actions)))
         states.append(env.get_state())
     return states
+
+
+def raw_ale_pass(ale, action_set, ale_states: list, actions) -> None:
+    """One pass of the raw limit: restore, 5 frames, clone with RNG, read the screen."""
+    for state, action in zip(ale_states, actions, strict=True):
+        ale.restoreState(state)
+        for _ in range(5):
+            ale.act(action_set[action])
+        ale.cloneState(include_rng=True)
+        ale.getScreenRGB()

@@ -134,6 +134,10 @@ class ExternalProcess:
     def close(self) -> None:
         """Ask the worker to close its env and exit; kill it if it does not in time."""
         self.request_close()
+        self.finish_close()
+
+    def finish_close(self) -> None:
+        """Wait for a worker asked to close (see :meth:`request_close`), then reap it."""
         if self._process is not None and self._process.is_alive():
             self._process.join(CLOSE_TIMEOUT_S)
         self.terminate()
@@ -508,7 +512,7 @@ class _Resources:
         for worker in self.workers:
             worker.request_close()
         for worker in self.workers:
-            worker.close()
+            worker.finish_close()
         if self.outputs is not None:
             self.outputs.close()
             self.outputs = None
