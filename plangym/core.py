@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box, Space
 
+from plangym.columns import BatchColumns, is_record_block, records_to_states
 from plangym.utils import make_gym_env, to_grayscale
 from plangym.validation import (
     check_action,
@@ -221,15 +222,36 @@ class PlanEnv(ABC):
         self, actions: Any, states: list | None, dts: list[int], want_state: bool
     ) -> tuple[list, ...]:
         """Step a batch whose inputs were already checked (see :meth:`step_batch`)."""
+        return self.run_batch_columns(actions, states, dts, want_state).as_lists()
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch and return its results as :class:`BatchColumns`.
+
+        Args:
+            actions: One checked action per element.
+            states: None, a list of checked states, or a 1-D record array of them.
+            dts: One dt per element.
+            want_state: Return the new states.
+            observs_out: An array with one row per element that an env may write the
+                observations into (then ``observs`` is that array); envs that cannot
+                write there in place return a list, as this generic version does.
+        """
         if states is None:
             states = [None] * len(actions)
-        results = [
+        elif is_record_block(states):
+            states = records_to_states(states)
+        rows = [
             self._step_checked(action, state, step_dt, want_state)
             for action, state, step_dt in zip(actions, states, dts, strict=True)
         ]
-        if not results:
-            return tuple([] for _ in range(6 if want_state else 5))
-        return tuple(list(column) for column in zip(*results, strict=True))
+        return BatchColumns.from_rows(rows, want_state)
 
     def clone(self, **kwargs: Any) -> PlanEnv:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.

@@ -7,6 +7,7 @@ import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
+from plangym.columns import states_to_records
 from plangym.control import ClassicControl
 
 
@@ -186,8 +187,15 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
     env.set_state(states[0])
     bulk = env.step_batch(actions, states=states, dt=dts)
     env.set_state(states[0])
-    generic = PlanEnv.run_batch(env, actions, states, dts, True)
+    generic = PlanEnv.run_batch_columns(env, actions, states, dts, True).as_lists()
     assert_identical(bulk, generic)
+    # As a worker runs it: states as one record array, observations into a given buffer.
+    env.set_state(states[0])
+    records = states_to_records(states, env.state_dtype)
+    observs_out = np.zeros((300, *env.obs_shape), env.observation_space.dtype)
+    columns = env.run_batch_columns(actions, records, dts, True, observs_out)
+    assert columns.observs is observs_out
+    assert_identical(columns.as_lists(), generic)
     assert any(bulk[3]) or any(bulk[4]) or name.startswith(("Mountain", "Acrobot", "Pendulum"))
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from plangym.columns import BatchColumns, is_record_block, states_to_records
 from plangym.core import PlanEnv, PlangymEnv, repeat_action
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
@@ -58,6 +59,52 @@ def _physics_bytes(physics: Any) -> tuple[bytes, int]:
             return physics.tobytes(), _FLOAT64_ARRAY
         return physics.astype(np.float64).tobytes(), _FLOAT32_ARRAY
     return np.array(physics, dtype=np.float64).tobytes(), _TUPLE
+
+
+def _physics_kind(physics: Any) -> int:
+    if isinstance(physics, np.ndarray):
+        return _FLOAT64_ARRAY if physics.dtype == np.float64 else _FLOAT32_ARRAY
+    return _TUPLE
+
+
+def _record_columns(records: np.ndarray) -> tuple[list, list, list, list, list]:
+    """Read every field of a record array as the values :meth:`ClassicControl.set_state` sets.
+
+    Returns the physics objects, steps_beyond_terminated, time-limit counters, last_u and
+    generator bytes, one list each.
+    """
+    physics = records["physics"].copy()  # writable rows, as set_state gives the env
+    kinds = records["physics_kind"]
+    if (kinds == _FLOAT64_ARRAY).all():
+        physics_in = list(physics)
+    else:
+        physics_in = [
+            _physics_value(row, kind) for row, kind in zip(physics, kinds.tolist(), strict=True)
+        ]
+    steps_beyond = [
+        None if value == _NONE else value for value in records["steps_beyond_terminated"].tolist()
+    ]
+    elapsed = np.maximum(records["elapsed_steps"], 0).tolist()
+    last_u = [
+        value if has else None
+        for value, has in zip(
+            records["last_u"].tolist(), records["has_last_u"].tolist(), strict=True
+        )
+    ]
+    rng = np.ascontiguousarray(records["rng"]).view(f"V{_RNG_BYTES}").ravel().tolist()
+    return physics_in, steps_beyond, elapsed, last_u, rng
+
+
+def _fill_rows(out: np.ndarray, rows: list) -> bool:
+    """Write ``rows`` into ``out`` when each is an array of exactly its row's shape and dtype."""
+    shape, dtype = out.shape[1:], out.dtype
+    if len(rows) != len(out) or not all(
+        isinstance(row, np.ndarray) and row.shape == shape and row.dtype == dtype for row in rows
+    ):
+        return False
+    if rows:
+        out[:] = rows
+    return True
 
 
 def _physics_value(values: np.ndarray, kind: int) -> Any:
@@ -181,64 +228,112 @@ class ClassicControl(PlangymEnv):
             restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
             self._rng_bytes = rng if self._cache_rng else None
 
-    def run_batch(
-        self, actions: Any, states: list | None, dts: list[int], want_state: bool
-    ) -> tuple[list, ...]:
-        """Step a checked batch; with plain dynamics, without per-step method dispatch.
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; with plain dynamics, in one loop over the gymnasium env.
 
-        The bulk path performs exactly the operations of the generic one (restore, step the
-        gymnasium env ``dt * frameskip`` times, record the state, autoreset) and returns
-        bit-identical results; it only decodes the input states all at once.
+        The bulk loop performs exactly the operations of the generic path (restore, step
+        the gymnasium env ``dt * frameskip`` times, record the state, autoreset) and gives
+        bit-identical results, without per-element method dispatch: input states are read
+        as columns of one record array and new states are written as one.
         """
-        if (
-            not self._batch_in_bulk
-            or states is None
-            or not all(s.dtype.names is not None for s in states)
-        ):
-            return super().run_batch(actions, states, dts, want_state)
-        records = np.frombuffer(b"".join([s.tobytes() for s in states]), self._state_dtype)
-        physics = records["physics"].copy()
-        kinds = records["physics_kind"].tolist()
-        steps_beyond = records["steps_beyond_terminated"].tolist()
-        elapsed = records["elapsed_steps"].tolist()
-        last_us = records["last_u"].tolist()
-        has_last_us = records["has_last_u"].tolist()
-        rngs = np.ascontiguousarray(records["rng"]).view(f"V{_RNG_BYTES}").ravel()
+        records = None
+        if self._batch_in_bulk and states is not None:
+            records = states if is_record_block(states) else None
+            if records is None:
+                records = states_to_records(states, self._state_dtype)
+        if records is None or records.dtype != self._state_dtype:
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        return self._run_records(actions, records, dts, want_state, observs_out)
+
+    def _run_records(
+        self,
+        actions: Any,
+        records: np.ndarray,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None,
+    ) -> BatchColumns:
+        if not len(records):
+            return BatchColumns([] if want_state else None, [], [], [], [], [])
         unwrapped = self._gym_env.unwrapped
         step = self._gym_env.step
         time_limit = self._time_limit
+        has_steps_beyond, has_last_u = self._has_steps_beyond, self._has_last_u
+        autoreset = self.autoreset
         repeats = self.frameskip
-        columns: list[list] = [[], [], [], [], [], []]
-        new_states, observs, rewards, terminals, truncateds, infos = columns
-        for i, action in enumerate(actions):
-            kind = kinds[i]
-            unwrapped.state = (
-                physics[i] if kind == _FLOAT64_ARRAY else _physics_value(physics[i], kind)
-            )
-            if self._has_steps_beyond:
-                unwrapped.steps_beyond_terminated = (
-                    None if steps_beyond[i] == _NONE else steps_beyond[i]
-                )
+        observs, rewards, terminals, truncateds, infos = [], [], [], [], []
+        physics_out, steps_beyond_out, elapsed_out, last_u_out, rng_out = [], [], [], [], []
+        rows = zip(actions, dts, *_record_columns(records), strict=True)
+        for action, dt, physics, steps_beyond, elapsed, last_u, rng in rows:
+            unwrapped.state = physics
+            if has_steps_beyond:
+                unwrapped.steps_beyond_terminated = steps_beyond
             if time_limit is not None:
-                time_limit._elapsed_steps = max(elapsed[i], 0)
-            if self._has_last_u:
-                unwrapped.last_u = last_us[i] if has_last_us[i] else None
-            rng = rngs[i].tobytes()
+                time_limit._elapsed_steps = elapsed
+            if has_last_u:
+                unwrapped.last_u = last_u
             if rng != self._rng_bytes:
                 restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
-                self._rng_bytes = rng if self._cache_rng else None
-            obs, reward, terminal, truncated, info = repeat_action(step, action, dts[i] * repeats)
-            info["dt"] = dts[i]
-            if want_state:
-                new_states.append(self.get_state())
+                self._rng_bytes = rng
+            if dt * repeats == 1:  # repeat_action's work without the call: the same values
+                obs, reward, terminal, truncated, info = step(action)
+                reward = 0.0 + reward
+                info = {**info, "n_step": 1, "dt": dt}
+            else:
+                obs, reward, terminal, truncated, info = repeat_action(step, action, dt * repeats)
+                info["dt"] = dt
             observs.append(obs)
             rewards.append(reward)
             terminals.append(terminal)
             truncateds.append(truncated)
             infos.append(info)
-            if self.autoreset and (terminal or truncated):
+            if want_state:
+                physics_out.append(unwrapped.state)
+                if has_steps_beyond:
+                    steps_beyond_out.append(unwrapped.steps_beyond_terminated)
+                if time_limit is not None:
+                    elapsed_out.append(time_limit._elapsed_steps)
+                if has_last_u:
+                    last_u_out.append(unwrapped.last_u)
+                if self._rng_bytes is None:
+                    self._rng_bytes = generator_words(unwrapped.np_random).tobytes()
+                rng_out.append(self._rng_bytes)
+            if autoreset and (terminal or truncated):
                 self.reset(return_state=False)
-        return tuple(columns) if want_state else tuple(columns[1:])
+        new_states = None
+        if want_state:
+            new_states = self._records_from_columns(
+                physics_out, steps_beyond_out, elapsed_out, last_u_out, rng_out
+            )
+        if observs_out is not None and _fill_rows(observs_out, observs):
+            observs = observs_out
+        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+
+    def _records_from_columns(
+        self, physics: list, steps_beyond: list, elapsed: list, last_u: list, rng: list
+    ) -> np.ndarray:
+        """Build the record array of the states :meth:`get_state` would have returned."""
+        records = np.zeros(len(physics), self._state_dtype)
+        records["physics"] = np.asarray(physics, dtype=np.float64)
+        records["physics_kind"] = [_physics_kind(value) for value in physics]
+        records["steps_beyond_terminated"] = _NONE
+        records["elapsed_steps"] = _NONE
+        if steps_beyond:
+            records["steps_beyond_terminated"] = [_NONE if v is None else v for v in steps_beyond]
+        if elapsed:
+            records["elapsed_steps"] = [_NONE if v is None else v for v in elapsed]
+        if last_u:
+            records["has_last_u"] = [u is not None for u in last_u]
+            records["last_u"] = [0.0 if u is None else u for u in last_u]
+        records["rng"] = np.frombuffer(b"".join(rng), dtype=np.uint64).reshape(len(rng), -1)
+        return records
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env (or its bare physics vector)."""
