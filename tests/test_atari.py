@@ -246,3 +246,25 @@ def test_lossy_cartridge_saves_do_not_split_the_timeline():
     live = [env.step(a, return_state=True) for a in actions]
     env.set_state(state)
     assert_identical([env.step(a, return_state=True) for a in actions], live)
+
+
+@pytest.mark.parametrize("obs_type", ["rgb", "grayscale", "ram"])
+def test_observations_written_in_place_equal_the_generic_path(obs_type):
+    """Workers have the emulator write screens into shared memory; nothing may change."""
+    from plangym.core import PlanEnv
+
+    env = AtariEnv("ALE/MsPacman-v5", obs_type=obs_type, repeat_action_probability=0.25)
+    env.seed(3)
+    env.reset()
+    states = []
+    for action in np.random.default_rng(0).integers(env.n_actions, size=40).tolist():
+        env.step(action)
+        states.append(env.get_state())
+    actions = np.random.default_rng(1).integers(env.n_actions, size=40).tolist()
+    dts = np.random.default_rng(2).integers(1, 4, size=40).tolist()
+    generic = PlanEnv.run_batch_columns(env, actions, states, dts, True).as_lists()
+    observs_out = np.zeros((40, *env.obs_shape), np.uint8)
+    columns = env.run_batch_columns(actions, states, dts, True, observs_out)
+    assert columns.observs is observs_out
+    assert_identical(columns.as_lists(), generic)
+    env.close()

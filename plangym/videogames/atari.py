@@ -34,7 +34,8 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 
-from plangym.core import wrap_callable
+from plangym.columns import BatchColumns
+from plangym.core import PlanEnv, wrap_callable
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
@@ -314,6 +315,11 @@ class AtariEnv(VideogameEnv):
         """
         if not self._direct_frames:
             return super().step_with_dt(action, dt)
+        reward, terminal, truncated, info = self._play_frames(action, dt)
+        return self._observe(), reward, terminal, truncated, info
+
+    def _play_frames(self, action: Any, dt: int) -> tuple[float, bool, bool, dict[str, Any]]:
+        """Send ``dt * frameskip`` frames straight to the ALE; the screen is not read."""
         ale = self.ale
         ale_actions = self._ale_actions
         lives_before = ale.lives()
@@ -338,12 +344,79 @@ class AtariEnv(VideogameEnv):
             "n_step": n_step,
             "dt": dt,
         }
-        return self._observe(), reward, terminal, truncated, info
+        return reward, terminal, truncated, info
 
-    def _observe(self) -> np.ndarray:
+    def _observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the observation from the ALE, into ``out`` when given."""
         ale = self.ale
         if self.obs_type == "ram":
-            return ale.getRAM()
-        if self.obs_type == "grayscale":
-            return ale.getScreenGrayscale()
-        return ale.getScreenRGB()
+            read = ale.getRAM
+        elif self.obs_type == "grayscale":
+            read = ale.getScreenGrayscale
+        else:
+            read = ale.getScreenRGB
+        if out is None:
+            return read()
+        read(out)
+        return out
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; observations go straight into ``observs_out`` when given.
+
+        The emulator writes each observation into its row of ``observs_out`` (a worker's
+        shared output buffer), which spares allocating and copying a screen per element.
+        The steps are those of the generic path, so results are bit-identical.
+        """
+        if observs_out is None or not self._observes_in_place(observs_out):
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
+        for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
+            if states is not None:
+                self.set_state(states[i])
+            reward, terminal, truncated, info = self._play_frames(action, dt)
+            self._observe(observs_out[i])
+            if want_state:
+                new_states.append(self.get_state())
+            rewards.append(reward)
+            terminals.append(terminal)
+            truncateds.append(truncated)
+            infos.append(info)
+            if self.autoreset and (terminal or truncated):
+                self.reset(return_state=False)
+        return BatchColumns(
+            new_states if want_state else None,
+            observs_out,
+            rewards,
+            terminals,
+            truncateds,
+            infos,
+        )
+
+    def _observes_in_place(self, observs_out: np.ndarray) -> bool:
+        """Whether a batch may skip the per-step hooks and write observations in place."""
+        cls = type(self)
+        own = {
+            "_step_checked": PlanEnv,
+            "step_with_dt": AtariEnv,
+            "get_state": AtariEnv,
+            "set_state": AtariEnv,
+            "reset": PlanEnv,
+        }
+        unchanged = all(getattr(cls, name) is getattr(base, name) for name, base in own.items())
+        space = self.observation_space
+        return (
+            unchanged
+            and self._direct_frames
+            and self._identity_hooks
+            and not self.return_image
+            and observs_out.shape[1:] == space.shape
+            and observs_out.dtype == space.dtype
+            and observs_out.flags.c_contiguous
+        )
