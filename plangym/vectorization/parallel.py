@@ -41,13 +41,13 @@ from plangym.vectorization.errors import (
     WorkerCrashedError,
     with_remote_traceback,
 )
+from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import (
     DtypeChannel,
     SharedOutputs,
     pack_actions,
     pack_states,
     read_outputs,
-    unpack_states,
 )
 from plangym.vectorization.worker import READY_ID, dumps, run_worker
 
@@ -215,9 +215,14 @@ class ExternalProcess:
         dts: list[int],
         return_state: bool,
         offset: int,
+        states_region: tuple[int, int],
         specs: dict,
     ) -> int:
-        """Send a chunk of ``step_batch``; results go to the shared buffers at ``offset``."""
+        """Send a chunk of ``step_batch``.
+
+        Observations, rewards and flags go to the shared buffers at row ``offset``; new
+        states go to the ``(start, capacity)`` bytes of the shared state arena.
+        """
         new_specs = None if specs == self._sent_specs else specs
         request_id = self.send(
             "step_batch",
@@ -226,6 +231,7 @@ class ExternalProcess:
             dts,
             return_state,
             offset,
+            states_region,
             new_specs,
         )
         self._sent_specs = specs
@@ -351,16 +357,43 @@ class BatchEnv:
     ) -> PendingBatch:
         """Send every worker its chunk; return the pending batch."""
         n = len(actions)
-        specs = self.outputs(n).specs
+        outputs = self.outputs(n)
+        bounds = chunk_bounds(n, self.n_workers)
+        parts = [None if states is None else states[start:stop] for start, stop in bounds]
+        in_bytes = [0 if part is None else states_nbytes(part) for part in parts]
+        out_bytes = [
+            aligned((stop - start) * self._state_bytes_hint(states)) if return_state else 0
+            for start, stop in bounds
+        ]
+        outputs.ensure_state_bytes(sum(aligned(b or 0) for b in in_bytes), sum(out_bytes))
+        arena, specs = outputs.arena("states_in"), outputs.specs
         chunks = []
-        for worker, (start, stop) in enumerate(chunk_bounds(n, self.n_workers)):
-            packed = None if states is None else pack_states(states[start:stop])
-            request = (actions[start:stop], packed, dts[start:stop], return_state, start, specs)
-            chunks.append(Chunk(worker, start, stop, request))
+        in_start = out_start = 0
+        for worker, ((start, stop), part, nbytes, capacity) in enumerate(
+            zip(bounds, parts, in_bytes, out_bytes, strict=True)
+        ):
+            packed = None
+            if part is not None:
+                packed = None if nbytes is None else write_states(arena, in_start, nbytes, part)
+                packed = packed or pack_states(part)
+                in_start += aligned(nbytes or 0)
+            region = (out_start, capacity)
+            out_start += capacity
+            request = (actions[start:stop], packed, dts[start:stop], return_state, start)
+            chunks.append(Chunk(worker, start, stop, (*request, region, specs)))
         pending = PendingBatch(chunks, return_state, states is not None)
         for chunk in chunks:
             self._send_chunk(chunk, pending)
         return pending
+
+    def _state_bytes_hint(self, states: list | None) -> int:
+        """Bytes to reserve per new state: a little more than the input or last states."""
+        if states:
+            sample = states[0]
+            nbytes = sample.nbytes if isinstance(sample, np.ndarray) else 0
+        else:
+            nbytes = self._resources.state_bytes
+        return nbytes + nbytes // 8 + 16 if nbytes else 0
 
     def _send_chunk(self, chunk: Chunk, pending: PendingBatch) -> None:
         try:
@@ -426,7 +459,10 @@ class BatchEnv:
             columns = read_outputs(self._arrays(), chunk.start, chunk.stop - chunk.start, fallback)
             columns.append(infos)
             if pending.return_state:
-                columns.insert(0, unpack_states(packed_states))
+                new_states = self._resources.outputs.read_states(packed_states)
+                if new_states and isinstance(new_states[0], np.ndarray):
+                    self._resources.state_bytes = new_states[0].nbytes
+                columns.insert(0, new_states)
             pending.results[chunk.worker] = (columns, times)
         except BaseException as error:  # re-raised once the other workers are done
             pending.results[chunk.worker] = None
@@ -455,7 +491,14 @@ class BatchEnv:
         return tuple(columns)
 
     def abandon(self, pending: PendingBatch) -> None:
-        """Forget ``pending``: late replies to it are discarded when they arrive."""
+        """Forget ``pending`` and restart the workers still busy with it.
+
+        A worker left running would go on reading its input states from, and writing its
+        results to, shared memory that the next batch reuses.
+        """
+        for chunk in pending.chunks:
+            if chunk.worker not in pending.results:
+                self.workers[chunk.worker].restart()
         pending.results.clear()
 
     # Whole-batch requests ----------------------------------------------------------------------
@@ -506,6 +549,7 @@ class _Resources:
     def __init__(self, workers: list[ExternalProcess]):
         self.workers = workers
         self.outputs: SharedOutputs | None = None
+        self.state_bytes = 0  # size of the last new state seen, to size the arena
 
     def release(self) -> None:
         """Stop every worker (all asked first, so they exit together) and free the buffers."""

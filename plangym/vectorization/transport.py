@@ -24,37 +24,46 @@ from typing import Any
 
 import numpy as np
 
+from plangym.columns import BatchColumns, is_record_block, records_to_states
+from plangym.vectorization.shared_states import read_states, state_layout
+
 # A packed list of states: ("arrays", dtype, lengths, blob) or ("objects", list).
 PackedStates = tuple
 
 
-def pack_states(states: Sequence[Any]) -> PackedStates:
-    """Pack a list of states into one blob when they are arrays of one dtype, <= 1-D."""
-    first = states[0] if len(states) else None
-    if not isinstance(first, np.ndarray) or first.ndim > 1:
+def pack_states(states: Sequence[Any] | np.ndarray) -> PackedStates:
+    """Pack a list of states into one blob when they are arrays of one dtype, <= 1-D.
+
+    A 1-D record array (see :class:`plangym.columns.BatchColumns`) packs as its rows.
+    """
+    if is_record_block(states):
+        return ("arrays", states.dtype, None, states.tobytes(), len(states))
+    layout = state_layout(states)
+    if layout is None:
         return ("objects", list(states))
-    dtype, ndim = first.dtype, first.ndim
-    for state in states:
-        if not (
-            isinstance(state, np.ndarray)
-            and (state.dtype is dtype or state.dtype == dtype)
-            and state.ndim == ndim
-        ):
-            return ("objects", list(states))
+    dtype, ndim = layout
     blob = b"".join([state.tobytes() for state in states])
     lengths = None if ndim == 0 else b"".join([s.shape[0].to_bytes(8, "little") for s in states])
     return ("arrays", dtype, lengths, blob, len(states))
 
 
-def unpack_states(packed: PackedStates) -> list:
-    """Rebuild the list of states packed by :func:`pack_states` (read-only arrays)."""
+def unpack_states(packed: PackedStates, as_records: bool = False) -> list | np.ndarray:
+    """Rebuild the list of states packed by :func:`pack_states` (read-only arrays).
+
+    With ``as_records``, 0-d record states come back as one read-only 1-D record array
+    (what :meth:`plangym.core.PlanEnv.run_batch_columns` reads fastest) instead of a list.
+    """
     if packed[0] == "objects":
         return packed[1]
+    if packed[0] == "shared":
+        raise ValueError("packed: states in shared memory are read with read_states")
     _, dtype, lengths, blob, count = packed
-    size = dtype.itemsize
     if lengths is None:
-        return [np.ndarray((), dtype, blob[i * size : (i + 1) * size]) for i in range(count)]
-    ends = np.cumsum(np.frombuffer(lengths, dtype="<i8") * size).tolist()
+        records = np.frombuffer(blob, dtype=dtype, count=count)
+        if as_records and dtype.names is not None:
+            return records
+        return records_to_states(records)
+    ends = np.cumsum(np.frombuffer(lengths, dtype="<i8") * dtype.itemsize).tolist()
     starts = [0, *ends[:-1]]
     return [
         np.frombuffer(blob[start:end], dtype=dtype) for start, end in zip(starts, ends, strict=True)
@@ -91,13 +100,13 @@ class DtypeChannel:
 
     def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Replace the dtype of packed states by its token."""
-        if packed is None or packed[0] != "arrays":
+        if packed is None or packed[0] == "objects":
             return packed
         return (packed[0], self.encode(packed[1]), *packed[2:])
 
     def decode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Undo :meth:`encode_states`."""
-        if packed is None or packed[0] != "arrays":
+        if packed is None or packed[0] == "objects":
             return packed
         return (packed[0], self.decode(packed[1]), *packed[2:])
 
@@ -174,6 +183,31 @@ class SharedOutputs:
         """Attachment specs of every buffer."""
         return {field: buffer.spec for field, buffer in self.buffers.items()}
 
+    def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
+        """Make the state arenas ("states_in", "states_out") hold at least these many bytes.
+
+        See :mod:`plangym.vectorization.shared_states`. An arena that grows is replaced
+        (its specs change, so workers attach to the new one with their next chunk).
+        """
+        for field, needed in (("states_in", in_bytes), ("states_out", out_bytes)):
+            current = self.buffers.get(field)
+            size = current.shape[0] if current is not None else 0
+            if needed > size:
+                if current is not None:
+                    current.close()
+                self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
+
+    def arena(self, field: str) -> np.ndarray:
+        """Return the state arena ``field`` ("states_in" or "states_out"; empty if none)."""
+        buffer = self.buffers.get(field)
+        return np.zeros(0, np.uint8) if buffer is None else buffer.array
+
+    def read_states(self, packed: PackedStates) -> list:
+        """Return the states of a worker's reply, each owning its bytes."""
+        if packed[0] == "shared":
+            return read_states(self.arena("states_out"), packed)
+        return unpack_states(packed)
+
     def close(self) -> None:
         """Remove every buffer."""
         for buffer in self.buffers.values():
@@ -202,22 +236,27 @@ class AttachedOutputs:
         self._buffers, self._specs = {}, None
 
 
-def write_outputs(arrays: dict[str, np.ndarray], offset: int, results: tuple) -> dict:
+def write_outputs(arrays: dict[str, np.ndarray], offset: int, columns: BatchColumns) -> dict:
     """Write a chunk's obs, rewards and flags into shared ``arrays`` at ``offset``.
 
     Returns, per field, either None (written to shared memory) or the list itself when its
     elements do not fit the shared array exactly (they are then pickled with the reply).
+    Observations the env already wrote in place (``columns.observs`` is a view of the
+    shared array) are not copied again.
     """
-    observs, rewards, terminals, truncateds = results
+    observs, rewards = columns.observs, columns.rewards
+    terminals, truncateds = columns.terminals, columns.truncateds
     end = offset + len(rewards)
     fallback: dict[str, list | None] = {}
     obs_array = arrays["observs"]
     row_shape, row_dtype = obs_array.shape[1:], obs_array.dtype
-    if all(
+    if isinstance(observs, np.ndarray) and np.shares_memory(observs, obs_array):
+        fallback["observs"] = None
+    elif all(
         isinstance(obs, np.ndarray) and obs.shape == row_shape and obs.dtype == row_dtype
         for obs in observs
     ):
-        if observs:
+        if len(observs):
             obs_array[offset:end] = observs
         fallback["observs"] = None
     else:
@@ -242,7 +281,9 @@ def read_outputs(arrays: dict[str, np.ndarray], offset: int, count: int, fallbac
         if fallback[field] is not None:
             columns.append(fallback[field])
         elif field == "observs":
-            columns.append(list(arrays[field][offset : offset + count].copy()))
+            # One array per observation, as a single env returns them: keeping one must
+            # not keep a whole batch of them alive.
+            columns.append([row.copy() for row in arrays[field][offset : offset + count]])
         else:
             columns.append(arrays[field][offset : offset + count].tolist())
     return columns

@@ -22,7 +22,9 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle
+import numpy as np
 
+from plangym.vectorization.shared_states import read_states, write_states
 from plangym.vectorization.transport import (
     AttachedOutputs,
     DtypeChannel,
@@ -32,6 +34,7 @@ from plangym.vectorization.transport import (
     write_outputs,
 )
 
+_NO_ARENA = np.zeros(0, np.uint8)  # what a batch of zero-byte states is read from
 READY_ID = 0  # request id of the "env is built" message a worker sends first
 PARENT_POLL_S = 0.5
 
@@ -79,22 +82,30 @@ def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: 
     (``time.perf_counter`` of this process) let the caller see compute apart from transport.
     """
     started = time.perf_counter()
-    packed_actions, packed_states, dts, return_state, offset, specs = request
+    packed_actions, packed_states, dts, return_state, offset, states_region, specs = request
     # Attach first: the caller sends new buffer specs once, whether or not this chunk fails.
     arrays = outputs.arrays(specs)
     packed_states = channels.incoming.decode_states(packed_states)
-    states = None if packed_states is None else unpack_states(packed_states)
+    states = None
+    if packed_states is not None and packed_states[0] == "shared":
+        # Views of the caller's arena: it leaves them alone until this chunk is answered.
+        arena = arrays.get("states_in", _NO_ARENA)
+        states = read_states(arena, packed_states, as_records=True, copy=False)
+    elif packed_states is not None:
+        states = unpack_states(packed_states, as_records=True)
     actions = unpack_actions(packed_actions)
+    observs_out = arrays["observs"][offset : offset + len(dts)]
     # The caller's local env, built by the same constructor, checked these inputs already.
-    results = env.run_batch(actions, states, dts, return_state)
+    columns = env.run_batch_columns(actions, states, dts, return_state, observs_out)
+    packed_new = None
     if return_state:
-        new_states, *results = results
-        packed_new = channels.outgoing.encode_states(pack_states(new_states))
-    else:
-        packed_new = None
-    *fixed_shape, infos = results
-    fallback = write_outputs(arrays, offset, tuple(fixed_shape))
-    return packed_new, infos, fallback, (started, time.perf_counter())
+        if "states_out" in arrays:
+            packed_new = write_states(arrays["states_out"], *states_region, columns.states)
+        if packed_new is None:  # no room, or not arrays: through the pipe
+            packed_new = pack_states(columns.states)
+        packed_new = channels.outgoing.encode_states(packed_new)
+    fallback = write_outputs(arrays, offset, columns)
+    return packed_new, columns.infos, fallback, (started, time.perf_counter())
 
 
 def handle(

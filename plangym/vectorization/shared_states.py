@@ -1,0 +1,130 @@
+"""States through shared memory: byte arenas that the caller and its workers both map.
+
+Atari states are about 14.5 KB each, so a batch of 256 moves 3.7 MB each way. Through a
+pipe that is pickled, copied into the kernel in 64 KB pieces and copied out again, with a
+context switch per piece. Here the caller copies the input states once into an arena its
+workers map, each worker writes its new states once into its own region of a second
+arena, and the caller copies each new state out once (a state must own its bytes, so
+that keeping one does not keep a batch alive). Only a small descriptor goes through the
+pipe::
+
+    ("shared", dtype, lengths, start, count)
+
+``lengths`` is None for 0-d states (classic-control records) and the per-state lengths as
+int64 bytes for 1-D states. States that are not arrays of one dtype, or that do not fit
+the region, travel through the pipe as before (see :mod:`plangym.vectorization.transport`).
+
+>>> import numpy as np
+>>> arena = np.zeros(256, dtype=np.uint8)
+>>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
+>>> packed = write_states(arena, 64, 192, states)
+>>> packed[0], packed[3], packed[4]
+('shared', 64, 2)
+>>> [s.tolist() for s in read_states(arena, packed)]
+[[0, 1, 2], [0, 1, 2, 3, 4]]
+>>> write_states(arena, 0, 4, states) is None  # does not fit in 4 bytes
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plangym.columns import is_record_block, records_to_states
+
+# Regions start on cache-line boundaries, which also aligns every dtype's items.
+ALIGN = 64
+
+
+def aligned(nbytes: int) -> int:
+    """``nbytes`` rounded up to a multiple of :data:`ALIGN`."""
+    return -(-nbytes // ALIGN) * ALIGN
+
+
+def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:
+    """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None."""
+    if is_record_block(states):
+        return states.dtype, 0
+    first = states[0] if len(states) else None
+    if not isinstance(first, np.ndarray) or first.ndim > 1:
+        return None
+    dtype, ndim = first.dtype, first.ndim
+    for state in states:
+        if not (
+            isinstance(state, np.ndarray)
+            and (state.dtype is dtype or state.dtype == dtype)
+            and state.ndim == ndim
+        ):
+            return None
+    return dtype, ndim
+
+
+def states_nbytes(states: Sequence[Any] | np.ndarray) -> int | None:
+    """Bytes the states take in an arena, or None when they cannot go there."""
+    if is_record_block(states):
+        return states.nbytes
+    if state_layout(states) is None:
+        return None
+    return sum(state.nbytes for state in states)
+
+
+def write_states(
+    arena: np.ndarray, start: int, capacity: int, states: Sequence[Any] | np.ndarray
+) -> tuple | None:
+    """Copy ``states`` into ``arena[start:start + capacity]`` and return their descriptor.
+
+    Returns None (nothing written) when the states are not arrays of one dtype or do not
+    fit; the caller then sends them through the pipe.
+    """
+    layout = state_layout(states)
+    if layout is None:
+        return None
+    dtype, ndim = layout
+    count = len(states)
+    if is_record_block(states):
+        data = np.ascontiguousarray(states).view(np.uint8)
+    elif ndim == 0:
+        data = np.frombuffer(b"".join([state.tobytes() for state in states]), np.uint8)
+    else:
+        data = None
+    nbytes = data.nbytes if data is not None else sum(state.nbytes for state in states)
+    if nbytes > capacity or start + nbytes > arena.nbytes:
+        return None
+    if data is not None:
+        arena[start : start + nbytes] = data
+        return ("shared", dtype, None, start, count)
+    if nbytes:
+        np.concatenate(states, out=arena[start : start + nbytes].view(dtype))
+    lengths = np.fromiter((len(state) for state in states), dtype="<i8", count=count)
+    return ("shared", dtype, lengths.tobytes(), start, count)
+
+
+def read_states(
+    arena: np.ndarray, packed: tuple, as_records: bool = False, copy: bool = True
+) -> list | np.ndarray:
+    """Read back the states that :func:`write_states` described with ``packed``.
+
+    Args:
+        arena: The arena they were written to.
+        packed: Their descriptor.
+        as_records: Return 0-d record states as one 1-D record array.
+        copy: Give every state its own read-only bytes (the caller keeps them); without
+            it, return views of the arena (a worker reads them only during its request).
+    """
+    _, dtype, lengths, start, count = packed
+    if lengths is None:
+        records = np.frombuffer(arena, dtype=dtype, count=count, offset=start)
+        if as_records and dtype.names is not None:
+            return records.copy() if copy else records
+        return records_to_states(records)
+    ends = (np.cumsum(np.frombuffer(lengths, dtype="<i8")) * dtype.itemsize + start).tolist()
+    starts = [start, *ends[:-1]]
+    if copy:
+        return [
+            np.frombuffer(arena[a:b].tobytes(), dtype=dtype)
+            for a, b in zip(starts, ends, strict=True)
+        ]
+    return [arena[a:b].view(dtype) for a, b in zip(starts, ends, strict=True)]
