@@ -127,10 +127,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def run(rounds: int, baseline_python: Path) -> list[tuple[str, str, str]]:
+def run(rounds: int, baseline_python: Path, workloads: set[str]) -> list[tuple[str, str, str]]:
     base = Baseline(baseline_python) if baseline_python.exists() else None
     try:
-        return atari_rows(rounds, base) + cartpole_rows(rounds, base)
+        rows = atari_rows(rounds, base) if "atari" in workloads else []
+        return rows + (cartpole_rows(rounds, base) if "cartpole" in workloads else [])
     finally:
         if base:
             base.close()
@@ -285,8 +286,13 @@ def main() -> None:
     parser.add_argument(
         "--baseline-python", type=Path, default=ROOT / ".venv-plangym01" / "bin" / "python"
     )
+    parser.add_argument(
+        "--only", choices=["atari", "cartpole"], help="run only W1 (atari) or W2-W3 (cartpole)"
+    )
     args = parser.parse_args()
-    rows = run(args.rounds, args.baseline_python)
+    rows = run(
+        args.rounds, args.baseline_python, {args.only} if args.only else {"atari", "cartpole"}
+    )
     print(
         f"machine: {platform.machine()}, {mp.cpu_count()} cores, "
         f"{platform.python_implementation()} {platform.python_version()}, "
