@@ -26,6 +26,17 @@ from typing import Any
 
 import numpy as np
 
+_DTYPES: dict[np.dtype, np.dtype] = {}
+
+
+def intern_dtype(dtype: np.dtype) -> np.dtype:
+    """Return the one instance of ``dtype`` this process uses for states.
+
+    Checking a batch of states compares dtypes by identity, which is much cheaper than by
+    value; states rebuilt from bytes (from workers, from pickles) get the interned dtype.
+    """
+    return _DTYPES.setdefault(dtype, dtype)
+
 
 def is_record_block(states: Any) -> bool:
     """Whether ``states`` is a 1-D record array holding one 0-d record state per row."""

@@ -301,8 +301,7 @@ class PlanEnv(ABC):
         states = check_batch_states(states, n)
         self.check_actions(actions)
         if states is not None:
-            for i, state in enumerate(states):
-                self.check_state(state, name=f"states[{i}]")
+            self.check_states(states)
         if isinstance(actions, np.ndarray) and actions.ndim == 1 and actions.dtype.kind in "iu":
             # Python ints: gymnasium's own action checks are several times faster on them.
             actions = actions.tolist()
@@ -313,6 +312,11 @@ class PlanEnv(ABC):
 
         The base class accepts anything; families override it.
         """
+
+    def check_states(self, states: list) -> None:
+        """Check every state of a batch; the error names the first bad one, ``states[i]``."""
+        for i, state in enumerate(states):
+            self.check_state(state, name=f"states[{i}]")
 
     # Stepping internals ---------------------------------------------------------------------
     def _step_checked(self, action: Any, state: Any, dt: int, want_state: bool) -> tuple:

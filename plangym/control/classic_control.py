@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.columns import BatchColumns, is_record_block, states_to_records
+from plangym.columns import BatchColumns, intern_dtype, is_record_block, states_to_records
 from plangym.core import PlanEnv, PlangymEnv, repeat_action
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
@@ -40,7 +40,7 @@ _RNG_BYTES = 8 * N_WORDS
 
 def classic_state_dtype(n_physics: int) -> np.dtype:
     """Record type of the states of a classic control env with ``n_physics`` variables."""
-    return np.dtype(
+    dtype = np.dtype(
         [
             ("physics", "<f8", (n_physics,)),
             ("physics_kind", "u1"),
@@ -51,6 +51,7 @@ def classic_state_dtype(n_physics: int) -> np.dtype:
             ("rng", "<u8", (N_WORDS,)),
         ]
     )
+    return intern_dtype(dtype)
 
 
 def _physics_bytes(physics: Any) -> tuple[bytes, int]:
@@ -334,6 +335,14 @@ class ClassicControl(PlangymEnv):
             records["last_u"] = [0.0 if u is None else u for u in last_u]
         records["rng"] = np.frombuffer(b"".join(rng), dtype=np.uint64).reshape(len(rng), -1)
         return records
+
+    def check_states(self, states: list) -> None:
+        """Check a batch of states: a glance when they are all this env's own records."""
+        expected = self.state_dtype
+        for state in states:
+            if not (type(state) is np.ndarray and state.dtype is expected and not state.shape):
+                super().check_states(states)  # the careful check, naming the bad element
+                return
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env (or its bare physics vector)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.columns import BatchColumns, is_record_block, records_to_states
+from plangym.columns import BatchColumns, intern_dtype, is_record_block, records_to_states
 from plangym.vectorization.shared_states import read_states, state_layout
 
 # A packed list of states: ("arrays", dtype, lengths, blob) or ("objects", list).
@@ -95,7 +95,7 @@ class DtypeChannel:
     def decode(self, token: np.dtype | None) -> np.dtype:
         """Return the dtype that ``token`` stands for."""
         if token is not None:
-            self._last = token
+            self._last = intern_dtype(token)
         return self._last
 
     def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
