@@ -22,6 +22,7 @@ import os
 import pickle
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
@@ -299,14 +300,39 @@ def unwrap_reply(reply: tuple) -> Any:
     raise with_remote_traceback(error, text)
 
 
+# A batch with states is cut into up to this many chunks per worker, handed out as workers
+# become free, so a worker slowed down (by the caller sharing its core, by a costly part of
+# the batch) takes fewer of them. Chunks are not made smaller than MIN_CHUNK elements: each
+# costs a round trip.
+CHUNKS_PER_WORKER = 4
+MIN_CHUNK = 64
+
+
+def plan_chunks(n: int, n_workers: int, has_states: bool) -> list[tuple[int, int]]:
+    """Bounds of the chunks a batch of ``n`` elements is cut into.
+
+    Without states every worker gets exactly one chunk: it steps on from its own state.
+
+    >>> len(plan_chunks(4096, 2, has_states=True)), len(plan_chunks(100, 2, has_states=True))
+    (8, 2)
+    >>> plan_chunks(5, 2, has_states=False)
+    [(0, 3), (3, 5)]
+    """
+    if not has_states:
+        return chunk_bounds(n, n_workers)
+    pieces = min(n_workers * CHUNKS_PER_WORKER, max(n_workers, n // MIN_CHUNK))
+    return chunk_bounds(n, pieces)
+
+
 @dataclass
 class Chunk:
-    """One worker's share of a batch, kept so it can be re-run if the worker dies."""
+    """A piece of a batch, kept so it can be re-run if its worker dies."""
 
-    worker: int
+    index: int
     start: int
     stop: int
     request: tuple
+    worker: int | None = None  # set when sent
     request_id: int = 0
 
 
@@ -317,7 +343,12 @@ class PendingBatch:
     chunks: list[Chunk]
     return_state: bool
     has_states: bool
-    results: dict[int, Any] = field(default_factory=dict)
+    unsent: deque[Chunk]
+    results: dict[int, Any] = field(default_factory=dict)  # by chunk index
+
+    def in_flight(self) -> list[Chunk]:
+        """Chunks sent to a worker and not answered yet."""
+        return [c for c in self.chunks if c.worker is not None and c.index not in self.results]
 
 
 class BatchEnv:
@@ -358,7 +389,7 @@ class BatchEnv:
         """Send every worker its chunk; return the pending batch."""
         n = len(actions)
         outputs = self.outputs(n)
-        bounds = chunk_bounds(n, self.n_workers)
+        bounds = plan_chunks(n, self.n_workers, states is not None)
         parts = [None if states is None else states[start:stop] for start, stop in bounds]
         in_bytes = [0 if part is None else states_nbytes(part) for part in parts]
         out_bytes = [
@@ -369,7 +400,7 @@ class BatchEnv:
         arena, specs = outputs.arena("states_in"), outputs.specs
         chunks = []
         in_start = out_start = 0
-        for worker, ((start, stop), part, nbytes, capacity) in enumerate(
+        for index, ((start, stop), part, nbytes, capacity) in enumerate(
             zip(bounds, parts, in_bytes, out_bytes, strict=True)
         ):
             packed = None
@@ -380,11 +411,18 @@ class BatchEnv:
             region = (out_start, capacity)
             out_start += capacity
             request = (actions[start:stop], packed, dts[start:stop], return_state, start)
-            chunks.append(Chunk(worker, start, stop, (*request, region, specs)))
-        pending = PendingBatch(chunks, return_state, states is not None)
-        for chunk in chunks:
-            self._send_chunk(chunk, pending)
+            chunks.append(Chunk(index, start, stop, (*request, region, specs)))
+        pending = PendingBatch(chunks, return_state, states is not None, deque(chunks))
+        for worker in range(min(self.n_workers, len(chunks))):
+            self._send_next(worker, pending)
         return pending
+
+    def _send_next(self, worker: int, pending: PendingBatch) -> None:
+        """Hand ``worker`` the next unsent chunk of ``pending``, if any."""
+        if pending.unsent:
+            chunk = pending.unsent.popleft()
+            chunk.worker = worker
+            self._send_chunk(chunk, pending)
 
     def _state_bytes_hint(self, states: list | None) -> int:
         """Bytes to reserve per new state: a little more than the input or last states."""
@@ -411,12 +449,11 @@ class BatchEnv:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         errors: list[BaseException] = []
-        while len(pending.results) < len(pending.chunks):
-            waiting = {
-                self.workers[c.worker].connection: c
-                for c in pending.chunks
-                if c.worker not in pending.results
-            }
+        while True:
+            in_flight = pending.in_flight()
+            if not in_flight:
+                break
+            waiting = {self.workers[c.worker].connection: c for c in in_flight}
             if len(waiting) == 1 and deadline is None:
                 ready = list(waiting)  # a blocking read returns on the reply or on EOF
             else:
@@ -426,13 +463,16 @@ class BatchEnv:
                     self._abandon_on_timeout(pending, timeout)
             # Each chunk is decoded as it arrives, while the other workers still compute.
             for connection in ready:
-                self._collect(waiting[connection], pending, errors)
+                chunk = waiting[connection]
+                self._collect(chunk, pending, errors)
+                if chunk.index in pending.results and not errors:
+                    self._send_next(chunk.worker, pending)
         if errors:
             raise errors[0]
         return self._assemble(pending)
 
     def _abandon_on_timeout(self, pending: PendingBatch, timeout: float | None) -> None:
-        busy = [c.worker for c in pending.chunks if c.worker not in pending.results]
+        busy = [c.worker for c in pending.in_flight()]
         for index in busy:
             self.workers[index].restart()
         raise TimeoutError(
@@ -447,7 +487,7 @@ class BatchEnv:
         except WorkerCrashedError as crash:
             if not pending.has_states:
                 worker.restart()
-                pending.results[chunk.worker] = None
+                pending.results[chunk.index] = None
                 errors.append(crash)
                 return
             self._recover(chunk, pending)
@@ -463,9 +503,9 @@ class BatchEnv:
                 if new_states and isinstance(new_states[0], np.ndarray):
                     self._resources.state_bytes = new_states[0].nbytes
                 columns.insert(0, new_states)
-            pending.results[chunk.worker] = (columns, times)
+            pending.results[chunk.index] = (columns, times)
         except BaseException as error:  # re-raised once the other workers are done
-            pending.results[chunk.worker] = None
+            pending.results[chunk.index] = None
             errors.append(error)
 
     def _recover(self, chunk: Chunk, pending: PendingBatch) -> None:
@@ -486,7 +526,7 @@ class BatchEnv:
     def _assemble(self, pending: PendingBatch) -> tuple[list, ...]:
         columns: list[list] = [[] for _ in range(6 if pending.return_state else 5)]
         for chunk in pending.chunks:
-            for column, part in zip(columns, pending.results[chunk.worker][0], strict=True):
+            for column, part in zip(columns, pending.results[chunk.index][0], strict=True):
                 column.extend(part)
         return tuple(columns)
 
@@ -496,9 +536,9 @@ class BatchEnv:
         A worker left running would go on reading its input states from, and writing its
         results to, shared memory that the next batch reuses.
         """
-        for chunk in pending.chunks:
-            if chunk.worker not in pending.results:
-                self.workers[chunk.worker].restart()
+        for chunk in pending.in_flight():
+            self.workers[chunk.worker].restart()
+        pending.unsent.clear()
         pending.results.clear()
 
     # Whole-batch requests ----------------------------------------------------------------------
@@ -690,9 +730,9 @@ class ParallelEnv(VectorizedEnv):
 
     def _learn_costs(self, pending: PendingBatch, wall_s: float) -> None:
         if pending.chunks:
-            times = {c.worker: pending.results[c.worker][1] for c in pending.chunks}
+            times = {c.index: pending.results[c.index][1] for c in pending.chunks}
             chunk_size, compute_s = max(
-                (c.stop - c.start, times[c.worker][1] - times[c.worker][0]) for c in pending.chunks
+                (c.stop - c.start, times[c.index][1] - times[c.index][0]) for c in pending.chunks
             )
             self._costs.record_remote(chunk_size, compute_s, wall_s)
 
