@@ -43,7 +43,14 @@ def get_environment_class(
     """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call."""
     env_class = get_planenv_class(name)
     if ray:
-        raise NotImplementedError("ray: the Ray backend is not available in this version")
+        if n_workers is None:
+            raise ValueError(
+                "n_workers: ray=True runs the env on Ray actors; say how many, "
+                "e.g. make(name, n_workers=4, ray=True)"
+            )
+        from plangym.vectorization.ray import RayEnv
+
+        return RayEnv, env_class
     if n_workers is not None:
         from plangym.vectorization.parallel import ParallelEnv
 
@@ -57,7 +64,8 @@ def make(name: str, n_workers: int | None = None, ray: bool = False, **kwargs: A
     Args:
         name: An environment name from :mod:`plangym.environment_names`.
         n_workers: Number of worker processes (a ``ParallelEnv``); None for one process.
-        ray: Run the workers as Ray actors.
+        ray: Run the workers as Ray actors (a ``RayEnv``; needs ``n_workers`` and the
+            ``ray`` extra). Pass ``address="HOST:PORT"`` to use a running cluster.
         kwargs: Passed to the environment's constructor.
     """
     vectorized_class, env_class = get_environment_class(name, n_workers=n_workers, ray=ray)

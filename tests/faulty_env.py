@@ -3,7 +3,9 @@
 The first physics variable (cart position) selects the fault, so a batch can carry a
 faulty element among normal ones: ``x == RAISE`` raises :class:`CartError`, ``x == HANG``
 sleeps, ``x == DIE`` kills the process (once: the marker file is removed first, so a
-re-run of the same chunk succeeds).
+re-run of the same chunk succeeds). ``x == SLOW`` sleeps half a second, and ``x == PAUSE``
+sleeps once, for 30 s, when it can claim (remove) the marker file: long enough for a test
+to kill the busy process from outside, while a re-run of the same chunk goes through.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from plangym.control.classic_control import ClassicControl
 
-RAISE, HANG, DIE = 11.0, 22.0, 33.0
+RAISE, HANG, DIE, SLOW, PAUSE = 11.0, 22.0, 33.0, 44.0, 55.0
 
 
 class CartError(ArithmeticError):
@@ -38,7 +40,19 @@ class FaultyCartPole(ClassicControl):
         if position == DIE and self.die_marker and Path(self.die_marker).exists():
             Path(self.die_marker).unlink()
             os.kill(os.getpid(), signal.SIGKILL)
+        if position == SLOW:
+            time.sleep(0.5)
+        if position == PAUSE and self.die_marker and self._claim_marker():
+            time.sleep(30)
         return super().apply_action(action)
+
+    def _claim_marker(self) -> bool:
+        # Several processes may race for the marker: only the one that removes it pauses.
+        try:
+            os.unlink(self.die_marker)
+        except FileNotFoundError:
+            return False
+        return True
 
 
 def faulty_state(env, position: float) -> np.ndarray:

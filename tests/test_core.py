@@ -46,9 +46,14 @@ def test_atari_names_come_from_ale_py():
     assert len(v5) >= 100
 
 
-def test_ray_make_is_not_available_yet():
-    with pytest.raises(NotImplementedError, match="ray"):
-        plangym.make("CartPole-v1", n_workers=2, ray=True)
+def test_ray_make_picks_ray_env_and_needs_n_workers():
+    """Resolved without starting Ray; tests/test_ray.py runs RayEnv on a real cluster."""
+    from plangym.registry import get_environment_class
+    from plangym.vectorization.ray import RayEnv
+
+    assert get_environment_class("CartPole-v1", n_workers=2, ray=True) == (RayEnv, ClassicControl)
+    with pytest.raises(ValueError, match="n_workers: ray=True"):
+        plangym.make("CartPole-v1", ray=True)
 
 
 def test_return_tuples_follow_return_state(cartpole):

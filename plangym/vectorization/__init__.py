@@ -8,6 +8,7 @@ from plangym.vectorization.errors import (
     WorkerCrashedError,
 )
 from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv
+from plangym.vectorization.ray import RayEnv, RemoteEnv
 
 __all__ = [
     "AlreadyPendingCallError",
@@ -16,6 +17,8 @@ __all__ = [
     "ExternalProcess",
     "NoAsyncCallError",
     "ParallelEnv",
+    "RayEnv",
+    "RemoteEnv",
     "VectorizedEnv",
     "WorkerCrashedError",
 ]

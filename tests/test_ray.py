@@ -1,0 +1,478 @@
+"""RayEnv on a real local Ray cluster: exact results in input order, typed errors, faults.
+
+The session starts one local cluster (``ray.init(num_cpus=2)``, token authentication and
+usage reporting off) the first time a test needs it and shuts it down at the end; under
+pytest-xdist each worker process that runs these tests starts its own (about 4 s each, in
+parallel). The tests that need no cluster exercise the actor class in-process.
+"""
+
+import gc
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import cloudpickle
+import faulty_env
+import numpy as np
+import pytest
+from faulty_env import DIE, HANG, PAUSE, RAISE, SLOW, CartError, FaultyCartPole, faulty_state
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+from plangym.vectorization import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    WorkerCrashedError,
+)
+from plangym.vectorization.errors import RemoteTraceback
+from plangym.vectorization.ray import (
+    PackedError,
+    RayEnv,
+    RemoteEnv,
+    import_ray,
+    remote_error,
+)
+from plangym.vectorization.transport import pack_actions, pack_states
+
+ray = pytest.importorskip("ray")
+
+# Actors cannot import modules from tests/: ship this one by value.
+cloudpickle.register_pickle_by_value(faulty_env)
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # tests report nothing to anyone
+    # "local": never attach to some other cluster that happens to run on this machine.
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
+    yield ray
+    ray.shutdown()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pids, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(pid_alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_gone(path: Path, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while path.exists():
+        assert time.monotonic() < deadline, f"{path} was never claimed"
+        time.sleep(0.02)
+
+
+def random_states(env, n: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    env.seed(seed)
+    env.reset()
+    states = []
+    for _ in range(n):
+        env.step(env.sample_action() if rng.random() < 0.5 else env.action_space.sample())
+        states.append(env.get_state())
+    return states
+
+
+@pytest.fixture(scope="module")
+def cartpole(ray_cluster):
+    env = plangym.make("CartPole-v1", n_workers=3, ray=True)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def pacman(ray_cluster):
+    env = plangym.make("ALE/MsPacman-v5", n_workers=2, ray=True, repeat_action_probability=0.25)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def faulty_env_on_ray(ray_cluster, tmp_path_factory):
+    marker = tmp_path_factory.mktemp("faults") / "fault-once"
+    env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2, die_marker=str(marker))
+    env.marker = marker
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def faulty(faulty_env_on_ray):
+    """The faulty env, shared by the fault tests: surviving them is what they test."""
+    faulty_env_on_ray.marker.unlink(missing_ok=True)
+    return faulty_env_on_ray
+
+
+# Without a cluster ------------------------------------------------------------------------------
+def test_the_actor_class_packs_a_chunk_into_a_few_arrays():
+    """What crosses the object store: one blob of states, one stacked obs array, arrays."""
+    local = plangym.make("CartPole-v1")
+    actor = RemoteEnv(cloudpickle.dumps(lambda: plangym.make("CartPole-v1")))
+    states = random_states(local, 5)
+    actions = [0, 1, 1, 0, 1]
+    payload = actor.step_batch_chunk(
+        pack_actions(np.array(actions)), pack_states(states), [1] * 5, True
+    )
+    packed_states, observs, rewards, terminals, truncateds, infos = payload
+    assert packed_states[0] == "arrays" and isinstance(packed_states[3], bytes)
+    assert isinstance(observs, np.ndarray) and observs.shape == (5, 4)
+    assert rewards.dtype == np.float64 and terminals.dtype == truncateds.dtype == np.bool_
+    assert infos == local.step_batch(actions, states=states)[-1]
+    assert actor.ready() == os.getpid()
+
+
+def test_an_env_that_cannot_be_built_reports_its_own_error():
+    def broken():
+        raise KeyError("no such game")
+
+    actor = RemoteEnv(cloudpickle.dumps(broken))
+    with pytest.raises(PackedError) as caught:
+        actor.ready()
+    error = caught.value.unpack()
+    assert isinstance(error, KeyError) and "broken" in error.__cause__.text
+
+
+def test_without_ray_installed_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r'pip install "plangym\[ray\]"'):
+        import_ray()
+
+
+def test_remote_error_keeps_foreign_causes():
+    error = RuntimeError("ray said so")
+    error.cause = ValueError("the env said so")
+    unpacked = remote_error(error)
+    assert isinstance(unpacked, ValueError) and "ray said so" in str(unpacked.__cause__)
+
+
+# Exactness --------------------------------------------------------------------------------------
+def test_make_builds_a_ray_env(ray_cluster):
+    env = plangym.make("CartPole-v1", n_workers=2, ray=True)
+    assert isinstance(env, RayEnv) and env.n_workers == 2 and len(env.workers) == 2
+    assert env.obs_shape == (4,) and env.action_space.n == 2
+    state, *_ = env.reset()
+    expected = env.plan_env.step_batch([0, 1, 1], states=[state] * 3)
+    assert_identical(env.step_batch([0, 1, 1], states=[state] * 3), expected)
+    env.close()
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+@pytest.mark.parametrize("per_element_dt", [False, True])
+def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
+    states = random_states(cartpole.plan_env, size, seed=size)
+    rng = np.random.default_rng(size)
+    actions = rng.integers(2, size=size)
+    dt = rng.integers(1, 4, size=size).tolist() if per_element_dt else 2
+    expected = cartpole.plan_env.step_batch(actions, states=states, dt=dt)
+    assert_identical(cartpole.step_batch(actions, states=states, dt=dt), expected)
+    no_states = cartpole.step_batch(actions, states=states, dt=dt, return_state=False)
+    assert_identical(no_states, expected[1:])
+
+
+def test_an_empty_batch_returns_empty_columns(cartpole):
+    assert cartpole.step_batch([], states=[]) == ([], [], [], [], [], [])
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_atari_step_batch_equals_the_single_env(pacman, size):
+    states = random_states(pacman.plan_env, size, seed=size)
+    actions = np.random.default_rng(size).integers(pacman.n_actions, size=size)
+    dts = ([1, 2, 3] * size)[:size]
+    expected = pacman.plan_env.step_batch(actions, states=states, dt=dts)
+    result = pacman.step_batch(actions, states=states, dt=dts)
+    assert_identical(result, expected)
+    assert all(obs.flags.writeable for obs in result[1])  # owned, not views of the store
+
+
+def test_results_are_in_input_order_whatever_finishes_first(faulty):
+    env = faulty
+    slow = faulty_state(env.plan_env, SLOW)
+    states = [slow, *random_states(env.plan_env, 5)]  # the first chunk finishes last
+    actions = [0, 1, 0, 1, 1, 0]
+    expected = env.plan_env.step_batch(actions, states=states)
+    assert_identical(env.step_batch(actions, states=states), expected)
+
+
+def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
+    state, *_ = cartpole.reset()
+    actions = [0, 1, 1, 0, 1, 0, 0]  # chunks of 3 workers: [0:3] [3:5] [5:7]
+    result = cartpole.step_batch(actions)
+    local = cartpole.plan_env
+    expected = []
+    for start, stop in [(0, 3), (3, 5), (5, 7)]:
+        local.set_state(state)
+        expected.extend(local.step(a) for a in actions[start:stop])
+    assert_identical(result, tuple(list(c) for c in zip(*expected, strict=True)))
+
+
+# Whole-env calls --------------------------------------------------------------------------------
+def test_reset_set_state_and_sync_states_reach_every_actor(cartpole):
+    state, *_ = cartpole.reset()
+    for actor_state in cartpole.call("get_state"):
+        assert_identical(actor_state, state)
+    other = random_states(cartpole.plan_env, 5)[-1]
+    cartpole.set_state(other)
+    assert all(bool(s == other) for s in cartpole.call("get_state"))
+    cartpole.plan_env.set_state(state)
+    cartpole.sync_states()
+    assert all(bool(s == state) for s in cartpole.call("get_state"))
+
+
+def test_locations_name_every_actor(cartpole):
+    locations = cartpole.locations()
+    assert len({location["pid"] for location in locations}) == 3
+    assert {location["node_id"] for location in locations} == {
+        ray.get_runtime_context().get_node_id()
+    }
+
+
+def test_call_get_attr_set_attr(cartpole):
+    assert cartpole.get_attr("frameskip") == [1, 1, 1]
+    cartpole.set_attr("autoreset", [False, True, False])
+    assert cartpole.get_attr("autoreset") == [False, True, False]
+    cartpole.set_attr("autoreset", True)
+    assert cartpole.get_attr("autoreset") == [True] * 3
+    clones = cartpole.call("clone", frameskip=2)
+    assert [type(c).__name__ for c in clones] == ["ClassicControl"] * 3
+    assert all(c.frameskip == 2 for c in clones)
+    with pytest.raises(ValueError, match="values: expected 3 values"):
+        cartpole.set_attr("autoreset", [True])
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        cartpole.get_attr("no_such_attribute")
+
+
+def test_clone_keeps_parameters(ray_cluster):
+    env = plangym.make("ALE/Pong-v5", n_workers=1, ray=True, frameskip=3, obs_type="ram")
+    clone = env.clone()
+    assert isinstance(clone, RayEnv)
+    assert clone.n_workers == 1 and clone.frameskip == 3 and clone.obs_type == "ram"
+    state, *_ = clone.reset()
+    expected = clone.plan_env.step_batch([0, 2], states=[state, state])
+    assert_identical(clone.step_batch([0, 2], states=[state, state]), expected)
+    env.close()
+    clone.close()
+
+
+def test_delay_setup_starts_the_actors_on_first_use(ray_cluster):
+    env = RayEnv(ClassicControl, "CartPole-v1", n_workers=1, delay_setup=True)
+    assert env._pool is None
+    state, *_ = env.reset()
+    assert len(env.workers) == 1
+    expected = env.plan_env.step_batch([1, 0], states=[state, state])
+    assert_identical(env.step_batch([1, 0], states=[state, state]), expected)
+    env.close()
+
+
+def test_async_api_and_its_errors(cartpole):
+    state, *_ = cartpole.reset()
+    with pytest.raises(NoAsyncCallError, match="no step_batch_async call is pending"):
+        cartpole.step_batch_wait()
+    cartpole.step_batch_async([0, 1, 1, 0], states=[state] * 4)
+    with pytest.raises(AlreadyPendingCallError):
+        cartpole.step_batch_async([0], states=[state])
+    with pytest.raises(AlreadyPendingCallError):
+        cartpole.step_batch([0], states=[state])
+    with pytest.raises(AlreadyPendingCallError):
+        cartpole.sync_states()
+    result = cartpole.step_batch_wait(timeout=60)
+    assert_identical(result, cartpole.plan_env.step_batch([0, 1, 1, 0], states=[state] * 4))
+    with pytest.raises(NoAsyncCallError):
+        cartpole.step_batch_wait()
+
+
+def test_bad_input_is_rejected_before_dispatch(cartpole, monkeypatch):
+    state, *_ = cartpole.reset()
+
+    def no_dispatch(*args, **kwargs):
+        raise AssertionError("dispatched")
+
+    monkeypatch.setattr(cartpole, "_dispatch", no_dispatch)
+    with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
+        cartpole.step_batch_async([0, 5], states=[state, state])
+    with pytest.raises(TypeError, match=r"states\[0\]"):
+        cartpole.step_batch([0], states=[np.zeros(3)])
+    with pytest.raises(ValueError, match="dt"):
+        cartpole.step_batch([0, 1], states=[state, state], dt=[1, 0])
+    with pytest.raises(ValueError, match="states"):
+        cartpole.step_batch([0, 1], states=[state])
+    monkeypatch.undo()
+    with pytest.raises(NoAsyncCallError):
+        cartpole.step_batch_wait()
+    assert len(cartpole.step_batch([0, 1], states=[state, state])) == 6
+
+
+# Faults -----------------------------------------------------------------------------------------
+def test_env_errors_keep_their_type_and_traceback(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    cursed = faulty_state(env.plan_env, RAISE)
+    with pytest.raises(CartError, match="is cursed") as caught:
+        env.step_batch([0, 1, 0, 1], states=[good, good, cursed, good])
+    assert type(caught.value) is CartError
+    assert isinstance(caught.value.__cause__, RemoteTraceback)
+    assert "apply_action" in str(caught.value.__cause__)
+    expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
+    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+    env.set_state(cursed)
+    with pytest.raises(CartError):
+        env.call("step", 0)
+    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+
+
+@pytest.mark.parametrize("how", ["sigkill", "ray.kill"])
+def test_an_actor_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty, how):
+    env = faulty
+    pids = env.pool.wait_ready()
+    good = faulty_state(env.plan_env, 0.0)
+    paused = faulty_state(env.plan_env, PAUSE)
+    states = [good, good, paused, good]  # the second actor pauses on element 2
+    env.marker.write_text("pause once")
+    env.step_batch_async([0, 1, 0, 1], states=states)
+    wait_gone(env.marker)
+    if how == "sigkill":
+        os.kill(pids[1], signal.SIGKILL)
+    else:
+        ray.kill(env.workers[1])
+    started = time.monotonic()
+    result = env.step_batch_wait(timeout=60)
+    assert time.monotonic() - started < 25  # re-run at once, not after the 30 s pause
+    assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
+    after = env.pool.wait_ready()
+    assert after[0] == pids[0] and after[1] != pids[1]
+    assert wait_dead([pids[1]])
+
+
+def test_an_actor_that_dies_by_itself_is_replaced_and_its_chunk_rerun(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    doomed = faulty_state(env.plan_env, DIE)
+    states = [good, doomed, good]
+    env.marker.write_text("die once")
+    result = env.step_batch([0, 1, 0], states=states)
+    assert not env.marker.exists()
+    assert_identical(result, env.plan_env.step_batch([0, 1, 0], states=states))
+
+
+def test_a_crash_without_states_names_the_worker(faulty):
+    env = faulty
+    env.set_state(faulty_state(env.plan_env, DIE))
+    env.marker.write_text("die once")
+    with pytest.raises(WorkerCrashedError, match=r"worker 0 \(a Ray actor, replaced\) died"):
+        env.step_batch([1])  # one element: only worker 0 steps
+    good = faulty_state(env.plan_env, 0.0)
+    expected = env.plan_env.step_batch([0, 1], states=[good, good])
+    assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+
+
+def test_an_actor_killed_between_batches_is_noticed(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    victim = env.pool.wait_ready()[0]
+    os.kill(victim, signal.SIGKILL)
+    assert wait_dead([victim])
+    result = env.step_batch([1, 0, 1], states=[good] * 3)
+    assert victim not in env.pool.wait_ready()
+    assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[good] * 3))
+    env.sync_states(good)  # a re-runnable call survives a dead actor too
+    os.kill(env.pool.wait_ready()[1], signal.SIGKILL)
+    env.sync_states(good)
+    assert all(bool(s == good) for s in env.call("get_state"))
+
+
+def test_a_timeout_abandons_the_batch_and_leaves_the_env_usable(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    stuck = faulty_state(env.plan_env, HANG)
+    env.step_batch_async([0, 0], states=[good, stuck])
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"timeout: .* workers \[1\] were replaced"):
+        env.step_batch_wait(timeout=0.5)
+    assert time.monotonic() - started < 10
+    expected = env.plan_env.step_batch([0, 1], states=[good, good])
+    assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+
+
+def test_ctrl_c_during_a_batch_leaves_the_env_usable(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    slow = faulty_state(env.plan_env, SLOW)
+    timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(20):
+            env.step_batch([0, 1, 0, 1], states=[slow, good, slow, good])
+    timer.join()
+    expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
+    assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
+
+
+# Closing ----------------------------------------------------------------------------------------
+def test_close_kills_the_actors_and_blocks_further_use(ray_cluster):
+    env = plangym.make("CartPole-v1", n_workers=2, ray=True)
+    actors, pids = env.workers, env.pool.wait_ready()
+    state = env.get_state()
+    env.close()
+    assert wait_dead(pids)
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(actors[0].ready.remote(), timeout=30)
+    env.close()  # idempotent
+    for call in (
+        lambda: env.step_batch([0]),
+        env.reset,
+        env.step_batch_wait,
+        env.sync_states,
+        lambda: env.get_attr("name"),
+        lambda: env.call("get_state"),
+        lambda: env.set_state(state),
+        lambda: env.step_batch_async([0]),
+    ):
+        with pytest.raises(ClosedEnvironmentError):
+            call()
+
+
+def test_an_unclosed_env_that_is_collected_kills_its_actors(ray_cluster):
+    env = plangym.make("CartPole-v1", n_workers=2, ray=True)
+    pids = env.pool.wait_ready()
+    del env
+    gc.collect()
+    assert wait_dead(pids)
+
+
+def test_env_classes_defined_in_user_code_reach_the_actors(ray_cluster):
+    class DoubledReward(ClassicControl):
+        def process_reward(self, reward, **kwargs):
+            return 2 * reward
+
+    env = RayEnv(DoubledReward, "CartPole-v1", n_workers=2)
+    state, *_ = env.reset()
+    _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
+    assert rewards == [2.0, 2.0, 2.0]
+    env.close()
