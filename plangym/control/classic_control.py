@@ -36,6 +36,7 @@ _NONE = -1
 # The fields after the physics vector, packed as classic_state_dtype lays them out.
 _TAIL = struct.Struct("<Bqq?d")
 _RNG_BYTES = 8 * N_WORDS
+_F64 = np.dtype(np.float64)
 
 
 def classic_state_dtype(n_physics: int) -> np.dtype:
@@ -63,6 +64,8 @@ def _physics_bytes(physics: Any) -> tuple[bytes, int]:
 
 
 def _physics_kind(physics: Any) -> int:
+    if type(physics) is np.ndarray and physics.dtype is _F64:
+        return _FLOAT64_ARRAY
     if isinstance(physics, np.ndarray):
         return _FLOAT64_ARRAY if physics.dtype == np.float64 else _FLOAT32_ARRAY
     return _TUPLE
@@ -100,7 +103,10 @@ def _fill_rows(out: np.ndarray, rows: list) -> bool:
     """Write ``rows`` into ``out`` when each is an array of exactly its row's shape and dtype."""
     shape, dtype = out.shape[1:], out.dtype
     if len(rows) != len(out) or not all(
-        isinstance(row, np.ndarray) and row.shape == shape and row.dtype == dtype for row in rows
+        type(row) is np.ndarray
+        and (row.dtype is dtype or row.dtype == dtype)
+        and row.shape == shape
+        for row in rows
     ):
         return False
     if rows:
