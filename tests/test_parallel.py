@@ -18,6 +18,7 @@ import faulty_env
 import numpy as np
 import pytest
 from faulty_env import DIE, HANG, RAISE, CartError, FaultyCartPole, faulty_state
+from processes import wait_dead
 
 import plangym
 from plangym.api_tests import assert_identical
@@ -33,26 +34,6 @@ from plangym.vectorization.errors import RemoteTraceback
 
 # Spawned workers cannot import modules from tests/: ship this one by value.
 cloudpickle.register_pickle_by_value(faulty_env)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_dead(pids, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(pid_alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def worker_pids(env: ParallelEnv) -> list[int]:

@@ -19,6 +19,7 @@ import faulty_env
 import numpy as np
 import pytest
 from faulty_env import DIE, HANG, PAUSE, RAISE, SLOW, CartError, FaultyCartPole, faulty_state
+from processes import wait_dead
 
 import plangym
 from plangym.api_tests import assert_identical
@@ -61,26 +62,6 @@ def ray_cluster():
     )
     yield ray
     ray.shutdown()
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_dead(pids, seconds: float = 15.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(pid_alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def wait_gone(path: Path, seconds: float = 30.0) -> None:
@@ -314,7 +295,7 @@ def test_bad_input_is_rejected_before_dispatch(cartpole, monkeypatch):
     def no_dispatch(*args, **kwargs):
         raise AssertionError("dispatched")
 
-    monkeypatch.setattr(cartpole, "_dispatch", no_dispatch)
+    monkeypatch.setattr(cartpole, "dispatch_batch", no_dispatch)
     with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
         cartpole.step_batch_async([0, 5], states=[state, state])
     with pytest.raises(TypeError, match=r"states\[0\]"):

@@ -17,6 +17,11 @@ from typing import Any
 
 from plangym.core import PlanEnv
 from plangym.validation import check_positive_int
+from plangym.vectorization.errors import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+)
 
 
 def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
@@ -56,6 +61,8 @@ class VectorizedEnv(PlanEnv):
     ):
         self._env_class = env_class
         self._n_workers = check_positive_int("n_workers", n_workers)
+        self._pending: Any = None  # the batch of a step_batch_async call, until collected
+        self._closed = False
         self._env_kwargs = dict(kwargs)
         self._plan_env: PlanEnv | None = None
         super().__init__(
@@ -64,6 +71,12 @@ class VectorizedEnv(PlanEnv):
             autoreset=autoreset,
             delay_setup=delay_setup,
             return_image=bool(kwargs.get("return_image", False)),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, n_workers={self.n_workers}, "
+            f"env_class={self._env_class.__name__})"
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -182,6 +195,20 @@ class VectorizedEnv(PlanEnv):
         """Check a batch with the local env (its own fast paths included)."""
         return self.plan_env.check_batch(actions, states, dt)
 
+    # Call state, as in gymnasium's AsyncVectorEnv ---------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedEnvironmentError(f"{self!r} is closed")
+
+    def _check_idle(self) -> None:
+        """Raise unless the env is open and no asynchronous batch is pending."""
+        self._check_open()
+        if self._pending is not None:
+            raise AlreadyPendingCallError(
+                "step_batch_async: a batch is already pending; collect it with "
+                "step_batch_wait() before starting another call"
+            )
+
     # Batches --------------------------------------------------------------------------------
     def step_batch(
         self,
@@ -197,19 +224,82 @@ class VectorizedEnv(PlanEnv):
         :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the same state for
         every worker, and the chunks step on from where each worker's last one ended.
         """
+        self._check_idle()
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
         return self.make_transitions(actions, states, dts, want_state)
 
-    @abstractmethod
     def make_transitions(
         self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
     ) -> tuple[list, ...]:
         """Step an already checked batch on the workers."""
+        return self.wait_batch(self.dispatch_batch(actions, states, dts, return_state))
+
+    def step_batch_async(
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+    ) -> None:
+        """Check a batch and send it to the workers; collect it with :meth:`step_batch_wait`.
+
+        Any other call before :meth:`step_batch_wait` raises :class:`AlreadyPendingCallError`.
+        """
+        self._check_idle()
+        actions, states, dts = self.check_batch(actions, states, dt)
+        want_state = return_state if return_state is not None else states is not None
+        self._pending = self.dispatch_batch(actions, states, dts, want_state)
+
+    def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
+        """Wait for the pending batch and return its results.
+
+        Raises :class:`NoAsyncCallError` when nothing is pending and :class:`TimeoutError`
+        after ``timeout`` seconds, in which case the batch is abandoned and the workers
+        still on it are replaced, so the env stays usable.
+        """
+        self._check_open()
+        if self._pending is None:
+            raise NoAsyncCallError("step_batch_wait: no step_batch_async call is pending")
+        pending, self._pending = self._pending, None
+        return self.wait_batch(pending, timeout)
+
+    def wait_batch(self, pending: Any, timeout: float | None = None) -> tuple[list, ...]:
+        """Gather a dispatched batch; on Ctrl-C abandon it, so the env stays usable."""
+        try:
+            return self.gather_batch(pending, timeout)
+        except KeyboardInterrupt:
+            self.abandon_batch(pending)
+            raise
+
+    @abstractmethod
+    def dispatch_batch(
+        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+    ) -> Any:
+        """Send a checked batch to the workers; return what :meth:`gather_batch` collects."""
+
+    @abstractmethod
+    def gather_batch(self, pending: Any, timeout: float | None = None) -> tuple[list, ...]:
+        """Collect a dispatched batch's results in input order."""
+
+    @abstractmethod
+    def abandon_batch(self, pending: Any) -> None:
+        """Forget a dispatched batch (interrupted) so the next call works."""
 
     @abstractmethod
     def sync_states(self, state: Any = None) -> None:
         """Put every worker in ``state`` (default: the local env's state)."""
+
+    @staticmethod
+    def values_per_worker(values: Any, n_workers: int) -> list:
+        """``values`` as one value per worker: a list or tuple of them, or one for all."""
+        if isinstance(values, list | tuple):
+            if len(values) != n_workers:
+                raise ValueError(
+                    f"values: expected {n_workers} values (one per worker), got {len(values)}"
+                )
+            return list(values)
+        return [values] * n_workers
 
     @staticmethod
     def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:

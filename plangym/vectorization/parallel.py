@@ -36,9 +36,6 @@ from plangym.core import PlanEnv
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv, chunk_bounds
 from plangym.vectorization.errors import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
-    NoAsyncCallError,
     WorkerCrashedError,
     with_remote_traceback,
 )
@@ -639,8 +636,6 @@ class ParallelEnv(VectorizedEnv):
         self._costs = DispatchCosts(n_workers)
         self._start_method = start_method
         self._batch_env: BatchEnv | None = None
-        self._pending: PendingBatch | None = None
-        self._closed = False
         super().__init__(
             env_class=env_class,
             name=name,
@@ -649,12 +644,6 @@ class ParallelEnv(VectorizedEnv):
             delay_setup=delay_setup,
             n_workers=n_workers,
             **kwargs,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"ParallelEnv(name={self.name!r}, n_workers={self.n_workers}, "
-            f"env_class={self._env_class.__name__})"
         )
 
     def setup_workers(self) -> None:
@@ -689,24 +678,7 @@ class ParallelEnv(VectorizedEnv):
             self.setup()
         return self._batch_env
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedEnvironmentError(f"{self!r} is closed")
-
-    def _check_no_pending(self) -> None:
-        if self._pending is not None:
-            raise AlreadyPendingCallError(
-                "step_batch_async: a batch is already pending; collect it with "
-                "step_batch_wait() before starting another call"
-            )
-
     # Batches --------------------------------------------------------------------------------
-    def step_batch(self, actions, states=None, dt=1, return_state=None) -> tuple[list, ...]:
-        """Step a batch on the workers (see :meth:`VectorizedEnv.step_batch`)."""
-        self._check_open()
-        self._check_no_pending()
-        return super().step_batch(actions, states=states, dt=dt, return_state=return_state)
-
     def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
         """Step a checked batch where it is cheapest (here for a few cheap states)."""
         batch_env = self.batch_env
@@ -720,11 +692,7 @@ class ParallelEnv(VectorizedEnv):
             self._costs.record_local(len(actions), time.perf_counter() - started)
             return result
         pending = batch_env.dispatch(actions, states, dts, return_state)
-        try:
-            result = batch_env.gather(pending)
-        except KeyboardInterrupt:
-            batch_env.abandon(pending)
-            raise
+        result = self.wait_batch(pending)
         self._learn_costs(pending, time.perf_counter() - started)
         return result
 
@@ -736,68 +704,41 @@ class ParallelEnv(VectorizedEnv):
             )
             self._costs.record_remote(chunk_size, compute_s, wall_s)
 
-    def step_batch_async(
-        self,
-        actions: Sequence,
-        states: Sequence | None = None,
-        dt: int | Sequence[int] = 1,
-        return_state: bool | None = None,
-    ) -> None:
-        """Check a batch and send it to the workers; collect it with :meth:`step_batch_wait`."""
-        self._check_open()
-        self._check_no_pending()
-        actions, states, dts = self.check_batch(actions, states, dt)
-        want_state = return_state if return_state is not None else states is not None
-        self._pending = self.batch_env.dispatch(actions, states, dts, want_state)
+    def dispatch_batch(self, actions, states, dts, return_state) -> PendingBatch:
+        """Send a checked batch to the workers (see :meth:`BatchEnv.dispatch`)."""
+        return self.batch_env.dispatch(actions, states, dts, return_state)
 
-    def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
-        """Wait for the pending batch and return its results.
+    def gather_batch(self, pending: PendingBatch, timeout: float | None = None) -> tuple:
+        """Collect a dispatched batch (see :meth:`BatchEnv.gather`)."""
+        return self.batch_env.gather(pending, timeout=timeout)
 
-        Raises :class:`NoAsyncCallError` when nothing is pending and :class:`TimeoutError`
-        after ``timeout`` seconds, in which case the batch is abandoned and the workers
-        still on it are restarted, so the env stays usable.
-        """
-        self._check_open()
-        if self._pending is None:
-            raise NoAsyncCallError("step_batch_wait: no step_batch_async call is pending")
-        pending, self._pending = self._pending, None
-        try:
-            return self.batch_env.gather(pending, timeout=timeout)
-        except KeyboardInterrupt:
-            self.batch_env.abandon(pending)
-            raise
+    def abandon_batch(self, pending: PendingBatch) -> None:
+        """Forget a batch and restart the workers still on it (see :meth:`BatchEnv.abandon`)."""
+        self.batch_env.abandon(pending)
 
     # Whole-env requests ----------------------------------------------------------------------
     def sync_states(self, state: Any = None) -> None:
         """Put every worker in ``state`` (default: the local env's state)."""
-        self._check_open()
-        self._check_no_pending()
+        self._check_idle()
         self.batch_env.sync_states(self.plan_env.get_state() if state is None else state)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list:
         """Call ``env.name(*args, **kwargs)`` in every worker; return their results."""
-        self._check_open()
-        self._check_no_pending()
+        self._check_idle()
         n = self.n_workers
         return self.batch_env.call_all("call", [name] * n, [args] * n, [kwargs] * n)
 
     def get_attr(self, name: str) -> list:
         """Return attribute ``name`` of every worker's env."""
-        self._check_open()
-        self._check_no_pending()
+        self._check_idle()
         return self.batch_env.call_all("getattr", [name] * self.n_workers)
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every worker's env: one value each, or one for all."""
-        self._check_open()
-        self._check_no_pending()
+        self._check_idle()
         n = self.n_workers
-        if isinstance(values, list | tuple):
-            if len(values) != n:
-                raise ValueError(f"values: expected {n} values (one per worker), got {len(values)}")
-        else:
-            values = [values] * n
-        self.batch_env.call_all("setattr", [name] * n, list(values))
+        values = self.values_per_worker(values, n)
+        self.batch_env.call_all("setattr", [name] * n, values)
 
     def reset(self, return_state: bool = True) -> tuple:
         """Reset the local env and put every worker in the same state."""

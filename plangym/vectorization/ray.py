@@ -47,9 +47,6 @@ import numpy as np
 from plangym.core import PlanEnv
 from plangym.vectorization.env import VectorizedEnv, chunk_bounds
 from plangym.vectorization.errors import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
-    NoAsyncCallError,
     WorkerCrashedError,
     with_remote_traceback,
 )
@@ -464,8 +461,6 @@ class RayEnv(VectorizedEnv):
             dict(DEFAULT_ACTOR_OPTIONS) if actor_options is None else dict(actor_options)
         )
         self._pool: RemoteEnvPool | None = None
-        self._pending: RayBatch | None = None
-        self._closed = False
         super().__init__(
             env_class=env_class,
             name=name,
@@ -474,12 +469,6 @@ class RayEnv(VectorizedEnv):
             delay_setup=delay_setup,
             n_workers=n_workers,
             **kwargs,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"RayEnv(name={self.name!r}, n_workers={self.n_workers}, "
-            f"env_class={self._env_class.__name__})"
         )
 
     def setup_workers(self) -> None:
@@ -507,60 +496,11 @@ class RayEnv(VectorizedEnv):
         """The actor handles, one per worker (as in plangym 0.1)."""
         return list(self.pool.actors)
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedEnvironmentError(f"{self!r} is closed")
-
-    def _check_no_pending(self) -> None:
-        if self._pending is not None:
-            raise AlreadyPendingCallError(
-                "step_batch_async: a batch is already pending; collect it with "
-                "step_batch_wait() before starting another call"
-            )
-
-    def _check_idle(self) -> None:
-        self._check_open()
-        self._check_no_pending()
-
     # Batches --------------------------------------------------------------------------------
-    def step_batch(self, actions, states=None, dt=1, return_state=None) -> tuple[list, ...]:
-        """Step a batch on the actors (see :meth:`VectorizedEnv.step_batch`)."""
-        self._check_idle()
-        return super().step_batch(actions, states=states, dt=dt, return_state=return_state)
-
-    def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
-        """Step a checked batch on the actors and return its results in input order."""
-        return self._gather(self._dispatch(actions, states, dts, return_state))
-
-    def step_batch_async(
-        self,
-        actions: Sequence,
-        states: Sequence | None = None,
-        dt: int | Sequence[int] = 1,
-        return_state: bool | None = None,
-    ) -> None:
-        """Check a batch and send it to the actors; collect it with :meth:`step_batch_wait`."""
-        self._check_idle()
-        actions, states, dts = self.check_batch(actions, states, dt)
-        want_state = return_state if return_state is not None else states is not None
-        self._pending = self._dispatch(actions, states, dts, want_state)
-
-    def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
-        """Wait for the pending batch and return its results.
-
-        Raises :class:`NoAsyncCallError` when nothing is pending and :class:`TimeoutError`
-        after ``timeout`` seconds, in which case the batch is abandoned and the actors still
-        on it are replaced, so the env stays usable.
-        """
-        self._check_open()
-        if self._pending is None:
-            raise NoAsyncCallError("step_batch_wait: no step_batch_async call is pending")
-        batch, self._pending = self._pending, None
-        return self._gather(batch, timeout=timeout)
-
-    def _dispatch(
+    def dispatch_batch(
         self, actions: Sequence, states: list | None, dts: list[int], want_state: bool
     ) -> RayBatch:
+        """Submit every actor its chunk of a checked batch."""
         pool = self.pool
         chunks = []
         for worker, (start, stop) in enumerate(chunk_bounds(len(actions), self.n_workers)):
@@ -571,7 +511,7 @@ class RayEnv(VectorizedEnv):
             chunks.append(chunk)
         return RayBatch(chunks, want_state, states is not None)
 
-    def _gather(self, batch: RayBatch, timeout: float | None = None) -> tuple[list, ...]:
+    def gather_batch(self, batch: RayBatch, timeout: float | None = None) -> tuple[list, ...]:
         """Collect ``batch`` as its chunks finish; return the columns in input order.
 
         An actor that dies is replaced and, when the batch came with states, its chunk is
@@ -604,6 +544,13 @@ class RayEnv(VectorizedEnv):
         if errors:
             raise errors[0]
         return self._assemble(batch, results)
+
+    def abandon_batch(self, batch: RayBatch) -> None:
+        """Forget an interrupted batch.
+
+        Nothing needs undoing: each chunk's inputs and results are objects of their own in
+        Ray's store, and an actor still on its chunk runs the next one after it.
+        """
 
     def _rerun_after_crash(
         self, chunk: RayChunk, batch: RayBatch, error: BaseException
@@ -674,12 +621,7 @@ class RayEnv(VectorizedEnv):
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every actor's env: one value each, or one for all."""
         self._check_idle()
-        n = self.n_workers
-        if isinstance(values, list | tuple):
-            if len(values) != n:
-                raise ValueError(f"values: expected {n} values (one per worker), got {len(values)}")
-        else:
-            values = [values] * n
+        values = self.values_per_worker(values, self.n_workers)
         pool = self.pool
         refs = [
             actor.set_attr.remote(name, v) for actor, v in zip(pool.actors, values, strict=True)
