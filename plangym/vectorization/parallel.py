@@ -395,7 +395,7 @@ class BatchEnv:
         ]
         outputs.ensure_state_bytes(sum(aligned(b or 0) for b in in_bytes), sum(out_bytes))
         arena, specs = outputs.arena("states_in"), outputs.specs
-        chunks = []
+        pending = PendingBatch([], return_state, states is not None, deque())
         in_start = out_start = 0
         for index, ((start, stop), part, nbytes, capacity) in enumerate(
             zip(bounds, parts, in_bytes, out_bytes, strict=True)
@@ -408,10 +408,15 @@ class BatchEnv:
             region = (out_start, capacity)
             out_start += capacity
             request = (actions[start:stop], packed, dts[start:stop], return_state, start)
-            chunks.append(Chunk(index, start, stop, (*request, region, specs)))
-        pending = PendingBatch(chunks, return_state, states is not None, deque(chunks))
-        for worker in range(min(self.n_workers, len(chunks))):
-            self._send_next(worker, pending)
+            chunk = Chunk(index, start, stop, (*request, region, specs))
+            pending.chunks.append(chunk)
+            # The first chunks leave as soon as their states are in place: the workers start
+            # while the caller copies the states of the next ones.
+            if index < self.n_workers:
+                chunk.worker = index
+                self._send_chunk(chunk, pending)
+            else:
+                pending.unsent.append(chunk)
         return pending
 
     def _send_next(self, worker: int, pending: PendingBatch) -> None:
