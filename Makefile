@@ -1,11 +1,14 @@
 # Two commands for a fresh clone with only Python and make:
 #   make test   create .venv if needed, install, run the whole suite
-#   make demo   create .venv if needed, install, run the demo
+#   make demo   create .venv if needed, install, plan a game of Ms. Pac-Man (GIF in demo/)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PYTEST_WORKERS ?= 2
+# The demo: swarm planner, 2 worker processes, 300 agent steps (1,500 frames of play).
+DEMO_STEPS ?= 300
+DEMO_SEED ?= 0
 
 .PHONY: install test lint demo bench bench-baseline clean
 
@@ -25,7 +28,8 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check plangym tests benchmarks
 
 demo: $(INSTALLED)
-	$(BIN)/python -m plangym.demo
+	$(BIN)/plangym plan ALE/MsPacman-v5 --planner swarm --workers 2 \
+		--steps $(DEMO_STEPS) --seed $(DEMO_SEED) --out demo
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/single_process.py

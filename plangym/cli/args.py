@@ -1,0 +1,121 @@
+"""Argument parsing and checks shared by the subcommands, and a plain table printer."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from plangym.registry import get_planenv_class
+
+
+class UsageError(Exception):
+    """A mistake in the command line: reported in one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (usage stays available with --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``plangym: error: message`` and exit with status 2."""
+        print(f"plangym: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        sys.exit(2)
+
+
+def positive_int(text: str) -> int:
+    """Parse an integer >= 1 (an argparse type).
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer >= 1, received '0'
+    """
+    return _integer(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """Parse an integer >= 0 (an argparse type)."""
+    return _integer(text, minimum=0)
+
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, received {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """Parse a probability in [0, 1] (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1], received {text!r}")
+    return value
+
+
+def check_env_name(name: str) -> type:
+    """Return the class that runs ``name``; raise :class:`UsageError` for an unknown name."""
+    try:
+        return get_planenv_class(name)
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error)) from None
+
+
+def default_frameskip(env_class: type) -> int:
+    """Return the ``frameskip`` an env class uses when none is given."""
+    parameter = inspect.signature(env_class.__init__).parameters.get("frameskip")
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return 1
+    return int(parameter.default)
+
+
+def prepare_out_dir(path: str) -> Path:
+    """Create the output directory and prove it is writable, before any work starts."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise UsageError(f"--out: cannot write to {str(out)!r}: {reason}") from None
+    return out
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """Print left-aligned text columns; numbers are right-aligned.
+
+    >>> print_table(["name", "rate"], [["a", 1.5], ["bb", 20.25]])
+    name   rate
+    a       1.5
+    bb    20.25
+    """
+    cells = [[str(cell) for cell in header]] + [[_cell(cell) for cell in row] for row in rows]
+    numeric = [all(isinstance(row[i], int | float) for row in rows) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        parts = [
+            cell.rjust(width) if is_number else cell.ljust(width)
+            for cell, width, is_number in zip(row, widths, numeric, strict=True)
+        ]
+        print("  ".join(parts).rstrip())
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)

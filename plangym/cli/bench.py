@@ -1,0 +1,102 @@
+"""``plangym bench NAME``: step_batch throughput, one process against ``ParallelEnv``.
+
+Both envs step the same batch of distinct states (taken along a random trajectory) with
+the same random actions, in alternating rounds so that machine noise hits both alike; the
+table shows the median round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+import plangym
+from plangym.cli.args import check_env_name, default_frameskip, positive_int, print_table
+from plangym.planning.common import ActionSampler, start_episode
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plangym bench``."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="step_batch throughput: one process against ParallelEnv",
+        description="Time step_batch on a batch of distinct states in one process and on a "
+        "ParallelEnv, round by round; print steps/s and frames/s.",
+    )
+    parser.add_argument("name", help="environment name")
+    parser.add_argument("--workers", type=positive_int, default=2, help="ParallelEnv workers")
+    parser.add_argument("--batch", type=positive_int, default=256, help="states per batch")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="timed rounds")
+    parser.add_argument("--dt", type=positive_int, default=1, help="agent steps per element")
+    parser.add_argument(
+        "--frameskip",
+        type=positive_int,
+        default=None,
+        help="underlying steps per agent step (default: the env's)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of states and actions")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure and print the table."""
+    env_class = check_env_name(args.name)
+    frameskip = args.frameskip or default_frameskip(env_class)
+    rows = measure(args.name, args.workers, args.batch, args.rounds, args.dt, frameskip, args.seed)
+    print(
+        f"bench {args.name}: batch of {args.batch} distinct states, dt {args.dt}, "
+        f"frameskip {frameskip}, median of {args.rounds} rounds"
+    )
+    single_rate = rows[0][1]
+    print_table(
+        ["setup", "steps/s", "frames/s", "vs one process"],
+        [[label, rate, frames, f"{rate / single_rate:.2f}x"] for label, rate, frames in rows],
+    )
+    return 0
+
+
+def measure(
+    name: str, workers: int, batch: int, rounds: int, dt: int, frameskip: int, seed: int
+) -> list[tuple[str, float, float]]:
+    """``(label, steps/s, frames/s)`` for one process and for ``ParallelEnv(workers)``."""
+    single = plangym.make(name, frameskip=frameskip)
+    parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
+    try:
+        states = distinct_states(single, batch, seed)
+        actions = ActionSampler(single.action_space, np.random.default_rng(seed)).sample(batch)
+        envs = {"one process": single, f"ParallelEnv, {workers} workers": parallel}
+        times: dict[str, list[float]] = {label: [] for label in envs}
+        frames: dict[str, int] = {}
+        for round_index in range(rounds + 1):  # the first round warms up, untimed
+            for label, env in envs.items():
+                start = time.perf_counter()
+                *_, infos = env.step_batch(actions, states=states, dt=dt)
+                elapsed = time.perf_counter() - start
+                frames[label] = sum(int(info.get("n_step", dt * frameskip)) for info in infos)
+                if round_index:
+                    times[label].append(elapsed)
+    finally:
+        parallel.close()
+        single.close()
+    rows = []
+    for label, measured in times.items():
+        median = statistics.median(measured)
+        rows.append((label, batch / median, frames[label] / median))
+    return rows
+
+
+def distinct_states(env: Any, n: int, seed: int) -> list:
+    """``n`` states along a random trajectory (a new episode whenever one ends)."""
+    sampler = ActionSampler(env.action_space, np.random.default_rng(seed))
+    start_episode(env, seed)
+    states = []
+    for action in sampler.sample(n):
+        *_, terminal, truncated, _ = env.step(action)
+        if terminal or truncated:
+            env.reset()
+        states.append(env.get_state())
+    return states

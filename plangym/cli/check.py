@@ -1,0 +1,48 @@
+"""``plangym check NAME``: the exactness self-check as a PASS/FAIL table."""
+
+from __future__ import annotations
+
+import argparse
+
+from plangym.cli.args import check_env_name, default_frameskip, positive_int, print_table
+from plangym.selfcheck import CHECKS, SETTINGS, run_checks
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plangym check``."""
+    parser = subparsers.add_parser(
+        "check",
+        help="exactness self-check of one environment",
+        description="Restore and replay in the same and in a fresh instance, compare "
+        "step_batch with step, count frames; with and without sticky actions. Exits with "
+        "status 1 if any check fails.",
+    )
+    parser.add_argument("name", help="environment name, e.g. ALE/Pong-v5 or CartPole-v1")
+    parser.add_argument("--steps", type=positive_int, default=40, help="steps per check")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random actions")
+    parser.add_argument(
+        "--frameskip",
+        type=positive_int,
+        default=None,
+        help="underlying steps per agent step (default: the env's)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks and print the table; 1 if any check failed."""
+    env_class = check_env_name(args.name)
+    frameskip = args.frameskip or default_frameskip(env_class)
+    results = run_checks(
+        args.name, n_steps=args.steps, seed=args.seed, env_kwargs={"frameskip": frameskip}
+    )
+    status = {(r.check, r.setting): r.status for r in results}
+    print(
+        f"check {args.name}: frameskip {frameskip}, {args.steps} steps per check, seed {args.seed}"
+    )
+    print_table(["check", *SETTINGS], [[c, *(status[c, s] for s in SETTINGS)] for c in CHECKS])
+    failures = [r for r in results if r.status == "FAIL"]
+    for failure in failures:
+        print(f"FAIL {failure.check} ({failure.setting}): {failure.detail}")
+    print("all checks passed" if not failures else f"{len(failures)} checks failed")
+    return 1 if failures else 0

@@ -1,0 +1,88 @@
+"""``plangym list``: families, environment names and the optional extras installed."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import textwrap
+from importlib import metadata
+
+from plangym import environment_names
+
+# Used when plangym runs from a source tree that was never installed (no metadata).
+FALLBACK_EXTRAS = {"classic-control": ["pygame"]}
+EXTRA_PURPOSES = {
+    "classic-control": "draw classic control tasks (obs_type rgb/grayscale, GIFs)",
+    "ray": "run workers as Ray actors",
+    "dev": "tests and linting",
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plangym list``."""
+    parser = subparsers.add_parser(
+        "list",
+        help="families, environment names and installed extras",
+        description="List the environment families and names plangym can build, and which "
+        "optional extras are installed.",
+    )
+    parser.add_argument(
+        "--family",
+        choices=sorted(environment_names.FAMILIES),
+        help="list only this family",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the families, their names and the extras."""
+    width = min(shutil.get_terminal_size((100, 20)).columns, 120)
+    for family, names in environment_names.FAMILIES.items():
+        if args.family and family != args.family:
+            continue
+        print(f"{family} ({len(names)} environments)")
+        print(
+            textwrap.fill(
+                ", ".join(names),
+                width=width,
+                initial_indent="  ",
+                subsequent_indent="  ",
+                break_on_hyphens=False,
+            )
+        )
+        print()
+    print("optional extras (pip install 'plangym[EXTRA]')")
+    for extra, packages in extras().items():
+        found = [installed_version(package) for package in packages]
+        status = "installed" if all(found) else "not installed"
+        versions = ", ".join(
+            f"{package} {version or 'missing'}"
+            for package, version in zip(packages, found, strict=True)
+        )
+        purpose = EXTRA_PURPOSES.get(extra, "")
+        print(f"  {extra:<16} {status:<14} {versions}" + (f"  ({purpose})" if purpose else ""))
+    return 0
+
+
+def extras() -> dict[str, list[str]]:
+    """Return the optional extras of the installed plangym and the packages each needs."""
+    try:
+        requirements = metadata.requires("plangym") or []
+    except metadata.PackageNotFoundError:
+        return dict(FALLBACK_EXTRAS)
+    found: dict[str, list[str]] = {}
+    for requirement in requirements:
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+        if extra and name:
+            found.setdefault(extra.group(1), []).append(name.group(0))
+    return found or dict(FALLBACK_EXTRAS)
+
+
+def installed_version(package: str) -> str | None:
+    """Return the installed version of a distribution, or None."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,323 @@
+"""``plangym plan NAME``: play a game with a reference planner, save a GIF and a summary.
+
+The planner steps its batches on ``--workers`` processes (a ``ParallelEnv``; 1 means in
+this process). Atari games are planned with RAM observations, cheap to ship between
+processes and a good feature for the swarm's distances. After the game, the actions are
+replayed from the saved states in a fresh env that draws the screen: that replay makes
+``trajectory.gif`` and checks that every state it reaches is the one saved while planning.
+A uniformly random policy plays ``--baseline-games`` games of as many agent steps from the
+same start, for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import plangym
+from plangym.cli.args import (
+    UsageError,
+    check_env_name,
+    default_frameskip,
+    non_negative_int,
+    positive_int,
+    prepare_out_dir,
+    probability,
+)
+from plangym.cli.progress import ProgressBar
+from plangym.planning.common import Trajectory, play, random_scores, same_state
+from plangym.planning.gif import write_gif
+from plangym.planning.swarm import SwarmPlanner
+from plangym.planning.uct import UCTPlanner
+from plangym.version import __version__
+
+PLANNERS = ("swarm", "uct")
+MAX_GIF_SIDE = 320  # Atari screens (210x160) stay whole
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plangym plan``."""
+    parser = subparsers.add_parser(
+        "plan",
+        help="play a game with a reference planner; write a GIF and a summary",
+        description="Play one episode (at most --steps agent steps) with a reference "
+        "planner stepping its batches on --workers processes. Writes OUT/trajectory.gif "
+        "and OUT/summary.json and prints the score last.",
+    )
+    parser.add_argument("name", help="environment name, e.g. ALE/MsPacman-v5")
+    parser.add_argument("--planner", choices=PLANNERS, default="swarm", help="default: swarm")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=2,
+        help="worker processes; 1 plans in this process (default: 2)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=300,
+        help="agent steps at most; fewer if the episode ends (default: 300)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of env and planner")
+    parser.add_argument("--out", default="plangym-out", help="output directory")
+    parser.add_argument(
+        "--frameskip",
+        type=positive_int,
+        default=None,
+        help="underlying steps per agent step (default: the env's)",
+    )
+    swarm = parser.add_argument_group("swarm planner")
+    swarm.add_argument(
+        "--walkers",
+        type=positive_int,
+        default=32,
+        help="walkers: the batch of every step_batch call (default: 32)",
+    )
+    swarm.add_argument(
+        "--horizon", type=positive_int, default=8, help="rounds per decision (default: 8)"
+    )
+    swarm.add_argument(
+        "--dt", type=positive_int, default=2, help="agent steps per walker step (default: 2)"
+    )
+    swarm.add_argument(
+        "--repeat",
+        type=probability,
+        default=0.5,
+        help="chance a walker repeats its last action (default: 0.5)",
+    )
+    uct = parser.add_argument_group("uct planner")
+    uct.add_argument(
+        "--waves", type=positive_int, default=2, help="waves per decision (default: 2)"
+    )
+    uct.add_argument(
+        "--wave-size", type=positive_int, default=32, help="leaves expanded per wave (default: 32)"
+    )
+    uct.add_argument(
+        "--rollout-depth",
+        type=non_negative_int,
+        default=3,
+        help="random steps after each expansion (default: 3)",
+    )
+    uct.add_argument(
+        "--rollout-dt",
+        type=positive_int,
+        default=2,
+        help="agent steps per rollout step (default: 2)",
+    )
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--baseline-games",
+        type=non_negative_int,
+        default=16,
+        help="random-policy games to compare with; 0 skips (default: 16)",
+    )
+    output.add_argument(
+        "--gif-every",
+        type=positive_int,
+        default=1,
+        help="keep every k-th frame in the GIF (default: 1)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, compare with random play, write the GIF and the summary; print the score."""
+    env_class = check_env_name(args.name)
+    out = prepare_out_dir(args.out)
+    frameskip = args.frameskip or default_frameskip(env_class)
+    env_kwargs: dict[str, Any] = {"frameskip": frameskip}
+    if "ram" in getattr(env_class, "AVAILABLE_OBS_TYPES", ()):
+        env_kwargs["obs_type"] = "ram"
+    workers = {"n_workers": args.workers} if args.workers > 1 else {}
+    env = plangym.make(args.name, **workers, **env_kwargs)
+    try:
+        planner, params = build_planner(args, env)
+        where = f"{args.workers} workers" if args.workers > 1 else "1 process"
+        print(
+            f"plangym plan: {args.name} with {args.planner} ({describe(params)}) on "
+            f"{where}, {args.steps} steps, seed {args.seed}",
+            file=sys.stderr,
+        )
+        bar = ProgressBar()
+        try:
+            trajectory = play(env, planner, args.steps, seed=args.seed, on_step=bar.update)
+        finally:
+            bar.close()
+        baseline = (
+            random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
+            if args.baseline_games and trajectory.agent_steps
+            else []
+        )
+    finally:
+        env.close()
+    gif_path, gif_frames, replay_exact, gif_problem = save_gif(
+        args.name, frameskip, trajectory, out / "trajectory.gif", args.gif_every
+    )
+    summary = make_summary(args, frameskip, params, trajectory, baseline, replay_exact)
+    summary["gif"] = str(gif_path) if gif_path else None
+    summary["gif_frames"] = gif_frames
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    # The actions replay the game from the start: one compact line, not one per action.
+    actions = [a.tolist() if isinstance(a, np.ndarray) else a for a in trajectory.actions]
+    (out / "actions.json").write_text(json.dumps(actions) + "\n")
+    report(summary, trajectory, gif_problem, out)
+    return 0
+
+
+def build_planner(args: argparse.Namespace, env: Any) -> tuple[Any, dict[str, Any]]:
+    """Build the planner chosen on the command line; return it and its parameters."""
+    try:
+        if args.planner == "swarm":
+            params = {
+                "n_walkers": args.walkers,
+                "horizon": args.horizon,
+                "dt": args.dt,
+                "repeat_probability": args.repeat,
+            }
+            return SwarmPlanner(env, seed=args.seed, **params), params
+        params = {
+            "waves": args.waves,
+            "wave_size": args.wave_size,
+            "rollout_depth": args.rollout_depth,
+            "rollout_dt": args.rollout_dt,
+        }
+        return UCTPlanner(env, seed=args.seed, **params), params
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"--planner {args.planner}: {error}") from None
+
+
+def describe(params: dict[str, Any]) -> str:
+    """``{"n_walkers": 32, "dt": 2}`` as ``n_walkers 32, dt 2``."""
+    return ", ".join(f"{key} {value}" for key, value in params.items())
+
+
+def save_gif(
+    name: str, frameskip: int, trajectory: Trajectory, path: Path, every: int
+) -> tuple[Path | None, int, bool | None, str | None]:
+    """Replay the game from its saved states in a drawing env and write the GIF.
+
+    Returns ``(path or None, frames written, replay exact or None, why no GIF or None)``.
+    """
+    if not trajectory.actions:
+        return None, 0, None, "no steps were played"
+    try:
+        env = plangym.make(name, frameskip=frameskip, return_image=True)
+    except Exception as error:  # e.g. pygame missing for classic control
+        return None, 0, None, f"cannot draw {name}: {error}"
+    frames = []
+    exact = True
+    last = len(trajectory.actions) - 1
+    try:
+        for t, action in enumerate(trajectory.actions):
+            state, *_, info = env.step(action, state=trajectory.states[t])
+            exact = exact and same_state(state, trajectory.states[t + 1])
+            if t % every == 0 or t == last:
+                frames.append(shrink(np.asarray(info["rgb"], dtype=np.uint8)))
+        # The Atari 2600 draws 60 frames a second (ale-py's render_fps is a viewer's rate).
+        fps = 60.0 if hasattr(env, "ale") else float(env.metadata.get("render_fps") or 30)
+    except Exception as error:
+        return None, 0, None, f"cannot draw {name}: {error}"
+    finally:
+        env.close()
+    delay_cs = max(2, round(100 * frameskip * every / fps))
+    write_gif(path, frames, delay_cs=delay_cs)
+    return path, len(frames), exact, None
+
+
+def shrink(frame: np.ndarray, max_side: int = MAX_GIF_SIDE) -> np.ndarray:
+    """Subsample a large picture (classic control draws 600x400) to keep GIFs small.
+
+    >>> shrink(np.zeros((400, 600, 3), np.uint8)).shape
+    (200, 300, 3)
+    >>> shrink(np.zeros((210, 160, 3), np.uint8)).shape
+    (210, 160, 3)
+    """
+    stride = -(-max(frame.shape[:2]) // max_side)
+    return frame[::stride, ::stride] if stride > 1 else frame
+
+
+def make_summary(
+    args: argparse.Namespace,
+    frameskip: int,
+    params: dict[str, Any],
+    trajectory: Trajectory,
+    baseline: list[float],
+    replay_exact: bool | None,
+) -> dict[str, Any]:
+    """Everything ``summary.json`` records about the run."""
+    wall_s = trajectory.wall_s
+    random_mean = float(np.mean(baseline)) if baseline else None
+    return {
+        "env": args.name,
+        "planner": args.planner,
+        "planner_params": params,
+        "frameskip": frameskip,
+        "workers": args.workers,
+        "seed": args.seed,
+        "score": trajectory.score,
+        "agent_steps": trajectory.agent_steps,
+        "max_steps": args.steps,
+        "episode_ended": trajectory.ended,
+        "frames_simulated": trajectory.frames_simulated,
+        "wall_s": round(wall_s, 3),
+        "frames_per_s": round(trajectory.frames_simulated / wall_s, 1) if wall_s else None,
+        "random_games": len(baseline),
+        "random_score_mean": random_mean,
+        "random_score_std": float(np.std(baseline)) if baseline else None,
+        "score_vs_random": (
+            round(trajectory.score / random_mean, 2) if random_mean and random_mean > 0 else None
+        ),
+        "replay_exact": replay_exact,
+        "plangym_version": __version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {platform.system()}",
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def report(
+    summary: dict[str, Any], trajectory: Trajectory, gif_problem: str | None, out: Path
+) -> None:
+    """Print the run's results; the score comes last."""
+    rows = [
+        ("env", f"{summary['env']} (frameskip {summary['frameskip']})"),
+        (
+            "planner",
+            f"{summary['planner']} ({describe(summary['planner_params'])}), seed {summary['seed']}",
+        ),
+        ("workers", summary["workers"]),
+        (
+            "agent steps",
+            f"{summary['agent_steps']}" + (" (episode over)" if summary["episode_ended"] else ""),
+        ),
+        (
+            "frames simulated",
+            f"{summary['frames_simulated']:,} in {summary['wall_s']:.1f} s "
+            f"({summary['frames_per_s'] or 0:,.0f} frames/s)",
+        ),
+    ]
+    if summary["random_games"]:
+        rows.append(
+            (
+                "random policy",
+                f"mean score {summary['random_score_mean']:g} over "
+                f"{summary['random_games']} games of "
+                f"{summary['agent_steps']} steps",
+            )
+        )
+    if summary["score_vs_random"] is not None:
+        rows.append(("vs random", f"{summary['score_vs_random']:g}x the random mean"))
+    if summary["replay_exact"] is not None:
+        rows.append(("replay", "exact" if summary["replay_exact"] else "NOT exact"))
+    gif = summary["gif"] or f"none ({gif_problem})"
+    rows.append(("wrote", f"{gif}, {out / 'summary.json'}, {out / 'actions.json'}"))
+    rows.append(("score", f"{trajectory.score:g}"))
+    for label, value in rows:
+        print(f"{label:<17} {value}")

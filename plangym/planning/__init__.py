@@ -1,0 +1,23 @@
+"""Reference planners written on plangym's public API only.
+
+* :class:`~plangym.planning.swarm.SwarmPlanner`: a Fractal Monte Carlo style swarm of
+  cloning walkers, stepped in one ``step_batch`` call per round.
+* :class:`~plangym.planning.uct.UCTPlanner`: UCT tree search expanding leaves in waves, one
+  ``step_batch`` call per wave and one per rollout depth.
+
+:func:`~plangym.planning.common.play` runs either (or your own) for one game.
+"""
+
+from plangym.planning.common import Decision, Progress, Trajectory, play, random_scores
+from plangym.planning.swarm import SwarmPlanner
+from plangym.planning.uct import UCTPlanner
+
+__all__ = [
+    "Decision",
+    "Progress",
+    "SwarmPlanner",
+    "Trajectory",
+    "UCTPlanner",
+    "play",
+    "random_scores",
+]

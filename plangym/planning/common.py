@@ -1,0 +1,260 @@
+"""What every reference planner shares: seeded actions, the play loop and its record.
+
+A planner is anything with a ``decide(state) -> Decision`` method. :func:`play` asks it for
+one action per agent step, applies that action with ``env.step(action, state=state)`` and
+records the states it went through, so the game can be replayed (and drawn) afterwards.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> class AlwaysLeft:
+...     name = "left"
+...     def decide(self, state):
+...         return Decision(action=0, frames=0)
+>>> trajectory = play(env, AlwaysLeft(), max_steps=50, seed=1)
+>>> trajectory.ended, trajectory.agent_steps < 50, trajectory.score == trajectory.agent_steps
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from gymnasium import spaces
+
+from plangym.validation import check_positive_int
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A planner's choice for one agent step.
+
+    Attributes:
+        action: The action to apply from the state the planner was given.
+        frames: Underlying steps (emulator frames for Atari) the planner simulated to decide.
+    """
+
+    action: Any
+    frames: int
+
+
+class Planner(Protocol):
+    """What :func:`play` needs from a planner."""
+
+    name: str
+
+    def decide(self, state: Any) -> Decision:
+        """Return the action to apply from ``state``."""
+
+
+@dataclass
+class Trajectory:
+    """The game a planner played.
+
+    Attributes:
+        states: ``states[0]`` is the start; ``states[t + 1]`` the state after ``actions[t]``.
+        actions: The actions applied, one per agent step.
+        rewards: The reward of each agent step.
+        frames_simulated: Underlying steps simulated in total: planning plus playing.
+        wall_s: Seconds the whole game took.
+        ended: Whether the episode ended (terminal or truncated) before the step budget.
+    """
+
+    states: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    frames_simulated: int = 0
+    wall_s: float = 0.0
+    ended: bool = False
+
+    @property
+    def score(self) -> float:
+        """Sum of the rewards."""
+        return float(sum(self.rewards))
+
+    @property
+    def agent_steps(self) -> int:
+        """Number of actions applied."""
+        return len(self.actions)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What :func:`play` reports after each agent step (for progress bars)."""
+
+    step: int
+    max_steps: int
+    score: float
+    frames_simulated: int
+    wall_s: float
+
+
+def start_episode(env: Any, seed: int | None) -> Any:
+    """Seed ``env`` (when it can be seeded) and return the state of a new episode."""
+    seed_env = getattr(env, "seed", None)
+    if seed is not None and callable(seed_env):
+        seed_env(seed)
+    state, *_ = env.reset()
+    return state
+
+
+def play(
+    env: Any,
+    planner: Planner,
+    max_steps: int,
+    seed: int | None = 0,
+    start_state: Any = None,
+    on_step: Callable[[Progress], None] | None = None,
+) -> Trajectory:
+    """Let ``planner`` play ``env`` for at most ``max_steps`` agent steps.
+
+    Args:
+        env: Any plangym environment (a ``ParallelEnv`` too).
+        planner: Chooses the action of every agent step.
+        max_steps: Agent steps to play unless the episode ends first.
+        seed: Seeds the environment before its reset (ignored with ``start_state``).
+        start_state: Play from this state instead of a new episode.
+        on_step: Called with a :class:`Progress` after every agent step.
+    """
+    start = time.perf_counter()
+    state = start_episode(env, seed) if start_state is None else start_state
+    trajectory = Trajectory(states=[state])
+    for step in range(1, max_steps + 1):
+        decision = planner.decide(state)
+        state, _, reward, terminal, truncated, info = env.step(decision.action, state=state)
+        trajectory.states.append(state)
+        trajectory.actions.append(decision.action)
+        trajectory.rewards.append(float(reward))
+        trajectory.frames_simulated += decision.frames + int(info.get("n_step", 1))
+        trajectory.wall_s = time.perf_counter() - start
+        if on_step is not None:
+            on_step(
+                Progress(
+                    step=step,
+                    max_steps=max_steps,
+                    score=trajectory.score,
+                    frames_simulated=trajectory.frames_simulated,
+                    wall_s=trajectory.wall_s,
+                )
+            )
+        if terminal or truncated:
+            trajectory.ended = True
+            break
+    trajectory.wall_s = time.perf_counter() - start
+    return trajectory
+
+
+class ActionSampler:
+    """Draws actions from an action space with a seeded NumPy generator.
+
+    ``space.sample()`` would draw from the space's own generator, which the environment
+    may reseed; a planner's draws must depend on its seed alone.
+
+    >>> sampler = ActionSampler(spaces.Discrete(4), np.random.default_rng(0))
+    >>> sampler.sample(5).tolist()
+    [3, 2, 2, 1, 1]
+    """
+
+    def __init__(self, space: spaces.Space, rng: np.random.Generator):
+        if not isinstance(space, spaces.Discrete | spaces.Box):
+            raise TypeError(
+                f"action_space: expected a Discrete or Box space, received {type(space).__name__}"
+            )
+        self.space = space
+        self.rng = rng
+
+    @property
+    def is_discrete(self) -> bool:
+        """Whether the actions are integers (a Discrete space)."""
+        return isinstance(self.space, spaces.Discrete)
+
+    def sample(self, n: int) -> np.ndarray:
+        """Return ``n`` actions: integers for Discrete spaces, arrays for Box spaces."""
+        space = self.space
+        if isinstance(space, spaces.Discrete):
+            return space.start + self.rng.integers(space.n, size=n)
+        low = np.broadcast_to(space.low, space.shape)
+        high = np.broadcast_to(space.high, space.shape)
+        draws = self.rng.uniform(low, high, size=(n, *space.shape))
+        return draws.astype(space.dtype)
+
+    def all_actions(self) -> np.ndarray:
+        """Every action of a Discrete space, in order."""
+        if not isinstance(self.space, spaces.Discrete):
+            raise TypeError("all_actions: only a Discrete action space can be enumerated")
+        return self.space.start + np.arange(self.space.n)
+
+
+def as_action(action: Any) -> Any:
+    """Turn a NumPy scalar action into a Python int so it prints and serialises plainly."""
+    if isinstance(action, np.integer):
+        return int(action)
+    return action
+
+
+def life_lost(info: dict) -> bool:
+    """Whether a step lost a life (video games report it in ``info["lost_life"]``)."""
+    return bool(info.get("lost_life", False))
+
+
+def features_of(observs: Sequence, max_size: int = 4096) -> np.ndarray:
+    """Observations as float rows for distances; large ones are subsampled evenly.
+
+    >>> features_of([np.zeros((210, 160, 3), np.uint8)] * 2).shape
+    (2, 4032)
+    """
+    rows = np.asarray(observs).reshape(len(observs), -1)
+    if rows.shape[1] > max_size:
+        stride = -(-rows.shape[1] // max_size)
+        rows = rows[:, ::stride]
+    return rows.astype(np.float32)
+
+
+def same_state(first: Any, second: Any) -> bool:
+    """Whether two states are the same bytes (any NumPy state) or equal (anything else)."""
+    if isinstance(first, np.ndarray) and isinstance(second, np.ndarray):
+        return (
+            first.dtype == second.dtype
+            and first.shape == second.shape
+            and first.tobytes() == second.tobytes()
+        )
+    try:
+        return bool(first == second)
+    except Exception:
+        return False
+
+
+def random_scores(env: Any, steps: int, episodes: int, seed: int = 0) -> list[float]:
+    """Scores of a uniformly random policy over ``steps`` agent steps, for ``episodes`` games.
+
+    Every game starts from the same state as a game played with ``play(..., seed=seed)``;
+    the games advance in lockstep, one ``step_batch`` call per agent step, and a game stops
+    counting when its episode ends.
+
+    >>> import plangym
+    >>> scores = random_scores(plangym.make("CartPole-v1"), steps=500, episodes=4, seed=0)
+    >>> len(scores), all(5 <= score < 100 for score in scores)
+    (4, True)
+    """
+    check_positive_int("steps", steps)
+    check_positive_int("episodes", episodes)
+    sampler = ActionSampler(env.action_space, np.random.default_rng(seed))
+    states = [start_episode(env, seed)] * episodes
+    scores = np.zeros(episodes)
+    playing = np.arange(episodes)
+    for _ in range(steps):
+        actions = sampler.sample(episodes)[playing]
+        new_states, _, rewards, terminals, truncateds, _ = env.step_batch(
+            actions, states=[states[i] for i in playing.tolist()]
+        )
+        scores[playing] += rewards
+        ended = np.logical_or(terminals, truncateds)
+        for i, new_state in zip(playing.tolist(), new_states, strict=True):
+            states[i] = new_state
+        playing = playing[~ended]
+        if not len(playing):
+            break
+    return scores.tolist()

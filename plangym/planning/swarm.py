@@ -1,0 +1,226 @@
+"""A population planner in the spirit of Fractal Monte Carlo (Hernández et al., 2018).
+
+To choose one action, a swarm of walkers starts at the current state. Each walker takes a
+random first action, and the swarm then repeats two moves for ``horizon - 1`` rounds:
+
+1. **Clone.** Every walker compares its *virtual reward* with a random companion's. The
+   virtual reward multiplies the walker's score (reward collected since the root) by its
+   distance to another random walker, both rescaled to [1, 2] across the swarm: it favours
+   walkers that score well *and* walkers in sparsely visited places. A walker jumps to its
+   companion's state with probability ``(VR_companion - VR_walker) / VR_walker``. Walkers
+   that died (episode ended or a life lost) always jump to a live companion.
+2. **Step.** Every walker applies a random action: the whole swarm is one ``step_batch``
+   call, which a ``ParallelEnv`` spreads over its workers.
+
+A walker that clones copies its companion's state, score and *first action*. After the
+last round the planner plays the first action held by most live walkers: the population
+has migrated towards the branches that led somewhere good.
+
+The planner uses only ``step_batch`` with explicit states and its own seeded generator,
+so the same seed plays the same game in one process or on any number of workers.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> planner = SwarmPlanner(env, n_walkers=8, horizon=8, seed=0)
+>>> from plangym.planning.common import play
+>>> trajectory = play(env, planner, max_steps=40, seed=0)
+>>> trajectory.score, trajectory.ended
+(40.0, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from plangym.planning.common import (
+    ActionSampler,
+    Decision,
+    as_action,
+    features_of,
+    life_lost,
+)
+from plangym.validation import check_positive_int
+
+
+def rescale(values: np.ndarray) -> np.ndarray:
+    """Map ``values`` linearly onto [1, 2] (all ones when they are all equal).
+
+    >>> rescale(np.array([0.0, 5.0, 10.0])).tolist()
+    [1.0, 1.5, 2.0]
+    """
+    low, high = float(values.min()), float(values.max())
+    if high <= low:
+        return np.ones_like(values, dtype=np.float64)
+    return 1.0 + (values - low) / (high - low)
+
+
+class SwarmPlanner:
+    """Chooses each action by letting a swarm of cloning walkers explore from the state.
+
+    Args:
+        env: The environment to plan in (any plangym env; a ``ParallelEnv`` steps the
+            swarm on its workers).
+        n_walkers: Walkers in the swarm: the batch size of every ``step_batch`` call.
+        horizon: Rounds per decision, so every decision simulates
+            ``n_walkers * horizon * dt`` agent steps.
+        dt: Agent steps a walker takes per round (longer look-ahead for the same calls).
+        seed: Seed of the planner's random generator.
+        reward_weight: Exponent of the rescaled score in the virtual reward.
+        distance_weight: Exponent of the rescaled distance in the virtual reward.
+        features: Turns a list of observations into one float row per walker for the
+            distances; by default the flattened (subsampled) observations.
+        repeat_probability: Chance that a walker repeats its previous action instead of
+            drawing a new one: walkers travel further (along a maze corridor, say) for
+            the same number of steps.
+    """
+
+    name = "swarm"
+
+    def __init__(
+        self,
+        env: Any,
+        n_walkers: int = 32,
+        horizon: int = 8,
+        dt: int = 2,
+        seed: int = 0,
+        reward_weight: float = 1.0,
+        distance_weight: float = 1.0,
+        features: Callable[[list], np.ndarray] = features_of,
+        repeat_probability: float = 0.5,
+    ):
+        self.env = env
+        self.n_walkers = check_positive_int("n_walkers", n_walkers)
+        self.horizon = check_positive_int("horizon", horizon)
+        self.dt = check_positive_int("dt", dt)
+        self.reward_weight = float(reward_weight)
+        self.distance_weight = float(distance_weight)
+        self.features = features
+        if not 0.0 <= float(repeat_probability) <= 1.0:
+            raise ValueError(
+                f"repeat_probability: expected a probability in [0, 1], "
+                f"received {repeat_probability!r}"
+            )
+        self.repeat_probability = float(repeat_probability)
+        self.rng = np.random.default_rng(seed)
+        self.sampler = ActionSampler(env.action_space, self.rng)
+
+    def decide(self, state: Any) -> Decision:
+        """Run the swarm from ``state`` and return the action most live walkers began with."""
+        n = self.n_walkers
+        first_actions = self.sampler.sample(n)
+        swarm = self._step(_Swarm.at_root(state, n), first_actions)
+        frames = swarm.frames
+        for _ in range(self.horizon - 1):
+            if swarm.dead.all():
+                break
+            swarm = swarm.take(self._clone_targets(swarm))
+            stepped = self._step(swarm, self._next_actions(swarm))
+            frames += stepped.frames
+            swarm = stepped
+        return Decision(action=as_action(self._vote(swarm, first_actions)), frames=frames)
+
+    def _next_actions(self, swarm: _Swarm) -> np.ndarray:
+        """Fresh random actions, except where a walker repeats its last one."""
+        actions = self.sampler.sample(self.n_walkers)
+        if self.repeat_probability > 0.0:
+            repeat = self.rng.random(self.n_walkers) < self.repeat_probability
+            actions[repeat] = swarm.last_actions[repeat]
+        return actions
+
+    def _step(self, swarm: _Swarm, actions: np.ndarray) -> _Swarm:
+        """Apply one action per walker in a single ``step_batch`` call."""
+        states, observs, rewards, terminals, truncateds, infos = self.env.step_batch(
+            actions, states=swarm.states, dt=self.dt
+        )
+        died = np.array(
+            [
+                t or tr or life_lost(info)
+                for t, tr, info in zip(terminals, truncateds, infos, strict=True)
+            ]
+        )
+        return _Swarm(
+            states=list(states),
+            features=self.features(observs),
+            scores=swarm.scores + np.asarray(rewards, dtype=np.float64),
+            dead=swarm.dead | died,
+            origin=swarm.origin,
+            last_actions=np.asarray(actions),
+            frames=sum(int(info.get("n_step", 1)) for info in infos),
+        )
+
+    def _clone_targets(self, swarm: _Swarm) -> np.ndarray:
+        """For each walker, the index of the walker whose place it takes (itself if none)."""
+        n = self.n_walkers
+        alive = np.flatnonzero(~swarm.dead)
+        others = self.rng.integers(n, size=n)
+        distances = np.linalg.norm(swarm.features - swarm.features[others], axis=1)
+        virtual = rescale(swarm.scores) ** self.reward_weight
+        virtual = virtual * rescale(distances) ** self.distance_weight
+        companions = alive[self.rng.integers(len(alive), size=n)]
+        probability = (virtual[companions] - virtual) / virtual
+        clones = swarm.dead | (self.rng.random(n) < probability)
+        return np.where(clones, companions, np.arange(n))
+
+    def _vote(self, swarm: _Swarm, first_actions: np.ndarray) -> Any:
+        """Return the first action of most live walkers (the best one's for continuous actions)."""
+        alive = np.flatnonzero(~swarm.dead)
+        voters = alive if len(alive) else np.arange(self.n_walkers)
+        if not self.sampler.is_discrete:
+            best = voters[np.argmax(swarm.scores[voters])]
+            return first_actions[swarm.origin[best]]
+        votes = first_actions[swarm.origin[voters]]
+        values, counts = np.unique(votes, return_counts=True)
+        # Break ties by score, then by the planner's generator, never by action order.
+        tied = values[counts == counts.max()]
+        if len(tied) > 1:
+            best_score = {a: swarm.scores[voters][votes == a].max() for a in tied.tolist()}
+            top = max(best_score.values())
+            tied = np.array([a for a, score in best_score.items() if score == top])
+        return tied[self.rng.integers(len(tied))]
+
+
+class _Swarm:
+    """The walkers of one decision: a value object, each move returns a new one."""
+
+    def __init__(
+        self,
+        states: list,
+        features: np.ndarray | None,
+        scores: np.ndarray,
+        dead: np.ndarray,
+        origin: np.ndarray,
+        last_actions: np.ndarray | None = None,
+        frames: int = 0,
+    ):
+        self.states = states
+        self.features = features
+        self.scores = scores
+        self.dead = dead
+        # origin[i]: the walker whose first action walker i inherited.
+        self.origin = origin
+        self.last_actions = last_actions
+        self.frames = frames
+
+    @classmethod
+    def at_root(cls, state: Any, n: int) -> _Swarm:
+        return cls(
+            states=[state] * n,
+            features=None,
+            scores=np.zeros(n),
+            dead=np.zeros(n, dtype=bool),
+            origin=np.arange(n),
+        )
+
+    def take(self, index: np.ndarray) -> _Swarm:
+        """Return the swarm where walker i becomes a copy of walker ``index[i]``."""
+        return _Swarm(
+            states=[self.states[i] for i in index.tolist()],
+            features=self.features[index],
+            scores=self.scores[index],
+            dead=self.dead[index],
+            origin=self.origin[index],
+            last_actions=None if self.last_actions is None else self.last_actions[index],
+        )

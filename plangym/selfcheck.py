@@ -1,0 +1,223 @@
+"""The exactness self-check behind ``plangym check NAME``.
+
+Four checks, each run without sticky actions and, for games that have them, with sticky
+actions (probability 0.25), from a state a few random steps into an episode:
+
+* **replay in the same instance**: restore the state, play random actions, move the env
+  elsewhere, restore and play them again: every step's data must be bit-identical.
+* **replay in a fresh instance**: the same replay in ``env.clone()``.
+* **step_batch equals step**: a batch of (state, action, dt) triples gives what the triples
+  give one ``step`` at a time.
+* **frame accounting**: ``info["n_step"]`` is ``dt * frameskip`` unless the episode ended
+  first; for Atari the emulator's own episode frame counter advances by as much.
+
+Unlike :mod:`plangym.api_tests` this needs no pytest, so it runs on any install.
+
+>>> results = run_checks("CartPole-v1", n_steps=10)
+>>> sorted({(r.setting, r.status) for r in results})
+[('no sticky actions', 'PASS'), ('sticky p=0.25', 'n/a')]
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import plangym
+from plangym.planning.common import ActionSampler, start_episode
+from plangym.registry import get_planenv_class
+
+CHECKS = (
+    "replay in the same instance",
+    "replay in a fresh instance",
+    "step_batch equals step",
+    "frame accounting",
+)
+STICKY_PROBABILITY = 0.25
+SETTINGS = ("no sticky actions", f"sticky p={STICKY_PROBABILITY}")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One cell of the self-check table.
+
+    Attributes:
+        check: One of :data:`CHECKS`.
+        setting: One of :data:`SETTINGS`.
+        status: "PASS", "FAIL" or "n/a" (the env has no sticky actions).
+        detail: What differed, for a FAIL.
+    """
+
+    check: str
+    setting: str
+    status: str
+    detail: str = ""
+
+
+def has_sticky_actions(name: str) -> bool:
+    """Whether the env called ``name`` takes a ``repeat_action_probability``."""
+    parameters = inspect.signature(get_planenv_class(name).__init__).parameters
+    return "repeat_action_probability" in parameters
+
+
+def run_checks(
+    name: str, n_steps: int = 40, seed: int = 0, env_kwargs: dict | None = None
+) -> list[CheckResult]:
+    """Run every check on the env called ``name``; return one result per check and setting."""
+    env_kwargs = dict(env_kwargs or {})
+    sticky = has_sticky_actions(name)
+    results = []
+    settings = []
+    for setting, probability in zip(SETTINGS, (0.0, STICKY_PROBABILITY), strict=True):
+        if sticky:
+            settings.append((setting, {**env_kwargs, "repeat_action_probability": probability}))
+        elif probability == 0.0:
+            settings.append((setting, env_kwargs))
+        else:
+            settings.append((setting, None))
+    for setting, kwargs in settings:
+        if kwargs is None:
+            results += [CheckResult(check, setting, "n/a") for check in CHECKS]
+            continue
+        env = plangym.make(name, **kwargs)
+        try:
+            for check, function in zip(CHECKS, CHECK_FUNCTIONS, strict=True):
+                try:
+                    problem = function(env, n_steps, seed)
+                except Exception as error:  # a check that crashes has failed
+                    problem = f"{type(error).__name__}: {error}"
+                status = "FAIL" if problem else "PASS"
+                results.append(CheckResult(check, setting, status, problem or ""))
+        finally:
+            env.close()
+    return results
+
+
+# Checks: each returns None when it passes, else what went wrong. -------------------------
+def check_same_instance(env: Any, n_steps: int, seed: int) -> str | None:
+    """Replay random actions twice from one state in ``env``, with other play in between."""
+    state, actions = _warm_state(env, seed), _actions(env, n_steps, seed + 1)
+    first = replay(env, state, actions)
+    for action in _actions(env, 7, seed + 2):  # leave the env somewhere else
+        env.step(action)
+    return difference(first, replay(env, state, actions))
+
+
+def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
+    """Replay random actions from one state in ``env`` and in ``env.clone()``."""
+    state, actions = _warm_state(env, seed), _actions(env, n_steps, seed + 1)
+    fresh = env.clone()
+    try:
+        return difference(replay(env, state, actions), replay(fresh, state, actions))
+    finally:
+        fresh.close()
+
+
+def check_batch(env: Any, n_steps: int, seed: int) -> str | None:
+    """Compare ``step_batch`` on distinct states and mixed ``dt`` with single steps."""
+    env.reset()
+    states = []
+    for action in _actions(env, n_steps, seed):
+        states.append(env.get_state())
+        env.step(action)
+    actions = _actions(env, len(states), seed + 3)
+    dts = [1 + i % 3 for i in range(len(states))]
+    batch = env.step_batch(actions, states=states, dt=dts)
+    single = [
+        env.step(action, state=state, dt=dt)
+        for action, state, dt in zip(actions, states, dts, strict=True)
+    ]
+    return difference([tuple(column[i] for column in batch) for i in range(len(states))], single)
+
+
+def check_frames(env: Any, n_steps: int, seed: int) -> str | None:
+    """``n_step`` is ``dt * frameskip`` until the episode ends; the ALE agrees."""
+    env.reset()
+    ale = getattr(env, "ale", None)
+    for i, action in enumerate(_actions(env, n_steps, seed)):
+        dt = 1 + i % 4
+        before = ale.getEpisodeFrameNumber() if ale is not None else None
+        *_, terminal, truncated, info = env.step(action, dt=dt)
+        ended = terminal or truncated
+        expected = dt * env.frameskip
+        if info["n_step"] != expected and not (ended and info["n_step"] < expected):
+            return f"step {i}: dt={dt} applied {info['n_step']} steps, expected {expected}"
+        if ale is not None and not ended:
+            advanced = ale.getEpisodeFrameNumber() - before
+            if advanced != info["n_step"]:
+                return f"step {i}: the ALE counted {advanced} frames, n_step is {info['n_step']}"
+        if ended:
+            env.reset()
+    return None
+
+
+CHECK_FUNCTIONS: tuple[Callable[[Any, int, int], str | None], ...] = (
+    check_same_instance,
+    check_fresh_instance,
+    check_batch,
+    check_frames,
+)
+
+
+# Helpers -------------------------------------------------------------------------------------
+def replay(env: Any, state: Any, actions: Sequence) -> list[tuple]:
+    """Every step's full result, states included, playing ``actions`` from ``state``."""
+    env.set_state(state)
+    return [env.step(action, return_state=True) for action in actions]
+
+
+def difference(first: Any, second: Any, path: str = "steps") -> str | None:
+    """Where two step results differ (arrays compared by dtype, shape and bytes), or None.
+
+    >>> difference([(np.zeros(2), 1.0)], [(np.zeros(2), 1.0)]) is None
+    True
+    >>> difference([(np.zeros(2), 1.0)], [(np.ones(2), 1.0)])
+    'steps[0][0]: contents differ'
+    """
+    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
+        if not (isinstance(first, np.ndarray) and isinstance(second, np.ndarray)):
+            return f"{path}: an array and a {type(second).__name__}"
+        if first.dtype != second.dtype or first.shape != second.shape:
+            return f"{path}: {first.dtype}{first.shape} != {second.dtype}{second.shape}"
+        return None if first.tobytes() == second.tobytes() else f"{path}: contents differ"
+    if isinstance(first, dict) and isinstance(second, dict):
+        if first.keys() != second.keys():
+            return f"{path}: keys {sorted(first)} != {sorted(second)}"
+        for key in first:
+            found = difference(first[key], second[key], f"{path}[{key!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(first, list | tuple) and isinstance(second, list | tuple):
+        if len(first) != len(second):
+            return f"{path}: {len(first)} items != {len(second)}"
+        for i, (a, b) in enumerate(zip(first, second, strict=True)):
+            found = difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    both_nan = isinstance(first, float) and isinstance(second, float)
+    both_nan = both_nan and bool(np.isnan(first) and np.isnan(second))
+    if first != second and not both_nan:
+        return f"{path}: {first!r} != {second!r}"
+    return None
+
+
+def _actions(env: Any, n: int, seed: int) -> list:
+    space = getattr(env, "action_space", None)
+    if space is None:  # a PlanEnv without gymnasium spaces draws its own
+        return [env.sample_action() for _ in range(n)]
+    actions = ActionSampler(space, np.random.default_rng(seed)).sample(n)
+    return [a.item() if isinstance(a, np.generic) else a for a in actions]
+
+
+def _warm_state(env: Any, seed: int, n_steps: int = 10) -> Any:
+    """Return a state a few random steps into an episode (more telling than a reset)."""
+    start_episode(env, seed)
+    for action in _actions(env, n_steps, seed):
+        env.step(action)
+    return env.get_state()

@@ -1,0 +1,260 @@
+"""The ``plangym`` console script, run as a user runs it: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def plangym_script() -> str:
+    script = Path(sys.executable).parent / "plangym"
+    if script.exists():
+        return str(script)
+    found = shutil.which("plangym")
+    if found is None:
+        pytest.skip("the plangym console script is not installed (pip install -e .)")
+    return found
+
+
+def run(*args: str, timeout: float = 100) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    return subprocess.run(
+        [plangym_script(), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+def ale_banner_removed(stderr: str) -> list[str]:
+    """stderr lines without the banner the ALE prints when it loads."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and not line.startswith(("A.L.E:", "[Powered by Stella]"))
+    ]
+
+
+def test_list_shows_families_names_and_extras():
+    result = run("list")
+    assert result.returncode == 0, result.stderr
+    for text in (
+        "classic_control (6 environments)",
+        "CartPole-v1",
+        "ALE/MsPacman-v5",
+        "optional extras",
+        "classic-control",
+    ):
+        assert text in result.stdout
+
+
+def test_list_one_family():
+    result = run("list", "--family", "classic_control")
+    assert result.returncode == 0
+    assert "CartPole-v1" in result.stdout and "ALE/" not in result.stdout
+
+
+def test_python_dash_m_runs_the_same_command():
+    result = subprocess.run(
+        [sys.executable, "-m", "plangym", "--version"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("plangym ")
+
+
+def test_check_classic_control_has_no_sticky_column():
+    result = run("check", "CartPole-v1", "--steps", "10")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("replay")]
+    assert rows and all(row.split()[-2:] == ["PASS", "n/a"] for row in rows)
+    assert "all checks passed" in result.stdout
+
+
+def test_check_atari_with_and_without_sticky_actions():
+    result = run("check", "ALE/Pong-v5", "--steps", "10")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = result.stdout.splitlines()[1:6]
+    assert "sticky p=0.25" in table[0]
+    assert all(row.split()[-2:] == ["PASS", "PASS"] for row in table[1:])
+
+
+def test_bench_prints_rates_for_both_setups():
+    result = run("bench", "CartPole-v1", "--workers", "2", "--batch", "16", "--rounds", "2")
+    assert result.returncode == 0, result.stderr
+    assert "steps/s" in result.stdout and "frames/s" in result.stdout
+    assert "one process" in result.stdout and "ParallelEnv, 2 workers" in result.stdout
+
+
+REQUIRED_KEYS = {
+    "env",
+    "planner",
+    "frameskip",
+    "workers",
+    "seed",
+    "score",
+    "agent_steps",
+    "frames_simulated",
+    "wall_s",
+    "frames_per_s",
+}
+
+
+def test_plan_writes_gif_and_summary_and_prints_the_score_last(tmp_path):
+    out = tmp_path / "run"
+    result = run(
+        "plan",
+        "CartPole-v1",
+        "--workers",
+        "1",
+        "--steps",
+        "30",
+        "--walkers",
+        "8",
+        "--horizon",
+        "4",
+        "--dt",
+        "4",
+        "--seed",
+        "2",
+        "--baseline-games",
+        "4",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary.keys() >= REQUIRED_KEYS
+    assert summary["env"] == "CartPole-v1" and summary["planner"] == "swarm"
+    assert summary["seed"] == 2 and summary["workers"] == 1 and summary["frameskip"] == 1
+    assert summary["agent_steps"] == 30 and summary["replay_exact"] is True
+    assert summary["random_games"] == 4 and summary["random_score_mean"] > 0
+    assert (out / "trajectory.gif").read_bytes()[:6] == b"GIF89a"
+    assert len(json.loads((out / "actions.json").read_text())) == 30
+    label, score = result.stdout.splitlines()[-1].split()
+    assert label == "score" and float(score) == summary["score"]
+    assert "Traceback" not in result.stderr
+
+
+def test_plan_atari_on_two_workers_with_uct(tmp_path):
+    result = run(
+        "plan",
+        "ALE/MsPacman-v5",
+        "--planner",
+        "uct",
+        "--workers",
+        "2",
+        "--steps",
+        "4",
+        "--waves",
+        "1",
+        "--wave-size",
+        "4",
+        "--rollout-depth",
+        "1",
+        "--baseline-games",
+        "2",
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["planner"] == "uct" and summary["workers"] == 2
+    assert summary["frameskip"] == 5 and summary["agent_steps"] == 4
+    assert summary["frames_simulated"] > 4 * 5 and summary["replay_exact"] is True
+    assert summary["gif_frames"] == 4
+
+
+def test_same_seed_same_score_through_the_command(tmp_path):
+    scores = []
+    for name in ("a", "b"):
+        run(
+            "plan",
+            "CartPole-v1",
+            "--workers",
+            "1",
+            "--steps",
+            "15",
+            "--walkers",
+            "4",
+            "--horizon",
+            "3",
+            "--seed",
+            "9",
+            "--baseline-games",
+            "0",
+            "--out",
+            str(tmp_path / name),
+        )
+        scores.append(json.loads((tmp_path / name / "summary.json").read_text()))
+    assert scores[0]["score"] == scores[1]["score"]
+    assert (tmp_path / "a" / "actions.json").read_text() == (
+        tmp_path / "b" / "actions.json"
+    ).read_text()
+
+
+def file_in_the_way(tmp_path: Path) -> str:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    return str(blocker / "out")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "ALE/MsPacmann-v5"], "unknown environment 'ALE/MsPacmann-v5'"),
+        (["check", "NoSuchEnv-v0"], "unknown environment 'NoSuchEnv-v0'"),
+        (["bench", "CartPol-v1"], "closest known names: CartPole-v1"),
+        (["plan", "CartPole-v1", "--planner", "astar"], "invalid choice: 'astar'"),
+        (["plan", "CartPole-v1", "--steps", "0"], "--steps: expected an integer >= 1"),
+        (["plan", "CartPole-v1", "--steps", "-1"], "--steps: expected an integer >= 1"),
+        (["plan", "CartPole-v1", "--steps", "abc"], "received 'abc'"),
+        (["plan", "CartPole-v1", "--workers", "0"], "--workers: expected an integer >= 1"),
+        (["bench", "CartPole-v1", "--batch", "2.5"], "--batch: expected an integer >= 1"),
+        (["plan", "Pendulum-v1", "--planner", "uct", "--out", "OUT"], "Discrete"),
+        (["plan", "CartPole-v1", "--out", None], "--out: cannot write to"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "usage:"),
+    ],
+    ids=[
+        "unknown-env",
+        "check-unknown",
+        "bench-typo",
+        "planner",
+        "steps-0",
+        "steps-neg",
+        "steps-abc",
+        "workers-0",
+        "batch-float",
+        "uct-continuous",
+        "unwritable-out",
+        "command",
+        "no-command",
+    ],
+)
+def test_user_errors_are_one_line_and_exit_nonzero(tmp_path, args, message):
+    replace = {None: file_in_the_way(tmp_path), "OUT": str(tmp_path / "out")}
+    args = [replace.get(arg, arg) for arg in args]
+    result = run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = ale_banner_removed(result.stderr)
+    assert message in result.stderr
+    if args:
+        assert len(lines) == 1 and lines[0].startswith("plangym: error: "), lines
+
+
+def test_unwritable_out_fails_before_planning(tmp_path):
+    result = run("plan", "ALE/MsPacman-v5", "--out", file_in_the_way(tmp_path))
+    assert result.returncode == 2
+    # No emulator was started: the ALE's banner never appears.
+    assert "A.L.E" not in result.stderr

@@ -1,0 +1,196 @@
+"""The reference planners: they plan well, repeat themselves exactly, and check inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from corridor_env import Corridor
+
+import plangym
+from plangym.planning import SwarmPlanner, play, random_scores
+from plangym.planning.common import ActionSampler, Decision, same_state
+from plangym.planning.uct import UCTPlanner
+from plangym.selfcheck import check_fresh_instance, check_same_instance
+
+
+@pytest.fixture
+def cartpole():
+    env = plangym.make("CartPole-v1")
+    yield env
+    env.close()
+
+
+def test_swarm_keeps_the_pole_up_for_500_steps(cartpole):
+    planner = SwarmPlanner(cartpole, n_walkers=16, horizon=8, dt=8, seed=0)
+    trajectory = play(cartpole, planner, max_steps=500, seed=0)
+    assert trajectory.score == 500 and not trajectory.ended
+    positions = np.array([state["physics"][0] for state in trajectory.states])
+    assert np.abs(positions).max() < 2.4  # the cart stayed on the track
+
+
+def test_uct_keeps_the_pole_up(cartpole):
+    planner = UCTPlanner(cartpole, waves=2, wave_size=16, rollout_depth=10, seed=0)
+    trajectory = play(cartpole, planner, max_steps=200, seed=0)
+    assert trajectory.score == 200 and not trajectory.ended
+
+
+@pytest.mark.parametrize(
+    "make_planner",
+    [
+        lambda env, seed: SwarmPlanner(env, n_walkers=8, horizon=4, dt=2, seed=seed),
+        lambda env, seed: UCTPlanner(env, waves=2, wave_size=8, rollout_depth=4, seed=seed),
+    ],
+    ids=["swarm", "uct"],
+)
+def test_same_seed_plays_the_same_game(cartpole, make_planner):
+    games = [play(cartpole, make_planner(cartpole, 3), max_steps=60, seed=3) for _ in range(2)]
+    assert games[0].actions == games[1].actions
+    assert games[0].score == games[1].score
+    assert games[0].frames_simulated == games[1].frames_simulated
+    assert all(same_state(a, b) for a, b in zip(games[0].states, games[1].states, strict=True))
+
+
+def test_workers_play_the_same_game_as_one_process(cartpole):
+    parallel = plangym.make("CartPole-v1", n_workers=2)
+    try:
+        games = [
+            play(env, SwarmPlanner(env, n_walkers=8, horizon=4, seed=5), max_steps=30, seed=5)
+            for env in (cartpole, parallel)
+        ]
+    finally:
+        parallel.close()
+    assert games[0].actions == games[1].actions
+    assert games[0].frames_simulated == games[1].frames_simulated
+
+
+def test_trajectory_records_states_rewards_and_frames(cartpole):
+    planner = SwarmPlanner(cartpole, n_walkers=4, horizon=2, dt=1)
+    trajectory = play(cartpole, planner, 10, seed=0)
+    assert len(trajectory.states) == trajectory.agent_steps + 1 == 11
+    replayed = cartpole.clone()
+    for t, action in enumerate(trajectory.actions):
+        state, *_ = replayed.step(action, state=trajectory.states[t])
+        assert same_state(state, trajectory.states[t + 1])
+    # Each swarm decision steps 4 walkers for 2 rounds (fewer when walkers die), plus the move.
+    assert trajectory.agent_steps < trajectory.frames_simulated <= 10 * (4 * 2 + 1)
+
+
+def test_progress_is_reported_after_every_step(cartpole):
+    seen = []
+    play(cartpole, SwarmPlanner(cartpole, n_walkers=4, horizon=2), 5, on_step=seen.append)
+    assert [p.step for p in seen] == [1, 2, 3, 4, 5]
+    assert all(p.max_steps == 5 for p in seen)
+
+
+def test_swarm_plans_continuous_actions():
+    env = plangym.make("Pendulum-v1")
+    trajectory = play(env, SwarmPlanner(env, n_walkers=8, horizon=4, seed=0), 5, seed=0)
+    assert trajectory.agent_steps == 5
+    assert all(env.action_space.contains(action) for action in trajectory.actions)
+
+
+def test_uct_rejects_continuous_actions():
+    with pytest.raises(TypeError, match="Discrete"):
+        UCTPlanner(plangym.make("Pendulum-v1"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"n_walkers": 0}, ValueError),
+        ({"horizon": 1.5}, TypeError),
+        ({"dt": -1}, ValueError),
+        ({"repeat_probability": 2.0}, ValueError),
+    ],
+)
+def test_swarm_checks_its_parameters(cartpole, kwargs, error):
+    with pytest.raises(error):
+        SwarmPlanner(cartpole, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"waves": 0}, ValueError),
+        ({"wave_size": 0}, ValueError),
+        ({"rollout_depth": -1}, ValueError),
+        ({"rollout_dt": 0}, ValueError),
+    ],
+)
+def test_uct_checks_its_parameters(cartpole, kwargs, error):
+    with pytest.raises(error):
+        UCTPlanner(cartpole, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def mspacman_after_intro():
+    """Ms. Pac-Man once the intro tune is over and the ghosts move (about 45 steps)."""
+    env = plangym.make("ALE/MsPacman-v5", obs_type="ram")
+    env.seed(0)
+    state, *_ = env.reset()
+    state, *_ = env.step(0, state=state, dt=45)
+    yield env, state
+    env.close()
+
+
+@pytest.mark.parametrize("planner_name", ["swarm", "uct"])
+def test_short_atari_game_beats_random_play(mspacman_after_intro, planner_name):
+    env, state = mspacman_after_intro
+    if planner_name == "swarm":
+        planner = SwarmPlanner(env, n_walkers=16, horizon=4, dt=2, seed=0)
+    else:
+        planner = UCTPlanner(env, waves=2, wave_size=16, rollout_depth=2, rollout_dt=2, seed=0)
+    trajectory = play(env, planner, max_steps=40, start_state=state)
+    sampler = ActionSampler(env.action_space, np.random.default_rng(0))
+    random_games = []
+    for _ in range(4):
+        score, current = 0.0, state
+        for action in sampler.sample(40):
+            current, _, reward, *_ = env.step(action, state=current)
+            score += reward
+        random_games.append(score)
+    # 40 steps of 5 frames: the planners eat a pellet (10 points) every few steps.
+    assert trajectory.score >= 100
+    assert trajectory.score > max(random_games)
+    assert trajectory.score >= 1.5 * np.mean(random_games)
+
+
+def test_random_scores_stop_counting_at_the_episode_end(cartpole):
+    scores = random_scores(cartpole, steps=300, episodes=6, seed=1)
+    assert len(scores) == 6
+    assert all(1 <= score < 300 for score in scores)  # random play drops the pole early
+    assert scores == random_scores(cartpole, steps=300, episodes=6, seed=1)
+
+
+def test_play_accepts_any_planner_with_decide(cartpole):
+    class Alternate:
+        name = "alternate"
+
+        def __init__(self):
+            self.calls = 0
+
+        def decide(self, state):
+            self.calls += 1
+            return Decision(action=self.calls % 2, frames=0)
+
+    trajectory = play(cartpole, Alternate(), max_steps=20, seed=0)
+    assert trajectory.actions[:4] == [1, 0, 1, 0]
+    assert trajectory.frames_simulated == trajectory.agent_steps
+
+
+class LeakyCorridor(Corridor):
+    """A corridor whose get_state forgets the wind generator: replays drift."""
+
+    def set_state(self, state):
+        self.check_state(state)
+        self._position, self._t = int(state[0]), int(state[1])
+
+
+def test_self_checks_catch_a_state_that_leaves_something_out():
+    env = LeakyCorridor(slip=0.5, seed=0, max_steps=10_000, length=1001)
+    assert check_same_instance(env, 30, 0) is not None
+    assert check_fresh_instance(env, 30, 0) is not None
+    assert (
+        check_same_instance(Corridor(slip=0.5, seed=0, max_steps=10_000, length=1001), 30, 0)
+        is None
+    )
