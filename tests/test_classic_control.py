@@ -184,6 +184,12 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
         states.append(env.get_state())
     actions = [env.sample_action() for _ in range(300)]
     dts = np.random.default_rng(0).integers(1, 5, size=300).tolist()
+    for size in (7, 300):  # small batches pack each new state, large ones whole columns
+        env.set_state(states[0])
+        small = env.step_batch(actions[:size], states=states[:size], dt=dts[:size])
+        env.set_state(states[0])
+        expected = PlanEnv.run_batch_columns(env, actions[:size], states[:size], dts[:size], True)
+        assert_identical(small, expected.as_lists())
     env.set_state(states[0])
     bulk = env.step_batch(actions, states=states, dt=dts)
     env.set_state(states[0])

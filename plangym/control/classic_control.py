@@ -37,6 +37,8 @@ _NONE = -1
 _TAIL = struct.Struct("<Bqq?d")
 _RNG_BYTES = 8 * N_WORDS
 _F64 = np.dtype(np.float64)
+# Up to this many new states, a batch packs each one; beyond, it writes whole columns.
+_FEW_STATES = 32
 
 
 def classic_state_dtype(n_physics: int) -> np.dtype:
@@ -61,6 +63,21 @@ def _physics_bytes(physics: Any) -> tuple[bytes, int]:
             return physics.tobytes(), _FLOAT64_ARRAY
         return physics.astype(np.float64).tobytes(), _FLOAT32_ARRAY
     return np.array(physics, dtype=np.float64).tobytes(), _TUPLE
+
+
+def _pack_state(
+    physics: Any, steps_beyond: int | None, elapsed: int | None, last_u: Any, rng: bytes
+) -> bytes:
+    """Return the bytes of one state record (see :func:`classic_state_dtype`)."""
+    physics_bytes, kind = _physics_bytes(physics)
+    tail = _TAIL.pack(
+        kind,
+        _NONE if steps_beyond is None else steps_beyond,
+        _NONE if elapsed is None else elapsed,
+        last_u is not None,
+        0.0 if last_u is None else last_u,
+    )
+    return physics_bytes + tail + rng
 
 
 def _physics_kind(physics: Any) -> int:
@@ -193,24 +210,17 @@ class ClassicControl(PlangymEnv):
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
         unwrapped = self.gym_env.unwrapped
-        physics, kind = _physics_bytes(unwrapped.state)
         steps_beyond = unwrapped.steps_beyond_terminated if self._has_steps_beyond else None
         elapsed = None if self._time_limit is None else self._time_limit._elapsed_steps
         last_u = unwrapped.last_u if self._has_last_u else None
-        tail = _TAIL.pack(
-            kind,
-            _NONE if steps_beyond is None else steps_beyond,
-            _NONE if elapsed is None else elapsed,
-            last_u is not None,
-            0.0 if last_u is None else last_u,
-        )
         rng = self._rng_bytes
         if rng is None:
             rng = generator_words(unwrapped.np_random).tobytes()
             if self._cache_rng:
                 self._rng_bytes = rng
+        raw = _pack_state(unwrapped.state, steps_beyond, elapsed, last_u, rng)
         # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
-        return np.ndarray((), self._state_dtype, physics + tail + rng)
+        return np.ndarray((), self._state_dtype, raw)
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (or a bare physics vector)."""
@@ -327,7 +337,21 @@ class ClassicControl(PlangymEnv):
         self, physics: list, steps_beyond: list, elapsed: list, last_u: list, rng: list
     ) -> np.ndarray:
         """Build the record array of the states :meth:`get_state` would have returned."""
-        records = np.zeros(len(physics), self._state_dtype)
+        n = len(physics)
+        if n <= _FEW_STATES:  # packing each state costs less than a dozen column writes
+            missing = [None] * n
+            columns = zip(
+                physics,
+                steps_beyond or missing,
+                elapsed or missing,
+                last_u or missing,
+                rng,
+                strict=True,
+            )
+            return np.frombuffer(
+                b"".join([_pack_state(*values) for values in columns]), self._state_dtype
+            )
+        records = np.zeros(n, self._state_dtype)
         records["physics"] = np.asarray(physics, dtype=np.float64)
         records["physics_kind"] = [_physics_kind(value) for value in physics]
         records["steps_beyond_terminated"] = _NONE
