@@ -360,8 +360,7 @@ class PlanEnv(ABC):
         Then :meth:`process_step` skips calling them, which matters when a step costs a few
         microseconds. Subclasses whose own hooks are identities for some settings say so.
         """
-        cls = type(self)
-        return all(getattr(cls, hook) is getattr(PlanEnv, hook) for hook in STEP_HOOKS)
+        return inherits_unchanged(type(self), dict.fromkeys(STEP_HOOKS, PlanEnv))
 
     def process_step(self, obs, reward, terminal, truncated, info) -> tuple:
         """Post-process the data of a whole ``step`` (after ``dt * frameskip`` steps)."""
@@ -500,9 +499,7 @@ class PlangymEnv(PlanEnv):
     def step_hooks_are_identity(self) -> bool:
         """Hooks are identities when only this class's obs conversion has nothing to do."""
         cls = type(self)
-        others_default = all(
-            getattr(cls, hook) is getattr(PlanEnv, hook) for hook in STEP_HOOKS[1:]
-        )
+        others_default = inherits_unchanged(cls, dict.fromkeys(STEP_HOOKS[1:], PlanEnv))
         raw_obs = cls.process_obs in IDENTITY_OBS_HOOKS or (
             cls.process_obs is PlangymEnv.process_obs and self.obs_type == self.DEFAULT_OBS_TYPE
         )
@@ -687,6 +684,18 @@ class PlangymEnv(PlanEnv):
     def get_grayscale_obs(self, obs, **kwargs):
         """Observation for ``obs_type="grayscale"``."""
         return to_grayscale(self.get_rgb_obs(obs, **kwargs))
+
+
+def inherits_unchanged(cls: type, methods: dict[str, type]) -> bool:
+    """Whether ``cls`` still uses each named method as defined in the class given for it.
+
+    Fast paths that skip per-step method dispatch use this to step aside as soon as a
+    subclass overrides one of the methods they would otherwise bypass.
+
+    >>> inherits_unchanged(PlangymEnv, {"step": PlanEnv, "process_obs": PlanEnv})
+    False
+    """
+    return all(getattr(cls, name) is getattr(base, name) for name, base in methods.items())
 
 
 def _discrete_as_int64(actions: Any, space: Any) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import BatchColumns, intern_dtype, is_record_block, states_to_records
-from plangym.core import PlanEnv, PlangymEnv, repeat_action
+from plangym.core import PlanEnv, PlangymEnv, inherits_unchanged, repeat_action
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
 from plangym.validation import describe
@@ -177,7 +177,6 @@ class ClassicControl(PlangymEnv):
         True when there are no user wrappers, no pictures to add, every ``process_*`` hook
         is an identity, and no stepping or state method is overridden by a subclass.
         """
-        cls = type(self)
         own = {
             "apply_action": PlangymEnv,
             "apply_reset": ClassicControl,
@@ -188,7 +187,7 @@ class ClassicControl(PlangymEnv):
             "set_state": ClassicControl,
             "reset": PlanEnv,
         }
-        unchanged = all(getattr(cls, name) is getattr(base, name) for name, base in own.items())
+        unchanged = inherits_unchanged(type(self), own)
         return unchanged and not self._wrappers and not self.return_image and self._identity_hooks
 
     @property

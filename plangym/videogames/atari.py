@@ -35,7 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 from plangym.columns import BatchColumns
-from plangym.core import PlanEnv, wrap_callable
+from plangym.core import PlanEnv, inherits_unchanged, wrap_callable
 from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
@@ -401,7 +401,6 @@ class AtariEnv(VideogameEnv):
 
     def _observes_in_place(self, observs_out: np.ndarray) -> bool:
         """Whether a batch may skip the per-step hooks and write observations in place."""
-        cls = type(self)
         own = {
             "_step_checked": PlanEnv,
             "step_with_dt": AtariEnv,
@@ -409,7 +408,7 @@ class AtariEnv(VideogameEnv):
             "set_state": AtariEnv,
             "reset": PlanEnv,
         }
-        unchanged = all(getattr(cls, name) is getattr(base, name) for name, base in own.items())
+        unchanged = inherits_unchanged(type(self), own)
         space = self.observation_space
         return (
             unchanged
