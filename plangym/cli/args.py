@@ -73,6 +73,16 @@ def check_env_name(name: str) -> type:
         raise UsageError(str(error)) from None
 
 
+def add_frameskip_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--frameskip`` (default: the environment class's own default)."""
+    parser.add_argument(
+        "--frameskip",
+        type=positive_int,
+        default=None,
+        help="underlying steps per agent step (default: the env's)",
+    )
+
+
 def default_frameskip(env_class: type) -> int:
     """Return the ``frameskip`` an env class uses when none is given."""
     parameter = inspect.signature(env_class.__init__).parameters.get("frameskip")

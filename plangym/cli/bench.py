@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 import plangym
-from plangym.cli.args import check_env_name, default_frameskip, positive_int, print_table
+from plangym.cli.args import (
+    add_frameskip_argument,
+    check_env_name,
+    default_frameskip,
+    positive_int,
+    print_table,
+)
 from plangym.planning.common import ActionSampler, start_episode
 
 
@@ -32,12 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch", type=positive_int, default=256, help="states per batch")
     parser.add_argument("--rounds", type=positive_int, default=5, help="timed rounds")
     parser.add_argument("--dt", type=positive_int, default=1, help="agent steps per element")
-    parser.add_argument(
-        "--frameskip",
-        type=positive_int,
-        default=None,
-        help="underlying steps per agent step (default: the env's)",
-    )
+    add_frameskip_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of states and actions")
     parser.set_defaults(run=run)
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from plangym.cli.args import check_env_name, default_frameskip, positive_int, print_table
+from plangym.cli.args import (
+    add_frameskip_argument,
+    check_env_name,
+    default_frameskip,
+    positive_int,
+    print_table,
+)
 from plangym.selfcheck import CHECKS, SETTINGS, run_checks
 
 
@@ -20,12 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("name", help="environment name, e.g. ALE/Pong-v5 or CartPole-v1")
     parser.add_argument("--steps", type=positive_int, default=40, help="steps per check")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random actions")
-    parser.add_argument(
-        "--frameskip",
-        type=positive_int,
-        default=None,
-        help="underlying steps per agent step (default: the env's)",
-    )
+    add_frameskip_argument(parser)
     parser.set_defaults(run=run)
 
 

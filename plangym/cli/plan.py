@@ -24,6 +24,7 @@ import numpy as np
 import plangym
 from plangym.cli.args import (
     UsageError,
+    add_frameskip_argument,
     check_env_name,
     default_frameskip,
     non_negative_int,
@@ -67,12 +68,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of env and planner")
     parser.add_argument("--out", default="plangym-out", help="output directory")
-    parser.add_argument(
-        "--frameskip",
-        type=positive_int,
-        default=None,
-        help="underlying steps per agent step (default: the env's)",
-    )
+    add_frameskip_argument(parser)
     swarm = parser.add_argument_group("swarm planner")
     swarm.add_argument(
         "--walkers",
