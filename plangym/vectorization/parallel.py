@@ -39,6 +39,7 @@ from plangym.vectorization.errors import (
     WorkerCrashedError,
     with_remote_traceback,
 )
+from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import (
     DtypeChannel,
@@ -498,7 +499,9 @@ class BatchEnv:
             return  # a late reply to an abandoned request
         try:
             packed_states, infos, fallback, times = worker.decode_step_reply(unwrap_reply(reply))
-            columns = read_outputs(self._arrays(), chunk.start, chunk.stop - chunk.start, fallback)
+            count = chunk.stop - chunk.start
+            pool = self._resources.obs_pool
+            columns = read_outputs(self._arrays(), chunk.start, count, fallback, pool)
             columns.append(infos)
             if pending.return_state:
                 new_states = self._resources.outputs.read_states(packed_states)
@@ -592,6 +595,7 @@ class _Resources:
         self.workers = workers
         self.outputs: SharedOutputs | None = None
         self.state_bytes = 0  # size of the last new state seen, to size the arena
+        self.obs_pool = ObservationPool()
 
     def release(self) -> None:
         """Stop every worker (all asked first, so they exit together) and free the buffers."""

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import BatchColumns, intern_dtype, is_record_block, records_to_states
+from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.shared_states import read_states, state_layout
 
 # A packed list of states: ("arrays", dtype, lengths, blob) or ("objects", list).
@@ -274,16 +275,25 @@ def write_outputs(arrays: dict[str, np.ndarray], offset: int, columns: BatchColu
     return fallback
 
 
-def read_outputs(arrays: dict[str, np.ndarray], offset: int, count: int, fallback: dict) -> list:
-    """Read back what :func:`write_outputs` wrote: [observs, rewards, terminals, truncateds]."""
+def read_outputs(
+    arrays: dict[str, np.ndarray],
+    offset: int,
+    count: int,
+    fallback: dict,
+    pool: ObservationPool | None = None,
+) -> list:
+    """Read back what :func:`write_outputs` wrote: [observs, rewards, terminals, truncateds].
+
+    Every observation comes back in an array of its own, as a single env returns them:
+    keeping one must not keep a whole batch alive. ``pool`` recycles those arrays.
+    """
     columns = []
     for field in SharedOutputs.FIELDS:
         if fallback[field] is not None:
             columns.append(fallback[field])
         elif field == "observs":
-            # One array per observation, as a single env returns them: keeping one must
-            # not keep a whole batch of them alive.
-            columns.append([row.copy() for row in arrays[field][offset : offset + count]])
+            rows = arrays[field][offset : offset + count]
+            columns.append(pool.copies(rows) if pool else [row.copy() for row in rows])
         else:
             columns.append(arrays[field][offset : offset + count].tolist())
     return columns

@@ -1,0 +1,70 @@
+"""Recycled observation arrays: reused only when nobody else holds them."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.vectorization.obs_pool import ObservationPool
+
+
+def screens(value: int, n: int = 4) -> np.ndarray:
+    return np.full((n, 64, 64, 3), value, dtype=np.uint8)
+
+
+def test_dropped_arrays_are_reused_and_kept_ones_are_not():
+    pool = ObservationPool()
+    first = pool.copies(screens(1))
+    kept, dropped_ids = first[0], {id(a) for a in first[1:]}
+    del first
+    gc.collect()
+    second = pool.copies(screens(2))
+    assert {id(a) for a in second} & dropped_ids  # recycled
+    assert all(a is not kept for a in second)
+    assert (kept == 1).all()
+    assert all((a == 2).all() for a in second)
+
+
+def test_a_view_keeps_its_array_from_reuse():
+    pool = ObservationPool()
+    first = pool.copies(screens(1, n=1))
+    view = first[0][::2]
+    del first
+    second = pool.copies(screens(2, n=1))
+    assert (view == 1).all()
+    assert not np.shares_memory(view, second[0])
+
+
+def test_copies_own_their_memory_and_small_rows_are_plain_copies():
+    pool = ObservationPool()
+    rows = screens(3)
+    copies = pool.copies(rows)
+    assert all(a.flags.owndata and a.flags.writeable for a in copies)
+    small = np.arange(8, dtype=np.float32).reshape(4, 2)
+    assert [a.tolist() for a in pool.copies(small)] == small.tolist()
+
+
+def test_the_pool_holds_at_most_twice_the_largest_batch():
+    pool = ObservationPool()
+    kept = [pool.copies(screens(i)) for i in range(5)]  # all kept: nothing to reuse
+    assert len(pool._arrays) == 8
+    assert [int(batch[0][0, 0, 0]) for batch in kept] == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.timeout(120)
+def test_observations_kept_from_a_parallel_batch_survive_later_batches():
+    env = plangym.make("ALE/Pong-v5", n_workers=2, inline_small_batches=False)
+    try:
+        state, *_ = env.reset()
+        states = env.step_batch([0] * 6, states=[state] * 6)[0]
+        first = env.step_batch([2] * 6, states=states)
+        kept = [obs.copy() for obs in first[1]]
+        held = first[1][::2]
+        for action in (3, 4, 5):
+            later = env.step_batch([action] * 6, states=states)
+            assert_identical(later, env.plan_env.step_batch([action] * 6, states=states))
+        assert_identical(held, kept[::2])
+    finally:
+        env.close()
