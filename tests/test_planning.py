@@ -20,9 +20,10 @@ def cartpole():
     env.close()
 
 
-def test_swarm_keeps_the_pole_up_for_500_steps(cartpole):
-    planner = SwarmPlanner(cartpole, n_walkers=16, horizon=8, dt=8, seed=0)
-    trajectory = play(cartpole, planner, max_steps=500, seed=0)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_swarm_keeps_the_pole_up_for_500_steps(cartpole, seed):
+    planner = SwarmPlanner(cartpole, n_walkers=16, horizon=8, dt=8, seed=seed)
+    trajectory = play(cartpole, planner, max_steps=500, seed=seed)
     assert trajectory.score == 500 and not trajectory.ended
     positions = np.array([state["physics"][0] for state in trajectory.states])
     assert np.abs(positions).max() < 2.4  # the cart stayed on the track
