@@ -19,12 +19,18 @@ import numpy as np
 import pytest
 from faulty_env import DIE, HANG, RAISE, CartError, FaultyCartPole, faulty_state
 from processes import wait_dead
+from vectorized_contract import (
+    check_async_api,
+    check_call_get_attr_set_attr,
+    check_stateless_chunks,
+    check_step_batch_equals_the_single_env,
+    random_states,
+)
 
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control import ClassicControl
 from plangym.vectorization import (
-    AlreadyPendingCallError,
     ClosedEnvironmentError,
     NoAsyncCallError,
     ParallelEnv,
@@ -38,17 +44,6 @@ cloudpickle.register_pickle_by_value(faulty_env)
 
 def worker_pids(env: ParallelEnv) -> list[int]:
     return [worker.pid for worker in env.batch_env.workers]
-
-
-def random_states(env, n: int, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    env.seed(seed)
-    env.reset()
-    states = []
-    for _ in range(n):
-        env.step(env.sample_action() if rng.random() < 0.5 else env.action_space.sample())
-        states.append(env.get_state())
-    return states
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])
@@ -94,14 +89,7 @@ def test_make_builds_a_parallel_env():
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 2500])
 @pytest.mark.parametrize("per_element_dt", [False, True])
 def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
-    states = random_states(cartpole.plan_env, size, seed=size)
-    rng = np.random.default_rng(size)
-    actions = rng.integers(2, size=size)
-    dt = rng.integers(1, 4, size=size).tolist() if per_element_dt else 2
-    expected = cartpole.plan_env.step_batch(actions, states=states, dt=dt)
-    assert_identical(cartpole.step_batch(actions, states=states, dt=dt), expected)
-    no_states = cartpole.step_batch(actions, states=states, dt=dt, return_state=False)
-    assert_identical(no_states, expected[1:])
+    check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
 
 
 @pytest.mark.parametrize("size", [1, 5, 64])
@@ -115,15 +103,8 @@ def test_atari_step_batch_equals_the_single_env(pacman, size):
 
 def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
     """After reset every worker holds the reset state; a chunk steps on from there."""
-    state, *_ = cartpole.reset()
-    actions = [0, 1, 1, 0, 1, 0, 0]  # chunks of 3 workers: [0:3] [3:5] [5:7]
-    result = cartpole.step_batch(actions)
+    state, actions = check_stateless_chunks(cartpole)
     local = cartpole.plan_env
-    expected = []
-    for start, stop in [(0, 3), (3, 5), (5, 7)]:
-        local.set_state(state)
-        expected.extend(local.step(a) for a in actions[start:stop])
-    assert_identical(result, tuple(list(c) for c in zip(*expected, strict=True)))
     # the next stateless batch continues from where each worker's chunk ended
     follow = cartpole.step_batch([1, 1, 1])
     for column, chunk_end in zip(follow[0], [2, 4, 6], strict=True):
@@ -156,18 +137,7 @@ def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
 
 
 def test_async_api_and_its_errors(cartpole):
-    state, *_ = cartpole.reset()
-    with pytest.raises(NoAsyncCallError, match="no step_batch_async call is pending"):
-        cartpole.step_batch_wait()
-    cartpole.step_batch_async([0, 1, 1, 0], states=[state] * 4)
-    with pytest.raises(AlreadyPendingCallError):
-        cartpole.step_batch_async([0], states=[state])
-    with pytest.raises(AlreadyPendingCallError):
-        cartpole.step_batch([0], states=[state])
-    result = cartpole.step_batch_wait(timeout=30)
-    assert_identical(result, cartpole.plan_env.step_batch([0, 1, 1, 0], states=[state] * 4))
-    with pytest.raises(NoAsyncCallError):
-        cartpole.step_batch_wait()
+    check_async_api(cartpole)
 
 
 def test_bad_input_is_rejected_before_dispatch(cartpole):
@@ -185,18 +155,7 @@ def test_bad_input_is_rejected_before_dispatch(cartpole):
 
 
 def test_call_get_attr_set_attr(cartpole):
-    assert cartpole.get_attr("frameskip") == [1, 1, 1]
-    cartpole.set_attr("autoreset", [False, True, False])
-    assert cartpole.get_attr("autoreset") == [False, True, False]
-    cartpole.set_attr("autoreset", True)
-    assert cartpole.get_attr("autoreset") == [True] * 3
-    clones = cartpole.call("clone", frameskip=2)  # envs pickle back as constructor + state
-    assert [type(c).__name__ for c in clones] == ["ClassicControl"] * 3
-    assert all(c.frameskip == 2 for c in clones)
-    shapes = cartpole.call("get_state")
-    assert all(s.dtype == cartpole.plan_env.state_dtype for s in shapes)
-    with pytest.raises(ValueError, match="values: expected 3 values"):
-        cartpole.set_attr("autoreset", [True])
+    check_call_get_attr_set_attr(cartpole)
 
 
 def test_sync_and_set_state_reach_every_worker(cartpole):

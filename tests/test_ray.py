@@ -20,12 +20,18 @@ import numpy as np
 import pytest
 from faulty_env import DIE, HANG, PAUSE, RAISE, SLOW, CartError, FaultyCartPole, faulty_state
 from processes import wait_dead
+from vectorized_contract import (
+    check_async_api,
+    check_call_get_attr_set_attr,
+    check_stateless_chunks,
+    check_step_batch_equals_the_single_env,
+    random_states,
+)
 
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control import ClassicControl
 from plangym.vectorization import (
-    AlreadyPendingCallError,
     ClosedEnvironmentError,
     NoAsyncCallError,
     WorkerCrashedError,
@@ -69,17 +75,6 @@ def wait_gone(path: Path, seconds: float = 30.0) -> None:
     while path.exists():
         assert time.monotonic() < deadline, f"{path} was never claimed"
         time.sleep(0.02)
-
-
-def random_states(env, n: int, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    env.seed(seed)
-    env.reset()
-    states = []
-    for _ in range(n):
-        env.step(env.sample_action() if rng.random() < 0.5 else env.action_space.sample())
-        states.append(env.get_state())
-    return states
 
 
 @pytest.fixture(scope="module")
@@ -168,14 +163,7 @@ def test_make_builds_a_ray_env(ray_cluster):
 @pytest.mark.parametrize("size", [1, 3, 1000])
 @pytest.mark.parametrize("per_element_dt", [False, True])
 def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
-    states = random_states(cartpole.plan_env, size, seed=size)
-    rng = np.random.default_rng(size)
-    actions = rng.integers(2, size=size)
-    dt = rng.integers(1, 4, size=size).tolist() if per_element_dt else 2
-    expected = cartpole.plan_env.step_batch(actions, states=states, dt=dt)
-    assert_identical(cartpole.step_batch(actions, states=states, dt=dt), expected)
-    no_states = cartpole.step_batch(actions, states=states, dt=dt, return_state=False)
-    assert_identical(no_states, expected[1:])
+    check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
 
 
 def test_an_empty_batch_returns_empty_columns(cartpole):
@@ -203,15 +191,7 @@ def test_results_are_in_input_order_whatever_finishes_first(faulty):
 
 
 def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
-    state, *_ = cartpole.reset()
-    actions = [0, 1, 1, 0, 1, 0, 0]  # chunks of 3 workers: [0:3] [3:5] [5:7]
-    result = cartpole.step_batch(actions)
-    local = cartpole.plan_env
-    expected = []
-    for start, stop in [(0, 3), (3, 5), (5, 7)]:
-        local.set_state(state)
-        expected.extend(local.step(a) for a in actions[start:stop])
-    assert_identical(result, tuple(list(c) for c in zip(*expected, strict=True)))
+    check_stateless_chunks(cartpole)
 
 
 # Whole-env calls --------------------------------------------------------------------------------
@@ -236,16 +216,7 @@ def test_locations_name_every_actor(cartpole):
 
 
 def test_call_get_attr_set_attr(cartpole):
-    assert cartpole.get_attr("frameskip") == [1, 1, 1]
-    cartpole.set_attr("autoreset", [False, True, False])
-    assert cartpole.get_attr("autoreset") == [False, True, False]
-    cartpole.set_attr("autoreset", True)
-    assert cartpole.get_attr("autoreset") == [True] * 3
-    clones = cartpole.call("clone", frameskip=2)
-    assert [type(c).__name__ for c in clones] == ["ClassicControl"] * 3
-    assert all(c.frameskip == 2 for c in clones)
-    with pytest.raises(ValueError, match="values: expected 3 values"):
-        cartpole.set_attr("autoreset", [True])
+    check_call_get_attr_set_attr(cartpole)
     with pytest.raises(AttributeError, match="no_such_attribute"):
         cartpole.get_attr("no_such_attribute")
 
@@ -273,20 +244,7 @@ def test_delay_setup_starts_the_actors_on_first_use(ray_cluster):
 
 
 def test_async_api_and_its_errors(cartpole):
-    state, *_ = cartpole.reset()
-    with pytest.raises(NoAsyncCallError, match="no step_batch_async call is pending"):
-        cartpole.step_batch_wait()
-    cartpole.step_batch_async([0, 1, 1, 0], states=[state] * 4)
-    with pytest.raises(AlreadyPendingCallError):
-        cartpole.step_batch_async([0], states=[state])
-    with pytest.raises(AlreadyPendingCallError):
-        cartpole.step_batch([0], states=[state])
-    with pytest.raises(AlreadyPendingCallError):
-        cartpole.sync_states()
-    result = cartpole.step_batch_wait(timeout=60)
-    assert_identical(result, cartpole.plan_env.step_batch([0, 1, 1, 0], states=[state] * 4))
-    with pytest.raises(NoAsyncCallError):
-        cartpole.step_batch_wait()
+    check_async_api(cartpole)
 
 
 def test_bad_input_is_rejected_before_dispatch(cartpole, monkeypatch):
