@@ -40,7 +40,12 @@ from plangym.vectorization.errors import (
     with_remote_traceback,
 )
 from plangym.vectorization.obs_pool import ObservationPool
-from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
+from plangym.vectorization.shared_states import (
+    aligned,
+    state_layout,
+    states_nbytes,
+    write_states,
+)
 from plangym.vectorization.transport import (
     DtypeChannel,
     SharedOutputs,
@@ -389,7 +394,12 @@ class BatchEnv:
         outputs = self.outputs(n)
         bounds = plan_chunks(n, self.n_workers, states is not None)
         parts = [None if states is None else states[start:stop] for start, stop in bounds]
-        in_bytes = [0 if part is None else states_nbytes(part) for part in parts]
+        layouts = [None if part is None else state_layout(part) for part in parts]
+        # None: the chunk's states cannot share memory and go through the pipe.
+        in_bytes = [
+            0 if part is None else layout and states_nbytes(part, layout)
+            for part, layout in zip(parts, layouts, strict=True)
+        ]
         out_bytes = [
             aligned((stop - start) * self._state_bytes_hint(states)) if return_state else 0
             for start, stop in bounds
@@ -398,12 +408,13 @@ class BatchEnv:
         arena, specs = outputs.arena("states_in"), outputs.specs
         pending = PendingBatch([], return_state, states is not None, deque())
         in_start = out_start = 0
-        for index, ((start, stop), part, nbytes, capacity) in enumerate(
-            zip(bounds, parts, in_bytes, out_bytes, strict=True)
+        for index, ((start, stop), part, layout, nbytes, capacity) in enumerate(
+            zip(bounds, parts, layouts, in_bytes, out_bytes, strict=True)
         ):
             packed = None
             if part is not None:
-                packed = None if nbytes is None else write_states(arena, in_start, nbytes, part)
+                if nbytes is not None:
+                    packed = write_states(arena, in_start, nbytes, part, layout)
                 packed = packed or pack_states(part)
                 in_start += aligned(nbytes or 0)
             region = (out_start, capacity)

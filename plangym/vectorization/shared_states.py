@@ -62,24 +62,35 @@ def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | N
     return dtype, ndim
 
 
-def states_nbytes(states: Sequence[Any] | np.ndarray) -> int | None:
-    """Bytes the states take in an arena, or None when they cannot go there."""
+def states_nbytes(states: Sequence[Any] | np.ndarray, layout: tuple | None = None) -> int | None:
+    """Bytes the states take in an arena, or None when they cannot go there.
+
+    ``layout`` is their :func:`state_layout` when the caller has it already.
+    """
+    if layout is None:
+        layout = state_layout(states)
+    if layout is None:
+        return None
     if is_record_block(states):
         return states.nbytes
-    if state_layout(states) is None:
-        return None
     return sum(state.nbytes for state in states)
 
 
 def write_states(
-    arena: np.ndarray, start: int, capacity: int, states: Sequence[Any] | np.ndarray
+    arena: np.ndarray,
+    start: int,
+    capacity: int,
+    states: Sequence[Any] | np.ndarray,
+    layout: tuple | None = None,
 ) -> tuple | None:
     """Copy ``states`` into ``arena[start:start + capacity]`` and return their descriptor.
 
     Returns None (nothing written) when the states are not arrays of one dtype or do not
-    fit; the caller then sends them through the pipe.
+    fit; the caller then sends them through the pipe. ``layout`` is their
+    :func:`state_layout` when the caller has it already.
     """
-    layout = state_layout(states)
+    if layout is None:
+        layout = state_layout(states)
     if layout is None:
         return None
     dtype, ndim = layout
