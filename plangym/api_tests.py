@@ -28,41 +28,19 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 
 from plangym.core import PlanEnv
+from plangym.exactness import difference, replay
 
 
 def assert_identical(first: Any, second: Any, path: str = "value") -> None:
-    """Assert that two step results are bit-identical (arrays by bytes, dtype and shape)."""
-    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
-        assert isinstance(first, np.ndarray) and isinstance(second, np.ndarray), path
-        assert first.dtype == second.dtype, f"{path}: dtype {first.dtype} != {second.dtype}"
-        assert first.shape == second.shape, f"{path}: shape {first.shape} != {second.shape}"
-        assert first.tobytes() == second.tobytes(), f"{path}: contents differ"
-    elif isinstance(first, dict):
-        assert isinstance(second, dict), path
-        assert first.keys() == second.keys(), f"{path}: keys {first.keys()} != {second.keys()}"
-        for key in first:
-            assert_identical(first[key], second[key], f"{path}[{key!r}]")
-    elif isinstance(first, list | tuple):
-        assert type(first) is type(second) and len(first) == len(second), path
-        for i, (a, b) in enumerate(zip(first, second, strict=True)):
-            assert_identical(a, b, f"{path}[{i}]")
-    else:
-        assert type(first) is type(second), f"{path}: {type(first)} != {type(second)}"
-        both_nan = isinstance(first, float) and np.isnan(first) and np.isnan(second)
-        assert first == second or both_nan, f"{path}: {first!r} != {second!r}"
-
-
-def replay(env: PlanEnv, state: Any, actions: Sequence, dt: int = 1) -> list[tuple]:
-    """Restore ``state`` in ``env`` and return every step's full result for ``actions``."""
-    env.set_state(state)
-    return [env.step(action, dt=dt, return_state=True) for action in actions]
+    """Assert that two step results are bit-identical (see :func:`plangym.exactness.difference`)."""
+    found = difference(first, second, path)
+    assert found is None, found
 
 
 def _n_steps(env: PlanEnv) -> int:

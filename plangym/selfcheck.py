@@ -21,13 +21,14 @@ Unlike :mod:`plangym.api_tests` this needs no pytest, so it runs on any install.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import plangym
+from plangym.exactness import difference, replay
 from plangym.planning.common import ActionSampler, start_episode
 from plangym.registry import get_planenv_class
 
@@ -104,7 +105,7 @@ def check_same_instance(env: Any, n_steps: int, seed: int) -> str | None:
     first = replay(env, state, actions)
     for action in _actions(env, 7, seed + 2):  # leave the env somewhere else
         env.step(action)
-    return difference(first, replay(env, state, actions))
+    return difference(first, replay(env, state, actions), "steps")
 
 
 def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
@@ -112,7 +113,7 @@ def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
     state, actions = _warm_state(env, seed), _actions(env, n_steps, seed + 1)
     fresh = env.clone()
     try:
-        return difference(replay(env, state, actions), replay(fresh, state, actions))
+        return difference(replay(env, state, actions), replay(fresh, state, actions), "steps")
     finally:
         fresh.close()
 
@@ -131,7 +132,8 @@ def check_batch(env: Any, n_steps: int, seed: int) -> str | None:
         env.step(action, state=state, dt=dt)
         for action, state, dt in zip(actions, states, dts, strict=True)
     ]
-    return difference([tuple(column[i] for column in batch) for i in range(len(states))], single)
+    rows = [tuple(column[i] for column in batch) for i in range(len(states))]
+    return difference(rows, single, "steps")
 
 
 def check_frames(env: Any, n_steps: int, seed: int) -> str | None:
@@ -164,49 +166,6 @@ CHECK_FUNCTIONS: tuple[Callable[[Any, int, int], str | None], ...] = (
 
 
 # Helpers -------------------------------------------------------------------------------------
-def replay(env: Any, state: Any, actions: Sequence) -> list[tuple]:
-    """Every step's full result, states included, playing ``actions`` from ``state``."""
-    env.set_state(state)
-    return [env.step(action, return_state=True) for action in actions]
-
-
-def difference(first: Any, second: Any, path: str = "steps") -> str | None:
-    """Where two step results differ (arrays compared by dtype, shape and bytes), or None.
-
-    >>> difference([(np.zeros(2), 1.0)], [(np.zeros(2), 1.0)]) is None
-    True
-    >>> difference([(np.zeros(2), 1.0)], [(np.ones(2), 1.0)])
-    'steps[0][0]: contents differ'
-    """
-    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
-        if not (isinstance(first, np.ndarray) and isinstance(second, np.ndarray)):
-            return f"{path}: an array and a {type(second).__name__}"
-        if first.dtype != second.dtype or first.shape != second.shape:
-            return f"{path}: {first.dtype}{first.shape} != {second.dtype}{second.shape}"
-        return None if first.tobytes() == second.tobytes() else f"{path}: contents differ"
-    if isinstance(first, dict) and isinstance(second, dict):
-        if first.keys() != second.keys():
-            return f"{path}: keys {sorted(first)} != {sorted(second)}"
-        for key in first:
-            found = difference(first[key], second[key], f"{path}[{key!r}]")
-            if found:
-                return found
-        return None
-    if isinstance(first, list | tuple) and isinstance(second, list | tuple):
-        if len(first) != len(second):
-            return f"{path}: {len(first)} items != {len(second)}"
-        for i, (a, b) in enumerate(zip(first, second, strict=True)):
-            found = difference(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    both_nan = isinstance(first, float) and isinstance(second, float)
-    both_nan = both_nan and bool(np.isnan(first) and np.isnan(second))
-    if first != second and not both_nan:
-        return f"{path}: {first!r} != {second!r}"
-    return None
-
-
 def _actions(env: Any, n: int, seed: int) -> list:
     space = getattr(env, "action_space", None)
     if space is None:  # a PlanEnv without gymnasium spaces draws its own
