@@ -205,6 +205,19 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
     assert any(bulk[3]) or any(bulk[4]) or name.startswith(("Mountain", "Acrobot", "Pendulum"))
 
 
+def test_bulk_batches_give_the_env_its_action_space_back():
+    env = ClassicControl("CartPole-v1")
+    space = env.gym_env.unwrapped.action_space
+    state, *_ = env.reset()
+    env.step_batch([0, 1, 1], states=[state] * 3)
+    assert env.gym_env.unwrapped.action_space is space
+    with pytest.raises(ValueError, match="actions"):
+        env.step_batch([0, 2], states=[state] * 2)  # checked before any step
+    assert env.gym_env.unwrapped.action_space is space
+    with pytest.raises(AssertionError, match="invalid"):
+        env.gym_env.step(2)  # gymnasium's own check is back in place
+
+
 def test_overridden_hooks_take_the_generic_path():
     class Doubled(ClassicControl):
         def process_reward(self, reward, **kwargs):

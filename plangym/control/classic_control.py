@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -36,6 +38,7 @@ _NONE = -1
 # The fields after the physics vector, packed as classic_state_dtype lays them out.
 _TAIL = struct.Struct("<Bqq?d")
 _RNG_BYTES = 8 * N_WORDS
+_TAIL_AND_RNG = struct.Struct(f"{_TAIL.format}{_RNG_BYTES}s")
 _F64 = np.dtype(np.float64)
 # Up to this many new states, a batch packs each one; beyond, it writes whole columns.
 _FEW_STATES = 32
@@ -95,6 +98,8 @@ def _record_columns(records: np.ndarray) -> tuple[list, list, list, list, list]:
     generator bytes, one list each.
     """
     physics = records["physics"].copy()  # writable rows, as set_state gives the env
+    if len(records) <= _FEW_STATES:
+        return _unpack_rows(records, physics)
     kinds = records["physics_kind"]
     if (kinds == _FLOAT64_ARRAY).all():
         physics_in = list(physics)
@@ -116,6 +121,21 @@ def _record_columns(records: np.ndarray) -> tuple[list, list, list, list, list]:
     return physics_in, steps_beyond, elapsed, last_u, rng
 
 
+def _unpack_rows(records: np.ndarray, physics: np.ndarray) -> tuple[list, list, list, list, list]:
+    """:func:`_record_columns` for a few records: unpacking each costs less than a column."""
+    blob, size = records.tobytes(), records.dtype.itemsize
+    tail = records.dtype.fields["physics_kind"][1]  # the fields after physics, with the rng
+    physics_in, steps_beyond, elapsed, last_u, rng = [], [], [], [], []
+    for row, start in zip(physics, range(tail, len(blob), size), strict=True):
+        kind, steps, count, has_last_u, u, words = _TAIL_AND_RNG.unpack_from(blob, start)
+        physics_in.append(row if kind == _FLOAT64_ARRAY else _physics_value(row, kind))
+        steps_beyond.append(None if steps == _NONE else steps)
+        elapsed.append(max(count, 0))
+        last_u.append(u if has_last_u else None)
+        rng.append(words)
+    return physics_in, steps_beyond, elapsed, last_u, rng
+
+
 def _fill_rows(out: np.ndarray, rows: list) -> bool:
     """Write ``rows`` into ``out`` when each is an array of exactly its row's shape and dtype."""
     shape, dtype = out.shape[1:], out.dtype
@@ -129,6 +149,39 @@ def _fill_rows(out: np.ndarray, rows: list) -> bool:
     if rows:
         out[:] = rows
     return True
+
+
+class _CheckedActionSpace:
+    """Stands in for an env's action space while a batch of checked actions is stepped.
+
+    CartPole and MountainCar assert ``action_space.contains(action)`` on every step, and
+    for a ``Discrete`` space that check costs about as much as the physics. The bulk loop
+    only steps actions that were checked against the real space before the batch was
+    dispatched, so the stand-in answers ``contains`` at once and forwards every other
+    attribute to the real space.
+    """
+
+    __slots__ = ("space",)
+
+    def __init__(self, space: Any):
+        self.space = space
+
+    def contains(self, action: Any) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.space, name)
+
+
+@contextmanager
+def _checked_actions(unwrapped: Any) -> Iterator[None]:
+    """Let ``unwrapped`` skip its per-step action assertion; restore its space after."""
+    space = unwrapped.action_space
+    unwrapped.action_space = _CheckedActionSpace(space)
+    try:
+        yield
+    finally:
+        unwrapped.action_space = space
 
 
 def _physics_value(values: np.ndarray, kind: int) -> Any:
@@ -266,7 +319,8 @@ class ClassicControl(PlangymEnv):
                 records = states_to_records(states, self._state_dtype)
         if records is None or records.dtype != self._state_dtype:
             return super().run_batch_columns(actions, states, dts, want_state, observs_out)
-        return self._run_records(actions, records, dts, want_state, observs_out)
+        with _checked_actions(self._gym_env.unwrapped):
+            return self._run_records(actions, records, dts, want_state, observs_out)
 
     def _run_records(
         self,
