@@ -51,7 +51,8 @@ def records_to_states(records: np.ndarray) -> list[np.ndarray]:
     """
     dtype, size = records.dtype, records.dtype.itemsize
     blob = records.tobytes()
-    return [np.ndarray((), dtype, blob[i * size : (i + 1) * size]) for i in range(len(records))]
+    array = np.ndarray  # a local name: this loop runs once per state of every batch
+    return [array((), dtype, blob[start : start + size]) for start in range(0, len(blob), size)]
 
 
 def states_to_records(states: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray | None:
