@@ -37,6 +37,7 @@ from plangym.vectorization import (
     WorkerCrashedError,
 )
 from plangym.vectorization.errors import RemoteTraceback
+from plangym.vectorization.parallel import plan_chunks
 
 # Spawned workers cannot import modules from tests/: ship this one by value.
 cloudpickle.register_pickle_by_value(faulty_env)
@@ -201,6 +202,23 @@ def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
     assert before[0] == after[0] and before[1] != after[1]
     assert not env.die_marker_path.exists()
     assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
+
+
+def test_chunks_queued_at_a_killed_worker_are_rerun_too(faulty):
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    doomed = faulty_state(env.plan_env, DIE)
+    # 512 states make 8 chunks; worker 0 gets chunks 0 and 2 at once and dies in chunk 0.
+    assert len(plan_chunks(512, 2, has_states=True)) == 8
+    states = [doomed] + [good] * 511
+    actions = [i % 2 for i in range(512)]
+    env.die_marker_path.write_text("kill once")
+    before = worker_pids(env)
+    env.step_batch_async(actions, states=states)
+    result = env.step_batch_wait(timeout=60)  # a lost chunk would be waited for forever
+    assert worker_pids(env)[0] != before[0]
+    assert not env.die_marker_path.exists()
+    assert_identical(result, env.plan_env.step_batch(actions, states=states))
 
 
 def test_a_crash_without_states_names_the_worker(faulty):

@@ -309,6 +309,9 @@ def unwrap_reply(reply: tuple) -> Any:
 # costs a round trip.
 CHUNKS_PER_WORKER = 4
 MIN_CHUNK = 64
+# Chunks queued at a worker at once: while the caller reads one chunk's results, the worker
+# is already stepping the next instead of waiting for it.
+QUEUED_PER_WORKER = 2
 
 
 def plan_chunks(n: int, n_workers: int, has_states: bool) -> list[tuple[int, int]]:
@@ -424,8 +427,8 @@ class BatchEnv:
             pending.chunks.append(chunk)
             # The first chunks leave as soon as their states are in place: the workers start
             # while the caller copies the states of the next ones.
-            if index < self.n_workers:
-                chunk.worker = index
+            if index < self.n_workers * QUEUED_PER_WORKER:
+                chunk.worker = index % self.n_workers
                 self._send_chunk(chunk, pending)
             else:
                 pending.unsent.append(chunk)
@@ -467,7 +470,12 @@ class BatchEnv:
             in_flight = pending.in_flight()
             if not in_flight:
                 break
-            waiting = {self.workers[c.worker].connection: c for c in in_flight}
+            # A worker answers its chunks in the order it was sent them: its next reply is
+            # for the oldest one.
+            oldest: dict[int, Chunk] = {}
+            for chunk in in_flight:
+                oldest.setdefault(chunk.worker, chunk)
+            waiting = {self.workers[w].connection: c for w, c in oldest.items()}
             if len(waiting) == 1 and deadline is None:
                 ready = list(waiting)  # a blocking read returns on the reply or on EOF
             else:
@@ -525,7 +533,7 @@ class BatchEnv:
             errors.append(error)
 
     def _recover(self, chunk: Chunk, pending: PendingBatch) -> None:
-        """Restart a dead worker and re-run its chunk from the states it was given."""
+        """Restart a dead worker and re-run its chunks from the states they were given."""
         worker = self.workers[chunk.worker]
         crash = worker.crashed()
         worker.restart()
@@ -534,7 +542,10 @@ class BatchEnv:
                 f"{crash}; its chunk (elements {chunk.start}..{chunk.stop - 1}) had no states "
                 "to re-run from"
             ) from crash
-        chunk.request_id = worker.send_step_batch(*chunk.request)
+        # Every chunk queued at the dead worker was lost with it, not only the one awaited.
+        for lost in pending.in_flight():
+            if lost.worker == chunk.worker:
+                lost.request_id = worker.send_step_batch(*lost.request)
 
     def _arrays(self) -> dict[str, np.ndarray]:
         return {f: buffer.array for f, buffer in self._resources.outputs.buffers.items()}
