@@ -208,8 +208,9 @@ def test_chunks_queued_at_a_killed_worker_are_rerun_too(faulty):
     env = faulty
     good = faulty_state(env.plan_env, 0.0)
     doomed = faulty_state(env.plan_env, DIE)
-    # 512 states make 8 chunks; worker 0 gets chunks 0 and 2 at once and dies in chunk 0.
+    # 512 states make 8 cheap chunks; worker 0 gets chunks 0 and 2 at once, dies in chunk 0.
     assert len(plan_chunks(512, 2, has_states=True)) == 8
+    assert env._costs.chunks_to_queue(64) == 2
     states = [doomed] + [good] * 511
     actions = [i % 2 for i in range(512)]
     env.die_marker_path.write_text("kill once")

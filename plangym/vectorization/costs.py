@@ -6,6 +6,9 @@ transitions the round trip dominates: stepping them in the calling process, with
 local env, is faster and gives the same results. :class:`DispatchCosts` keeps smoothed
 estimates of both costs from the batches actually run and says which way is cheaper.
 
+The same estimate decides how many chunks a worker is sent at once: a second one keeps it
+busy while the caller reads the first one's results, which matters when chunks are short.
+
 Only small batches (at most :attr:`DispatchCosts.max_inline` elements) are considered:
 the overhead of a round trip grows with the batch (packing, copies), which a one-number
 model would misjudge for large ones. And every :attr:`DispatchCosts.probe_every`-th small
@@ -17,6 +20,8 @@ False
 >>> costs.record_remote(chunk_size=4, compute_s=60e-6, wall_s=400e-6)
 >>> costs.prefer_local(8), costs.prefer_local(512)
 (True, False)
+>>> costs.chunks_to_queue(64), costs.chunks_to_queue(512)  # 1 ms and 8 ms of work
+(2, 1)
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ class DispatchCosts:
 
     max_inline = 64
     probe_every = 256
+    # A worker waits for its next chunk while the caller reads its last one's results
+    # (about a millisecond for a few hundred elements): queue a second chunk when that is a
+    # sizeable share of a chunk's work.
+    short_chunk_s = 5e-3
 
     def __init__(self, n_workers: int, smoothing: float = 0.3):
         self.n_workers = n_workers
@@ -61,3 +70,9 @@ class DispatchCosts:
         local = size * self.per_element
         remote = self.overhead + math.ceil(size / self.n_workers) * self.per_element
         return local < remote
+
+    def chunks_to_queue(self, chunk_size: int) -> int:
+        """How many chunks of ``chunk_size`` elements to queue at each worker at once."""
+        if self.per_element is None or self.per_element * chunk_size < self.short_chunk_s:
+            return 2
+        return 1

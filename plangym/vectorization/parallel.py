@@ -309,9 +309,6 @@ def unwrap_reply(reply: tuple) -> Any:
 # costs a round trip.
 CHUNKS_PER_WORKER = 4
 MIN_CHUNK = 64
-# Chunks queued at a worker at once: while the caller reads one chunk's results, the worker
-# is already stepping the next instead of waiting for it.
-QUEUED_PER_WORKER = 2
 
 
 def plan_chunks(n: int, n_workers: int, has_states: bool) -> list[tuple[int, int]]:
@@ -390,9 +387,20 @@ class BatchEnv:
 
     # step_batch -----------------------------------------------------------------------------
     def dispatch(
-        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+        self,
+        actions: Sequence,
+        states: list | None,
+        dts: list[int],
+        return_state: bool,
+        queued_per_worker: int = 1,
     ) -> PendingBatch:
-        """Send every worker its chunk; return the pending batch."""
+        """Send every worker its first chunks; return the pending batch.
+
+        With ``queued_per_worker=2`` a worker is sent its next chunk before it has finished
+        the last one, so it never waits while the caller reads results; worth it for short
+        chunks, while long ones are better handed out one at a time, to whichever worker
+        frees up first.
+        """
         n = len(actions)
         outputs = self.outputs(n)
         bounds = plan_chunks(n, self.n_workers, states is not None)
@@ -427,7 +435,7 @@ class BatchEnv:
             pending.chunks.append(chunk)
             # The first chunks leave as soon as their states are in place: the workers start
             # while the caller copies the states of the next ones.
-            if index < self.n_workers * QUEUED_PER_WORKER:
+            if index < self.n_workers * queued_per_worker:
                 chunk.worker = index % self.n_workers
                 self._send_chunk(chunk, pending)
             else:
@@ -712,7 +720,6 @@ class ParallelEnv(VectorizedEnv):
     # Batches --------------------------------------------------------------------------------
     def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
         """Step a checked batch where it is cheapest (here for a few cheap states)."""
-        batch_env = self.batch_env
         started = time.perf_counter()
         if (
             states is not None
@@ -722,7 +729,7 @@ class ParallelEnv(VectorizedEnv):
             result = self.plan_env.run_batch(actions, states, dts, return_state)
             self._costs.record_local(len(actions), time.perf_counter() - started)
             return result
-        pending = batch_env.dispatch(actions, states, dts, return_state)
+        pending = self.dispatch_batch(actions, states, dts, return_state)
         result = self.wait_batch(pending)
         self._learn_costs(pending, time.perf_counter() - started)
         return result
@@ -737,7 +744,9 @@ class ParallelEnv(VectorizedEnv):
 
     def dispatch_batch(self, actions, states, dts, return_state) -> PendingBatch:
         """Send a checked batch to the workers (see :meth:`BatchEnv.dispatch`)."""
-        return self.batch_env.dispatch(actions, states, dts, return_state)
+        start, stop = plan_chunks(len(actions), self.n_workers, states is not None)[0]
+        queued = self._costs.chunks_to_queue(stop - start)
+        return self.batch_env.dispatch(actions, states, dts, return_state, queued)
 
     def gather_batch(self, pending: PendingBatch, timeout: float | None = None) -> tuple:
         """Collect a dispatched batch (see :meth:`BatchEnv.gather`)."""
