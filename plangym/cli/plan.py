@@ -98,14 +98,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     uct.add_argument(
         "--rollout-depth",
         type=non_negative_int,
-        default=3,
-        help="random steps after each expansion (default: 3)",
+        default=6,
+        help="random actions after each expansion (default: 6)",
     )
     uct.add_argument(
         "--rollout-dt",
         type=positive_int,
-        default=2,
-        help="agent steps per rollout step (default: 2)",
+        default=1,
+        help="agent steps each random action is held for (default: 1)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(

@@ -1,29 +1,39 @@
-"""UCT (Monte Carlo tree search with upper confidence bounds), expanding leaves in waves.
+"""UCT (Monte Carlo tree search with upper confidence bounds) for deterministic envs.
 
 Every tree node holds the exact state it stands for, so expanding a node is one step from
-its state and nothing is ever replayed. One *wave* of the search:
+its state and nothing is ever replayed. The search runs in *waves*; one wave:
 
 1. **Select** up to ``wave_size`` leaves. Each descent from the root follows the child with
-   the best UCB score ``Q + c * sqrt(ln N_parent / N_child)`` (``Q`` rescaled to [0, 1]
-   among siblings) until it reaches a node with an untried action, and takes that action.
-   Every node on the way gets a *virtual loss*, a pretend visit worth nothing, so the next
-   descent of the same wave prefers other branches.
+   the best UCB score ``V + c * sqrt(ln N_parent / N_child)`` until it picks an untried
+   action. ``V`` blends the best return found through the child with its mean return,
+   ``mix * best + (1 - mix) * mean``, rescaled by the range of best returns in the tree.
+   An untried action competes as a child worth the bottom of that range with one visit,
+   so a promising line can be extended before every one of its siblings is tried. Visits
+   are counted on the way down, so the next descent of the same wave goes elsewhere.
 2. **Expand** all selected (node, action) pairs with one ``step_batch`` call.
-3. **Roll out** from every new node with random actions, ``rollout_depth`` steps of
-   ``rollout_dt`` agent steps each, one ``step_batch`` call per depth for all the wave's
-   rollouts together.
-4. **Back up** each discounted return along its path, replacing the virtual losses with
-   real visits.
+3. **Roll out** from every new node: ``rollout_depth`` random actions, each held for
+   ``rollout_dt`` agent steps, one ``step_batch`` call per agent step for the whole wave.
+   Every rollout step is *kept in the tree* as a node.
+4. **Back up** each path's discounted return: means add up, bests keep the maximum.
 
-An episode's end or a lost life ends a rollout and counts as a dead end for the search:
-nothing more is collected past it. After ``waves`` waves the planner plays the most
-visited action of the root, and keeps that child's subtree for the next decision. A tree
-edge is one agent step, so the subtree's root is exactly the state the game moves to.
+Why rollouts are kept and bests count: the environment is deterministic, so a rollout that
+survived is a real path, and the best return below a node is a lower bound of what can be
+achieved from it. Kept rollouts, and the subtree of the action played (reused as the next
+root), carry look-ahead from one decision to the next, as the swarm's walkers do. The mean
+still matters: a branch where one lucky path survives among many that fail is a risky
+place to go. On CartPole this keeps the cart on the track, which random rollouts scored
+by their mean alone did not: they see about 20 steps ahead, too few to notice the cart
+drifting towards the edge of the track.
+
+An episode's end or a lost life ends a path: nothing more is collected past it. After
+``waves`` waves the planner plays the root's action with the best return found (the most
+visited among ties) and keeps that child's subtree for the next decision. A tree edge is
+one agent step, so the subtree's root is exactly the state the game moves to.
 
 >>> import plangym
 >>> from plangym.planning.common import play
 >>> env = plangym.make("CartPole-v1")
->>> planner = UCTPlanner(env, waves=4, wave_size=8, rollout_depth=10, seed=0)
+>>> planner = UCTPlanner(env, waves=2, wave_size=8, rollout_depth=10, seed=0)
 >>> trajectory = play(env, planner, max_steps=30, seed=0)
 >>> trajectory.score, trajectory.ended
 (30.0, False)
@@ -44,21 +54,37 @@ from plangym.validation import check_positive_int
 class Node:
     """A node of the search tree: a state, how it was reached and what was found below it."""
 
-    __slots__ = ("children", "dead", "reward", "state", "untried", "value_sum", "visits")
+    __slots__ = ("best", "children", "dead", "reward", "state", "untried", "value_sum", "visits")
 
-    def __init__(self, state: Any, reward: float, dead: bool, untried: list):
+    def __init__(self, state: Any, reward: float, dead: bool):
         self.state = state
         self.reward = reward  # collected by the step from the parent
         self.dead = dead  # episode over or life lost: nothing to search below
-        self.untried = untried  # actions not expanded yet, in the order they will be
+        # Actions to expand, in the order they will be; None until a descent first needs
+        # them (most rollout nodes are never descended into, and skip the shuffle).
+        self.untried: list | None = [] if dead else None
         self.children: dict[Any, Node] = {}
-        self.visits = 0
+        self.visits = 1  # the step that created the node
         self.value_sum = 0.0  # sum of the returns backed up through this node
+        self.best = reward  # best return found from the parent through this node
 
     @property
     def value(self) -> float:
         """Mean return from this node's parent through this node."""
-        return self.value_sum / self.visits if self.visits else 0.0
+        return self.value_sum / self.visits
+
+
+class ReturnRange:
+    """The lowest and highest best return in the tree: the scale of UCB's value term.
+
+    Backups widen it; it starts each decision from the best returns of the root's children.
+    """
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, values: list[float]):
+        self.low = min(values, default=math.inf)
+        self.high = max(values, default=-math.inf)
 
 
 class UCTPlanner:
@@ -69,10 +95,11 @@ class UCTPlanner:
             batch over its workers).
         waves: Waves per decision.
         wave_size: Leaves expanded per wave: the batch size of its ``step_batch`` calls.
-        rollout_depth: Random steps after each expansion (0: no rollouts).
-        rollout_dt: Agent steps per rollout step: a longer look-ahead for the same calls.
+        rollout_depth: Random actions after each expansion (0: no rollouts).
+        rollout_dt: Agent steps each random action of a rollout is held for.
         exploration: The UCB constant ``c``.
-        discount: Discount per tree edge or rollout step.
+        mix: Weight of the best return against the mean return in a node's value.
+        discount: Discount per agent step.
         seed: Seed of the planner's random generator.
     """
 
@@ -83,9 +110,10 @@ class UCTPlanner:
         env: Any,
         waves: int = 2,
         wave_size: int = 32,
-        rollout_depth: int = 3,
-        rollout_dt: int = 2,
-        exploration: float = 1.0,
+        rollout_depth: int = 6,
+        rollout_dt: int = 1,
+        exploration: float = 0.3,
+        mix: float = 0.25,
         discount: float = 0.99,
         seed: int = 0,
     ):
@@ -102,6 +130,9 @@ class UCTPlanner:
         self.rollout_depth = int(rollout_depth)
         self.rollout_dt = check_positive_int("rollout_dt", rollout_dt)
         self.exploration = float(exploration)
+        if not 0.0 <= float(mix) <= 1.0:
+            raise ValueError(f"mix: expected a number between 0 and 1, received {mix}")
+        self.mix = float(mix)
         self.discount = float(discount)
         self.rng = np.random.default_rng(seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
@@ -109,14 +140,15 @@ class UCTPlanner:
         self._kept: Node | None = None
 
     def decide(self, state: Any) -> Decision:
-        """Search from ``state`` and return its most visited action."""
+        """Search from ``state`` and return the action with the best return found."""
         root = self._root_for(state)
+        returns = ReturnRange([child.best for child in root.children.values()])
         frames = 0
         for _ in range(self.waves):
-            leaves = self._select_wave(root)
+            leaves = self._select_wave(root, returns)
             if not leaves:
                 break
-            frames += self._expand_and_evaluate(leaves)
+            frames += self._expand_and_evaluate(leaves, returns)
         action = self._best_action(root)
         self._kept = root.children.get(action)
         return Decision(action=as_action(action), frames=frames)
@@ -126,124 +158,117 @@ class UCTPlanner:
         kept = self._kept
         if kept is not None and same_state(kept.state, state) and not kept.dead:
             return kept
-        return Node(state, reward=0.0, dead=False, untried=self._shuffled_actions())
+        return Node(state, reward=0.0, dead=False)
 
-    def _shuffled_actions(self) -> list:
-        return self.rng.permutation(self.sampler.all_actions()).tolist()
+    def _untried(self, node: Node) -> list:
+        """Return the actions of ``node`` without a child, shuffled when first asked for."""
+        if node.untried is None:
+            order = self.rng.permutation(self.sampler.all_actions()).tolist()
+            node.untried = [action for action in order if action not in node.children]
+        return node.untried
 
-    def _ucb_child(self, node: Node, pending: dict[int, int]) -> Node | None:
-        """Return the child with the best UCB score, counting the wave's virtual losses."""
-        # Plain Python: nodes have a handful of children, too few for NumPy to pay off.
-        scored = []
+    def _ucb_child(self, node: Node, returns: ReturnRange) -> Node | None:
+        """Return the child with the best UCB score, or None when an untried action wins."""
+        # Plain Python, with locals: descents run tens of nodes deep, and nodes have a
+        # handful of children, too few for NumPy to pay off.
+        c, mix = self.exploration, self.mix
+        log_total = math.log(node.visits)
+        low, spread = returns.low, returns.high - returns.low
+        untried = node.untried if node.untried is not None else self._untried(node)
+        best = None
+        best_score = c * math.sqrt(log_total) if untried else -math.inf
         for child in node.children.values():
-            visits = child.visits + pending.get(id(child), 0)
-            if visits:
-                # A virtual loss is a visit that adds nothing: it lowers the mean, raises N.
-                scored.append((child, visits, child.value_sum / visits))
-        if not scored:
-            return None
-        low = min(mean for _, _, mean in scored)
-        spread = max(mean for _, _, mean in scored) - low
-        log_total = math.log(max(sum(visits for _, visits, _ in scored), 1))
-        best, best_score = None, -math.inf
-        for child, visits, mean in scored:
-            scaled = (mean - low) / spread if spread > 0 else 0.5
-            score = scaled + self.exploration * math.sqrt(log_total / visits)
+            visits = child.visits
+            value = mix * child.best + (1.0 - mix) * child.value_sum / visits
+            scaled = (value - low) / spread if spread > 0 else 0.5
+            score = scaled + c * math.sqrt(log_total / visits)
             if score > best_score:
                 best, best_score = child, score
         return best
 
-    def _select_wave(self, root: Node) -> list[tuple[list[Node], Any]]:
-        """Up to ``wave_size`` (path, untried action) pairs, spread by virtual losses."""
+    def _select_wave(self, root: Node, returns: ReturnRange) -> list[tuple[list[Node], Any]]:
+        """Up to ``wave_size`` (path, untried action) pairs, spread by the visits counted."""
         leaves: list[tuple[list[Node], Any]] = []
-        pending: dict[int, int] = {}
         for _ in range(self.wave_size):
             path = [root]
             node = root
-            while not node.untried and not node.dead:
-                child = self._ucb_child(node, pending)
+            root.visits += 1
+            while not node.dead:
+                child = self._ucb_child(node, returns)
                 if child is None:
                     break
+                child.visits += 1
                 path.append(child)
                 node = child
-            if node.dead:
-                # A dead end: a visit worth its reward alone, and nothing to step.
-                self._backup(path, 0.0)
+            untried = self._untried(node)
+            if not untried:
+                # A dead end (or a node whose every action is in this wave): a visit worth
+                # the path's rewards alone, and nothing to step.
+                self._backup(path, returns)
                 continue
-            if not node.untried:
-                # Every action below is already in this wave: the tree is too small to
-                # fill it, and the next wave will see the new nodes.
-                break
-            action = node.untried.pop()
-            leaves.append((path, action))
-            for visited in path[1:]:
-                pending[id(visited)] = pending.get(id(visited), 0) + 1
+            leaves.append((path, untried.pop()))
         return leaves
 
-    def _expand_and_evaluate(self, leaves: list[tuple[list[Node], Any]]) -> int:
-        """Step every leaf's action in one batch, roll out in batches, back up; frames used."""
+    def _expand_and_evaluate(
+        self, leaves: list[tuple[list[Node], Any]], returns: ReturnRange
+    ) -> int:
+        """Step every leaf's action in one batch, roll out, back up; return the frames used."""
         actions = [action for _, action in leaves]
         parents = [path[-1].state for path, _ in leaves]
-        states, _, rewards, terminals, truncateds, infos = self.env.step_batch(
-            actions, states=parents
+        paths = [path for path, _ in leaves]
+        frames = self._grow(paths, actions, parents)
+        frames += self._rollouts(paths)
+        for path in paths:
+            self._backup(path, returns)
+        return frames
+
+    def _grow(self, paths: list[list[Node]], actions: list, states: list) -> int:
+        """Step ``actions`` from ``states`` in one batch; append each new node to its path."""
+        stepped, _, rewards, terminals, truncateds, infos = self.env.step_batch(
+            actions, states=states
         )
-        frames = sum(int(info.get("n_step", 1)) for info in infos)
-        children = []
-        for (path, action), state, reward, terminal, truncated, info in zip(
-            leaves, states, rewards, terminals, truncateds, infos, strict=True
+        for path, action, state, reward, terminal, truncated, info in zip(
+            paths, actions, stepped, rewards, terminals, truncateds, infos, strict=True
         ):
             dead = bool(terminal or truncated or life_lost(info))
-            untried = [] if dead else self._shuffled_actions()
-            child = Node(state, reward=float(reward), dead=dead, untried=untried)
+            child = Node(state, reward=float(reward), dead=dead)
             path[-1].children[action] = child
-            children.append(child)
-        returns, rollout_frames = self._rollouts(children)
-        for (path, _), child, future in zip(leaves, children, returns, strict=True):
-            self._backup([*path, child], future)
-        return frames + rollout_frames
+            path.append(child)
+        return sum(int(info.get("n_step", 1)) for info in infos)
 
-    def _rollouts(self, nodes: list[Node]) -> tuple[np.ndarray, int]:
-        """Discounted random-rollout return below each node, one batch per depth."""
-        returns = np.zeros(len(nodes))
-        active = np.array([not node.dead for node in nodes])
-        states = [node.state for node in nodes]
+    def _rollouts(self, paths: list[list[Node]]) -> int:
+        """Extend every live path with random actions, kept as nodes; return the frames used."""
         frames = 0
-        weight = 1.0  # the edge into the node discounts the whole rollout once more
+        active = [i for i, path in enumerate(paths) if not path[-1].dead]
         for _ in range(self.rollout_depth):
-            index = np.flatnonzero(active)
-            if not len(index):
+            if not active:
                 break
-            actions = self.sampler.sample(len(nodes))[index]
-            stepped, _, rewards, terminals, truncateds, infos = self.env.step_batch(
-                actions, states=[states[i] for i in index.tolist()], dt=self.rollout_dt
-            )
-            frames += sum(int(info.get("n_step", 1)) for info in infos)
-            returns[index] += weight * np.asarray(rewards, dtype=np.float64)
-            weight *= self.discount
-            for i, state, terminal, truncated, info in zip(
-                index.tolist(), stepped, terminals, truncateds, infos, strict=True
-            ):
-                states[i] = state
-                if terminal or truncated or life_lost(info):
-                    active[i] = False
-        return returns, frames
+            held = self.sampler.sample(len(active)).tolist()
+            for _ in range(self.rollout_dt):
+                tips = [paths[i][-1] for i in active]
+                frames += self._grow([paths[i] for i in active], held, [tip.state for tip in tips])
+                alive = [k for k, i in enumerate(active) if not paths[i][-1].dead]
+                active, held = [active[k] for k in alive], [held[k] for k in alive]
+                if not active:
+                    break
+        return frames
 
-    def _backup(self, path: list[Node], future: float) -> None:
-        """Add the return seen from each node of ``path`` (root excluded) to its statistics.
-
-        The wave's virtual losses are not stored in the nodes, so a real visit replaces
-        them simply by the wave ending.
-        """
-        value = future
+    def _backup(self, path: list[Node], returns: ReturnRange) -> None:
+        """Add the return seen from each node of ``path`` (root excluded) to its statistics."""
+        value = 0.0
+        discount = self.discount
+        low, high = returns.low, returns.high
         for node in reversed(path[1:]):
-            value = node.reward + self.discount * value
-            node.visits += 1
+            value = node.reward + discount * value
             node.value_sum += value
-        path[0].visits += 1
+            best = node.best = max(node.best, value)
+            low = min(low, best)
+            high = max(high, best)
+        returns.low, returns.high = low, high
 
     def _best_action(self, root: Node) -> Any:
-        """Return the most visited action of the root (best mean return among ties)."""
+        """Return the root's action with the best return found (most visited among ties)."""
         if not root.children:
             return self.sampler.sample(1)[0]
         visited = list(root.children.items())
-        return max(visited, key=lambda item: (item[1].visits, item[1].value))[0]
+        return max(visited, key=lambda item: (item[1].best, item[1].visits))[0]
