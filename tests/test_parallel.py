@@ -65,9 +65,8 @@ def pacman():
     env.close()
 
 
-@pytest.fixture(scope="module")
-def faulty(tmp_path_factory):
-    marker = tmp_path_factory.mktemp("faults") / "die"
+def make_faulty(marker: Path) -> ParallelEnv:
+    """A ParallelEnv of FaultyCartPole whose DIE states kill once per ``marker`` written."""
     env = ParallelEnv(
         FaultyCartPole,
         "CartPole-v1",
@@ -76,6 +75,12 @@ def faulty(tmp_path_factory):
         inline_small_batches=False,
     )
     env.die_marker_path = marker
+    return env
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory):
+    env = make_faulty(tmp_path_factory.mktemp("faults") / "die")
     yield env
     env.close()
 
@@ -204,22 +209,26 @@ def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
     assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
 
 
-def test_chunks_queued_at_a_killed_worker_are_rerun_too(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    doomed = faulty_state(env.plan_env, DIE)
-    # 512 states make 8 cheap chunks; worker 0 gets chunks 0 and 2 at once, dies in chunk 0.
-    assert len(plan_chunks(512, 2, has_states=True)) == 8
-    assert env._costs.chunks_to_queue(64) == 2
-    states = [doomed] + [good] * 511
-    actions = [i % 2 for i in range(512)]
-    env.die_marker_path.write_text("kill once")
-    before = worker_pids(env)
-    env.step_batch_async(actions, states=states)
-    result = env.step_batch_wait(timeout=60)  # a lost chunk would be waited for forever
-    assert worker_pids(env)[0] != before[0]
-    assert not env.die_marker_path.exists()
-    assert_identical(result, env.plan_env.step_batch(actions, states=states))
+def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
+    # A fresh env: the shared one has learned from slow faults that its chunks are long.
+    env = make_faulty(tmp_path / "die")
+    try:
+        good = faulty_state(env.plan_env, 0.0)
+        doomed = faulty_state(env.plan_env, DIE)
+        # 512 states make 8 short chunks; worker 0 gets chunks 0 and 2 and dies in chunk 0.
+        assert len(plan_chunks(512, 2, has_states=True)) == 8
+        assert env._costs.chunks_to_queue(64) == 2
+        states = [doomed] + [good] * 511
+        actions = [i % 2 for i in range(512)]
+        env.die_marker_path.write_text("kill once")
+        before = worker_pids(env)
+        env.step_batch_async(actions, states=states)
+        result = env.step_batch_wait(timeout=60)  # a lost chunk would be waited for forever
+        assert worker_pids(env)[0] != before[0]
+        assert not env.die_marker_path.exists()
+        assert_identical(result, env.plan_env.step_batch(actions, states=states))
+    finally:
+        env.close()
 
 
 def test_a_crash_without_states_names_the_worker(faulty):
