@@ -20,22 +20,25 @@ def cartpole():
     env.close()
 
 
+def play_500_cartpole_steps(env, planner, seed: int):
+    """Play 500 steps; check the pole stayed up and the cart on the track all along."""
+    trajectory = play(env, planner, max_steps=500, seed=seed)
+    assert trajectory.score == 500 and not trajectory.ended
+    positions = np.array([state["physics"][0] for state in trajectory.states])
+    assert np.abs(positions).max() < 2.4
+    return trajectory
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_swarm_keeps_the_pole_up_for_500_steps(cartpole, seed):
     planner = SwarmPlanner(cartpole, n_walkers=16, horizon=8, dt=8, seed=seed)
-    trajectory = play(cartpole, planner, max_steps=500, seed=seed)
-    assert trajectory.score == 500 and not trajectory.ended
-    positions = np.array([state["physics"][0] for state in trajectory.states])
-    assert np.abs(positions).max() < 2.4  # the cart stayed on the track
+    play_500_cartpole_steps(cartpole, planner, seed)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_uct_keeps_the_pole_up_for_500_steps(cartpole, seed):
     planner = UCTPlanner(cartpole, waves=2, wave_size=16, rollout_depth=30, seed=seed)
-    trajectory = play(cartpole, planner, max_steps=500, seed=seed)
-    assert trajectory.score == 500 and not trajectory.ended
-    positions = np.array([state["physics"][0] for state in trajectory.states])
-    assert np.abs(positions).max() < 2.4  # the cart stayed on the track
+    trajectory = play_500_cartpole_steps(cartpole, planner, seed)
     # A small budget: fewer transitions per decision than the swarm test's 1,024.
     assert trajectory.frames_simulated / trajectory.agent_steps < 600
 
