@@ -68,11 +68,6 @@ class Node:
         self.value_sum = 0.0  # sum of the returns backed up through this node
         self.best = reward  # best return found from the parent through this node
 
-    @property
-    def value(self) -> float:
-        """Mean return from this node's parent through this node."""
-        return self.value_sum / self.visits
-
 
 class ReturnRange:
     """The lowest and highest best return in the tree: the scale of UCB's value term.
@@ -174,7 +169,7 @@ class UCTPlanner:
         c, mix = self.exploration, self.mix
         log_total = math.log(node.visits)
         low, spread = returns.low, returns.high - returns.low
-        untried = node.untried if node.untried is not None else self._untried(node)
+        untried = self._untried(node)
         best = None
         best_score = c * math.sqrt(log_total) if untried else -math.inf
         for child in node.children.values():

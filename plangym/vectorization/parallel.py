@@ -361,11 +361,22 @@ class BatchEnv:
         workers: The :class:`ExternalProcess` workers.
         obs_shape: Shape of one observation (sizes the shared output buffers).
         obs_dtype: Dtype of the observations.
+        chunks_to_queue: How many chunks of a given size to send each worker at once
+            (default: one). A second one keeps a worker busy while the caller reads the
+            results of its first, which pays off for short chunks; long ones are better
+            handed out one at a time, to whichever worker frees up first.
     """
 
-    def __init__(self, workers: list[ExternalProcess], obs_shape: tuple, obs_dtype: Any):
+    def __init__(
+        self,
+        workers: list[ExternalProcess],
+        obs_shape: tuple,
+        obs_dtype: Any,
+        chunks_to_queue: Callable[[int], int] | None = None,
+    ):
         self.workers = workers
         self._obs_shape, self._obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
+        self._chunks_to_queue = chunks_to_queue or (lambda chunk_size: 1)
         self._resources = _Resources(workers)
         # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -387,23 +398,13 @@ class BatchEnv:
 
     # step_batch -----------------------------------------------------------------------------
     def dispatch(
-        self,
-        actions: Sequence,
-        states: list | None,
-        dts: list[int],
-        return_state: bool,
-        queued_per_worker: int = 1,
+        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
     ) -> PendingBatch:
-        """Send every worker its first chunks; return the pending batch.
-
-        With ``queued_per_worker=2`` a worker is sent its next chunk before it has finished
-        the last one, so it never waits while the caller reads results; worth it for short
-        chunks, while long ones are better handed out one at a time, to whichever worker
-        frees up first.
-        """
+        """Send every worker its first chunks; return the pending batch."""
         n = len(actions)
         outputs = self.outputs(n)
         bounds = plan_chunks(n, self.n_workers, states is not None)
+        queued_per_worker = self._chunks_to_queue(bounds[0][1] - bounds[0][0]) if bounds else 1
         parts = [None if states is None else states[start:stop] for start, stop in bounds]
         layouts = [None if part is None else state_layout(part) for part in parts]
         # None: the chunk's states cannot share memory and go through the pipe.
@@ -707,7 +708,9 @@ class ParallelEnv(VectorizedEnv):
         # dtype then travel pickled (see transport.write_outputs), still exact.
         space = getattr(self.plan_env, "observation_space", None)
         obs_dtype = getattr(space, "dtype", None) or np.float64
-        self._batch_env = BatchEnv(workers, self.plan_env.obs_shape or (), obs_dtype)
+        self._batch_env = BatchEnv(
+            workers, self.plan_env.obs_shape or (), obs_dtype, self._costs.chunks_to_queue
+        )
 
     @property
     def batch_env(self) -> BatchEnv:
@@ -744,9 +747,7 @@ class ParallelEnv(VectorizedEnv):
 
     def dispatch_batch(self, actions, states, dts, return_state) -> PendingBatch:
         """Send a checked batch to the workers (see :meth:`BatchEnv.dispatch`)."""
-        start, stop = plan_chunks(len(actions), self.n_workers, states is not None)[0]
-        queued = self._costs.chunks_to_queue(stop - start)
-        return self.batch_env.dispatch(actions, states, dts, return_state, queued)
+        return self.batch_env.dispatch(actions, states, dts, return_state)
 
     def gather_batch(self, pending: PendingBatch, timeout: float | None = None) -> tuple:
         """Collect a dispatched batch (see :meth:`BatchEnv.gather`)."""
