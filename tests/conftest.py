@@ -1,10 +1,13 @@
-"""Shared test settings: headless rendering, quiet ALE, hypothesis profile."""
+"""Shared test settings: headless rendering, quiet ALE, hypothesis profile, a Ray cluster."""
 
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,3 +16,26 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile("plangym")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray cluster for the session (started on first use, under xdist one per worker)."""
+    ray = pytest.importorskip("ray")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # tests report nothing to anyone
+    # Ray keeps its sockets and logs here, removed with the cluster; its default, /tmp/ray,
+    # would keep every session's files. The path stays short: sockets live inside it.
+    temp_dir = tempfile.mkdtemp(prefix="plangym-ray-", dir="/tmp")
+    # "local": never attach to some other cluster that happens to run on this machine.
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        _temp_dir=temp_dir,
+    )
+    yield ray
+    ray.shutdown()
+    shutil.rmtree(temp_dir, ignore_errors=True)

@@ -8,10 +8,8 @@ parallel). The tests that need no cluster exercise the actor class in-process.
 
 import gc
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,27 +52,6 @@ ray = pytest.importorskip("ray")
 cloudpickle.register_pickle_by_value(faulty_env)
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture(scope="session")
-def ray_cluster():
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # tests report nothing to anyone
-    # Ray keeps its sockets and logs here, removed with the cluster; its default, /tmp/ray,
-    # would keep every session's files. The path stays short: sockets live inside it.
-    temp_dir = tempfile.mkdtemp(prefix="plangym-ray-", dir="/tmp")
-    # "local": never attach to some other cluster that happens to run on this machine.
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        _temp_dir=temp_dir,
-    )
-    yield ray
-    ray.shutdown()
-    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def wait_gone(path: Path, seconds: float = 30.0) -> None:

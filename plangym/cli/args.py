@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from plangym.constructor import constructor_defaults
 from plangym.registry import get_planenv_class
 
 
@@ -85,10 +85,7 @@ def add_frameskip_argument(parser: argparse.ArgumentParser) -> None:
 
 def default_frameskip(env_class: type) -> int:
     """Return the ``frameskip`` an env class uses when none is given."""
-    parameter = inspect.signature(env_class.__init__).parameters.get("frameskip")
-    if parameter is None or parameter.default is inspect.Parameter.empty:
-        return 1
-    return int(parameter.default)
+    return int(constructor_defaults(env_class).get("frameskip", 1))
 
 
 def prepare_out_dir(path: str) -> Path:

@@ -15,6 +15,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import check_positive_int
 from plangym.vectorization.errors import (
@@ -39,11 +40,16 @@ def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
 class VectorizedEnv(PlanEnv):
     """A :class:`PlanEnv` that steps batches on several workers.
 
+    The local env and every worker's env are built with the keywords given here and
+    nothing else: a parameter left out takes the env class's default, exactly as in
+    ``env_class(name, **kwargs)``.
+
     Args:
         env_class: The :class:`PlanEnv` class every worker builds.
         name: Environment name passed to ``env_class``.
-        frameskip: Passed to ``env_class``.
-        autoreset: Passed to ``env_class``.
+        frameskip: Passed to ``env_class``; None leaves its default (5 for Atari, 1 for
+            classic control).
+        autoreset: Passed to ``env_class``; None leaves its default.
         delay_setup: Build the local env and the workers later, in :meth:`setup`.
         n_workers: Number of workers.
         kwargs: Passed to ``env_class``.
@@ -53,8 +59,8 @@ class VectorizedEnv(PlanEnv):
         self,
         env_class: type[PlanEnv],
         name: str,
-        frameskip: int = 1,
-        autoreset: bool = True,
+        frameskip: int | None = None,
+        autoreset: bool | None = None,
         delay_setup: bool = False,
         n_workers: int = 8,
         **kwargs: Any,
@@ -63,14 +69,23 @@ class VectorizedEnv(PlanEnv):
         self._n_workers = check_positive_int("n_workers", n_workers)
         self._pending: Any = None  # the batch of a step_batch_async call, until collected
         self._closed = False
+        # Only what the caller passed: the env class fills in everything else, so the
+        # workers' envs are the env that make(name, **kwargs) builds in one process.
         self._env_kwargs = dict(kwargs)
+        if frameskip is not None:
+            self._env_kwargs["frameskip"] = frameskip
+        if autoreset is not None:
+            self._env_kwargs["autoreset"] = autoreset
+        self._env_kwargs.pop("delay_setup", None)
         self._plan_env: PlanEnv | None = None
+        # Until the local env exists (delay_setup), its values as its signature gives them.
+        expected = {**constructor_defaults(env_class), **self._env_kwargs}
         super().__init__(
             name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
+            frameskip=expected.get("frameskip", 1),
+            autoreset=expected.get("autoreset", True),
             delay_setup=delay_setup,
-            return_image=bool(kwargs.get("return_image", False)),
+            return_image=bool(expected.get("return_image", False)),
         )
 
     def __repr__(self) -> str:
@@ -87,21 +102,21 @@ class VectorizedEnv(PlanEnv):
 
     # Construction ---------------------------------------------------------------------------
     def create_env_callable(self, **kwargs: Any) -> Callable[[], PlanEnv]:
-        """Return a picklable callable that builds one env like this one's."""
-        env_kwargs = {**self._env_kwargs, **kwargs}
-        env_kwargs.pop("delay_setup", None)
-        return functools.partial(
-            self._env_class,
-            name=self.name,
-            frameskip=self.frameskip,
-            autoreset=self.autoreset,
-            delay_setup=False,
-            **env_kwargs,
-        )
+        """Return a picklable callable that builds one env like this one's.
+
+        The env gets the keywords this vectorized env was given (``kwargs`` overriding
+        them) and nothing else, so every default is the env class's own.
+        """
+        env_kwargs = {**self._env_kwargs, **kwargs, "delay_setup": False}
+        return functools.partial(self._env_class, name=self.name, **env_kwargs)
 
     def setup(self) -> None:
         """Build the local env, then the workers."""
-        self._plan_env = self.create_env_callable()()
+        plan_env = self.create_env_callable()()
+        self._plan_env = plan_env
+        # The built env's own values: a subclass may set them whatever its signature says.
+        self.frameskip, self.autoreset = plan_env.frameskip, plan_env.autoreset
+        self._return_image = plan_env.return_image
         self.setup_workers()
 
     @abstractmethod
@@ -146,10 +161,26 @@ class VectorizedEnv(PlanEnv):
         """Observation space of the env."""
         return self.plan_env.observation_space
 
+    # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
+    # values would otherwise shadow them). Anything else public comes from __getattr__.
     @property
-    def STATE_IS_ARRAY(self) -> bool:  # noqa: N802 - a class attribute on single envs
-        """Whether states are arrays, as in the local env."""
-        return self.plan_env.STATE_IS_ARRAY
+    def STATE_IS_ARRAY(self) -> bool:  # noqa: N802
+        """Whether states are arrays, as in the wrapped env."""
+        return self._wrapped_attribute("STATE_IS_ARRAY")
+
+    @property
+    def OBS_IS_ARRAY(self) -> bool:  # noqa: N802
+        """Whether observations are arrays, as in the wrapped env."""
+        return self._wrapped_attribute("OBS_IS_ARRAY")
+
+    @property
+    def SINGLETON(self) -> bool:  # noqa: N802
+        """Whether only one env of the wrapped class may live in a process."""
+        return self._wrapped_attribute("SINGLETON")
+
+    def _wrapped_attribute(self, name: str) -> Any:
+        # The local env once built (an instance may override its class), else the class.
+        return getattr(self._plan_env if self._plan_env is not None else self._env_class, name)
 
     # Single-env API, served by the local env --------------------------------------------------
     def step(self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None):
@@ -227,13 +258,23 @@ class VectorizedEnv(PlanEnv):
         self._check_idle()
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
-        return self.make_transitions(actions, states, dts, want_state)
+        return self.run_batch(actions, states, dts, want_state)
 
     def make_transitions(
-        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
     ) -> tuple[list, ...]:
-        """Step an already checked batch on the workers."""
-        return self.wait_batch(self.dispatch_batch(actions, states, dts, return_state))
+        """Step a batch: plangym 0.1's name for :meth:`step_batch`, with the same checks."""
+        return self.step_batch(actions, states=states, dt=dt, return_state=return_state)
+
+    def run_batch(
+        self, actions: Sequence, states: list | None, dts: list[int], want_state: bool
+    ) -> tuple[list, ...]:
+        """Step an already checked batch on the workers (see :meth:`PlanEnv.run_batch`)."""
+        return self.wait_batch(self.dispatch_batch(actions, states, dts, want_state))
 
     def step_batch_async(
         self,

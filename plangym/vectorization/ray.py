@@ -427,8 +427,8 @@ class RayEnv(VectorizedEnv):
     Args:
         env_class: The :class:`PlanEnv` class every actor builds.
         name: Environment name.
-        frameskip: Passed to ``env_class``.
-        autoreset: Passed to ``env_class``.
+        frameskip: Passed to ``env_class``; None keeps its default, as ``make`` does.
+        autoreset: Passed to ``env_class``; None keeps its default.
         delay_setup: Connect and start the actors later, in :meth:`setup`.
         n_workers: Number of actors.
         address: Address of the Ray cluster (``"HOST:PORT"``); None uses ``RAY_ADDRESS``,
@@ -446,8 +446,8 @@ class RayEnv(VectorizedEnv):
         self,
         env_class: type[PlanEnv],
         name: str,
-        frameskip: int = 1,
-        autoreset: bool = True,
+        frameskip: int | None = None,
+        autoreset: bool | None = None,
         delay_setup: bool = False,
         n_workers: int = 8,
         address: str | None = None,
