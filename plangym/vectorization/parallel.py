@@ -33,6 +33,12 @@ import cloudpickle
 import numpy as np
 
 from plangym.core import PlanEnv
+from plangym.validation import (
+    check_batch_action_values,
+    check_batch_actions,
+    check_batch_dt,
+    check_batch_states,
+)
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv, chunk_bounds
 from plangym.vectorization.errors import (
@@ -82,6 +88,7 @@ class ExternalProcess:
         self._factory_blob = cloudpickle.dumps(constructor)
         self._context = context or mp.get_context()
         self._next_id = READY_ID + 1
+        self._spaces: dict[str, Any] = {}  # the env's spaces, once asked for
         self._conn = None
         self._process = None
         self.start()
@@ -259,23 +266,52 @@ class ExternalProcess:
         return Promise(self, self.send("setattr", name, value))
 
     # plangym 0.1 conveniences -----------------------------------------------------------------
+    @property
+    def observation_space(self) -> Any:
+        """Observation space of the worker's env (asked once, then remembered)."""
+        return self._cached_space("observation_space")
+
+    @property
+    def action_space(self) -> Any:
+        """Action space of the worker's env (asked once, then remembered)."""
+        return self._cached_space("action_space")
+
+    def _cached_space(self, name: str) -> Any:
+        if name not in self._spaces:
+            self._spaces[name] = self.get_attr(name)()
+        return self._spaces[name]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other public attribute is the worker env's, read through the pipe."""
+        # Private names and this class's own members (a property that failed, say) are
+        # never sent to the worker.
+        if name.startswith("_") or hasattr(type(self), name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.get_attr(name)()
+
     def step(self, action: Any, state: Any = None, dt: int = 1, blocking: bool = True) -> Any:
-        """Step the worker env once (see :meth:`PlanEnv.step`)."""
+        """Step the worker env once (see :meth:`PlanEnv.step`); a promise if not blocking."""
         return self._maybe_block(self.call("step", action, state=state, dt=dt), blocking)
 
     def step_batch(
-        self, actions: Sequence, states: Sequence | None = None, dt: Any = 1, blocking: bool = True
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: Any = 1,
+        return_state: bool | None = None,
+        blocking: bool = True,
     ) -> Any:
         """Step a batch in the worker env (results are pickled; ParallelEnv avoids that)."""
-        promise = self.call("step_batch", actions, states=states, dt=dt)
+        dt = 1 if dt is None else dt  # plangym 0.1's default
+        promise = self.call("step_batch", actions, states=states, dt=dt, return_state=return_state)
         return self._maybe_block(promise, blocking)
 
-    def reset(self, blocking: bool = True, return_states: bool = True) -> Any:
-        """Reset the worker env."""
+    def reset(self, blocking: bool = True, return_states: bool = False) -> Any:
+        """Reset the worker env: ``(state, obs, info)``, or ``(obs, info)`` without states."""
         return self._maybe_block(self.call("reset", return_state=return_states), blocking)
 
     def set_state(self, state: Any, blocking: bool = True) -> Any:
-        """Set the worker env's state."""
+        """Set the worker env's state; a promise if not blocking."""
         return self._maybe_block(self.call("set_state", state), blocking)
 
     @staticmethod
@@ -292,6 +328,20 @@ class Promise:
     def __call__(self, timeout: float | None = None) -> Any:
         """Block until the result is there and return it."""
         return self.worker.receive(self.request_id, timeout=timeout)
+
+
+def stack_rows(values: Sequence) -> np.ndarray:
+    """One array of ``values``: stacked when they are arrays of one shape, else objects.
+
+    >>> stack_rows([np.zeros(2), np.ones(2)]).shape, stack_rows([{}, {"a": 1}]).dtype
+    ((2, 2), dtype('O'))
+    """
+    arrays = all(isinstance(value, np.ndarray) for value in values)
+    if values and arrays and len({(v.shape, v.dtype) for v in values}) == 1:
+        return np.stack(values)
+    stacked = np.empty(len(values), dtype=object)
+    stacked[:] = list(values)
+    return stacked
 
 
 def unwrap_reply(reply: tuple) -> Any:
@@ -357,10 +407,16 @@ class PendingBatch:
 class BatchEnv:
     """Holds the workers: sends each its chunk of a batch and gathers the results in order.
 
+    As in plangym 0.1, ``len()`` counts the workers, ``batch_env[i]`` is the i-th
+    :class:`ExternalProcess`, and other public attributes are the first worker env's.
+
     Args:
-        workers: The :class:`ExternalProcess` workers.
-        obs_shape: Shape of one observation (sizes the shared output buffers).
-        obs_dtype: Dtype of the observations.
+        envs: The :class:`ExternalProcess` workers.
+        blocking: Accepted for plangym 0.1 compatibility: chunks always run on all the
+            workers at once.
+        obs_shape: Shape of one observation (sizes the shared output buffers); None asks
+            the first worker's observation space.
+        obs_dtype: Dtype of the observations; None asks the first worker, as for the shape.
         chunks_to_queue: How many chunks of a given size to send each worker at once
             (default: one). A second one keeps a worker busy while the caller reads the
             results of its first, which pays off for short chunks; long ones are better
@@ -369,17 +425,40 @@ class BatchEnv:
 
     def __init__(
         self,
-        workers: list[ExternalProcess],
-        obs_shape: tuple,
-        obs_dtype: Any,
+        envs: list[ExternalProcess],
+        blocking: bool = False,
+        obs_shape: tuple | None = None,
+        obs_dtype: Any = None,
         chunks_to_queue: Callable[[int], int] | None = None,
     ):
-        self.workers = workers
-        self._obs_shape, self._obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
+        self.workers = list(envs)
+        self.blocking = blocking
+        if obs_shape is None or obs_dtype is None:
+            space = self.workers[0].observation_space
+            obs_shape = space.shape if obs_shape is None else obs_shape
+            obs_dtype = space.dtype if obs_dtype is None else obs_dtype
+        self._obs_shape = tuple(obs_shape or ())
+        # Envs without an observation dtype get float64 buffers; observations of another
+        # dtype then travel pickled (see transport.write_outputs), still exact.
+        self._obs_dtype = np.dtype(obs_dtype or np.float64)
         self._chunks_to_queue = chunks_to_queue or (lambda chunk_size: 1)
-        self._resources = _Resources(workers)
+        self._resources = _Resources(self.workers)
         # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
         self._finalizer = weakref.finalize(self, self._resources.release)
+
+    def __len__(self) -> int:
+        """Return the number of workers."""
+        return len(self.workers)
+
+    def __getitem__(self, index: int) -> ExternalProcess:
+        """Return the worker at ``index``."""
+        return self.workers[index]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other public attribute is the first worker env's (plangym 0.1 forwarding)."""
+        if name.startswith("_") or hasattr(type(self), name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.workers[0], name)
 
     @property
     def n_workers(self) -> int:
@@ -578,14 +657,21 @@ class BatchEnv:
         pending.results.clear()
 
     # Whole-batch requests ----------------------------------------------------------------------
-    def call_all(self, kind: str, *arguments_per_worker: Sequence) -> list:
-        """Send one request of ``kind`` to every worker and return their results in order."""
+    def call_all(
+        self, kind: str, *arguments_per_worker: Sequence, indices: Sequence[int] | None = None
+    ) -> list:
+        """Send one request of ``kind`` to every worker (or those at ``indices``) at once.
+
+        Returns their results in order; the i-th item of each of ``arguments_per_worker``
+        goes to the i-th worker addressed.
+        """
+        workers = self.workers if indices is None else [self.workers[i] for i in indices]
         request_ids = [
             worker.send(kind, *(arguments[i] for arguments in arguments_per_worker))
-            for i, worker in enumerate(self.workers)
+            for i, worker in enumerate(workers)
         ]
         results, errors = [], []
-        for worker, request_id in zip(self.workers, request_ids, strict=True):
+        for worker, request_id in zip(workers, request_ids, strict=True):
             try:
                 results.append(worker.receive(request_id))
             except WorkerCrashedError:
@@ -598,21 +684,53 @@ class BatchEnv:
             raise errors[0]
         return results
 
-    def sync_states(self, state: Any) -> None:
-        """Set every worker's env to ``state``."""
+    def sync_states(self, state: Any, blocking: bool = True) -> list[Promise] | None:
+        """Set every worker's env to ``state``.
+
+        With ``blocking=False`` the requests are sent and one :class:`Promise` per worker
+        is returned; call each to wait for its worker.
+        """
+        if not blocking:
+            return [worker.set_state(state, blocking=False) for worker in self.workers]
         n = self.n_workers
         self.call_all("call", ["set_state"] * n, [(state,)] * n, [{}] * n)
+        return None
 
-    def reset(self, return_states: bool = True) -> list:
-        """Reset every worker's env; return their results."""
-        n = self.n_workers
-        return self.call_all("call", ["reset"] * n, [()] * n, [{"return_state": return_states}] * n)
+    def reset(self, indices: Sequence[int] | None = None, return_states: bool = True) -> tuple:
+        """Reset the workers' envs (those at ``indices``, default all), all at once.
+
+        Returns plangym 0.1's stacked batch: ``(states, observs, infos)`` arrays, one row
+        per worker reset, or ``(observs, infos)`` without ``return_states``.
+        """
+        indices = range(self.n_workers) if indices is None else [int(i) for i in indices]
+        n = len(indices)
+        results = self.call_all(
+            "call",
+            ["reset"] * n,
+            [()] * n,
+            [{"return_state": return_states}] * n,
+            indices=indices,
+        )
+        return tuple(stack_rows(column) for column in zip(*results, strict=True))
 
     def make_transitions(
-        self, actions: Sequence, states: list | None, dts: list[int], return_state: bool
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
     ) -> tuple[list, ...]:
-        """Dispatch and gather one batch."""
-        return self.gather(self.dispatch(actions, states, dts, return_state))
+        """Step a batch on the workers, checked first (plangym 0.1's entry point).
+
+        Same contract as :meth:`PlanEnv.step_batch`; :class:`ParallelEnv` checks with its
+        local env instead and calls :meth:`dispatch` and :meth:`gather` itself.
+        """
+        actions = check_batch_actions(actions)
+        dts = check_batch_dt(dt, len(actions))
+        states = check_batch_states(states, len(actions))
+        check_batch_action_values(self.workers[0].action_space, actions)
+        want_state = return_state if return_state is not None else states is not None
+        return self.gather(self.dispatch(actions, states, dts, want_state))
 
     def close(self) -> None:
         """Stop every worker and free the shared buffers."""
@@ -645,8 +763,8 @@ class ParallelEnv(VectorizedEnv):
     Args:
         env_class: The :class:`PlanEnv` class each worker builds.
         name: Environment name.
-        frameskip: Passed to ``env_class``.
-        autoreset: Passed to ``env_class``.
+        frameskip: Passed to ``env_class``; None keeps its default, as ``make`` does.
+        autoreset: Passed to ``env_class``; None keeps its default.
         delay_setup: Start the workers later, in :meth:`setup`.
         n_workers: Number of worker processes.
         blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
@@ -662,8 +780,8 @@ class ParallelEnv(VectorizedEnv):
         self,
         env_class: type[PlanEnv],
         name: str,
-        frameskip: int = 1,
-        autoreset: bool = True,
+        frameskip: int | None = None,
+        autoreset: bool | None = None,
         delay_setup: bool = False,
         n_workers: int = 8,
         blocking: bool = False,
@@ -704,12 +822,13 @@ class ParallelEnv(VectorizedEnv):
             for worker in workers:
                 worker.terminate()
             raise
-        # Envs without an observation space get float64 buffers; observations of another
-        # dtype then travel pickled (see transport.write_outputs), still exact.
         space = getattr(self.plan_env, "observation_space", None)
-        obs_dtype = getattr(space, "dtype", None) or np.float64
         self._batch_env = BatchEnv(
-            workers, self.plan_env.obs_shape or (), obs_dtype, self._costs.chunks_to_queue
+            workers,
+            blocking=self.blocking,
+            obs_shape=self.plan_env.obs_shape or (),
+            obs_dtype=getattr(space, "dtype", None) or np.float64,
+            chunks_to_queue=self._costs.chunks_to_queue,
         )
 
     @property
@@ -721,7 +840,7 @@ class ParallelEnv(VectorizedEnv):
         return self._batch_env
 
     # Batches --------------------------------------------------------------------------------
-    def make_transitions(self, actions, states, dts, return_state) -> tuple[list, ...]:
+    def run_batch(self, actions, states, dts, want_state) -> tuple[list, ...]:
         """Step a checked batch where it is cheapest (here for a few cheap states)."""
         started = time.perf_counter()
         if (
@@ -729,10 +848,10 @@ class ParallelEnv(VectorizedEnv):
             and self.inline_small_batches
             and self._costs.prefer_local(len(actions))
         ):
-            result = self.plan_env.run_batch(actions, states, dts, return_state)
+            result = self.plan_env.run_batch(actions, states, dts, want_state)
             self._costs.record_local(len(actions), time.perf_counter() - started)
             return result
-        pending = self.dispatch_batch(actions, states, dts, return_state)
+        pending = self.dispatch_batch(actions, states, dts, want_state)
         result = self.wait_batch(pending)
         self._learn_costs(pending, time.perf_counter() - started)
         return result

@@ -1,0 +1,188 @@
+"""plangym 0.1's public surface of ``plangym.vectorization.parallel``, on real workers.
+
+``BatchEnv``: ``len()``, indexing to its ``ExternalProcess`` workers, attribute forwarding,
+``reset(indices=None, return_states=True)``, ``sync_states(state, blocking=True)``,
+``make_transitions``. ``ExternalProcess``: its spaces, attribute forwarding, ``call``,
+``close``, and ``set_state``/``step``/``step_batch``/``reset`` with ``blocking=``.
+``ParallelEnv``: ``_batch_env``, ``blocking``, ``sync_states``, and the class attributes
+and properties of the env class it wraps.
+"""
+
+import numpy as np
+import pytest
+from vectorized_contract import random_states
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.control.classic_control import ClassicControl
+from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv, Promise
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def worker():
+    worker = ExternalProcess(lambda: ClassicControl("Pendulum-v1", frameskip=2))
+    yield worker
+    worker.close()
+
+
+# ParallelEnv ------------------------------------------------------------------------------------
+def test_parallel_env_keeps_its_batch_env_and_blocking_flag(env):
+    assert isinstance(env._batch_env, BatchEnv)
+    assert env.blocking is False and env._batch_env.blocking is False
+    blocking = plangym.make("CartPole-v1", n_workers=1, blocking=True)
+    try:
+        assert blocking.blocking is True and blocking.clone().blocking is True
+    finally:
+        blocking.close()
+
+
+def test_parallel_env_answers_what_the_env_class_answers(env):
+    single = plangym.make("CartPole-v1")
+    for name in ["SINGLETON", "STATE_IS_ARRAY", "OBS_IS_ARRAY", "AVAILABLE_OBS_TYPES"]:
+        assert getattr(env, name) == getattr(ClassicControl, name), name
+    assert env.DEFAULT_OBS_TYPE == "coords" and env.remove_time_limit is True
+    assert env.obs_shape == single.obs_shape == (4,)
+    assert type(env.gym_env.unwrapped) is type(single.gym_env.unwrapped)
+    assert env.state_dtype == single.state_dtype
+
+
+def test_parallel_env_make_transitions_is_step_batch(env):
+    states = random_states(env.plan_env, 5)
+    expected = env.plan_env.step_batch([0, 1, 0, 1, 1], states=states, dt=2)
+    assert_identical(env.make_transitions([0, 1, 0, 1, 1], states, 2), expected)
+    assert_identical(env.run_batch([0, 1, 0, 1, 1], states, [2] * 5, True), expected)
+    with pytest.raises(ValueError, match=r"actions\[1\]"):
+        env.make_transitions([0, 7], states[:2])
+
+
+def test_parallel_env_sync_states_puts_every_worker_in_the_state(env):
+    state = random_states(env.plan_env, 3)[-1]
+    env.sync_states(state)
+    assert all(bool(s == state) for s in env.call("get_state"))
+
+
+# BatchEnv ---------------------------------------------------------------------------------------
+def test_batch_env_has_a_length_and_indexes_its_workers(env):
+    batch_env = env._batch_env
+    assert len(batch_env) == 2
+    assert all(isinstance(batch_env[i], ExternalProcess) for i in range(2))
+    assert batch_env[-1] is batch_env[1]
+    with pytest.raises(IndexError):
+        batch_env[2]
+
+
+def test_batch_env_forwards_attributes_to_the_first_worker_env(env):
+    batch_env = env._batch_env
+    assert batch_env.name == "CartPole-v1" and batch_env.frameskip == 1
+    assert batch_env.action_space == env.action_space
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        batch_env.no_such_thing  # noqa: B018
+    with pytest.raises(AttributeError, match="_private"):
+        batch_env._private  # noqa: B018 - private names never go to the worker
+
+
+def test_batch_env_reset_stacks_the_workers_results(env):
+    states, observs, infos = env._batch_env.reset()
+    assert states.shape == (2,) and states.dtype == env.plan_env.state_dtype
+    assert observs.shape == (2, 4) and observs.dtype == np.float32
+    assert infos.dtype == object and infos.shape == (2,)
+    observs, infos = env._batch_env.reset(indices=[1], return_states=False)
+    assert observs.shape == (1, 4) and infos.shape == (1,)
+    # The worker reset really is in the state it reports.
+    states, *_ = env._batch_env.reset(indices=np.array([0]))
+    assert bool(env._batch_env[0].call("get_state")() == states[0])
+
+
+def test_batch_env_sync_states_blocking_or_with_promises(env):
+    batch_env = env._batch_env
+    first, second = random_states(env.plan_env, 2, seed=7)
+    assert batch_env.sync_states(first) is None
+    assert all(bool(s == first) for s in env.call("get_state"))
+    promises = batch_env.sync_states(second, blocking=False)
+    assert [type(p) for p in promises] == [Promise, Promise]
+    assert [p(timeout=30) for p in promises] == [None, None]
+    assert all(bool(s == second) for s in env.call("get_state"))
+
+
+def test_batch_env_make_transitions_checks_then_steps_like_the_env(env):
+    batch_env = env._batch_env
+    states = random_states(env.plan_env, 6, seed=3)
+    actions = [1, 0, 0, 1, 1, 0]
+    expected = env.plan_env.step_batch(actions, states=states, dt=[1, 2, 3, 1, 2, 3])
+    assert_identical(batch_env.make_transitions(actions, states, [1, 2, 3, 1, 2, 3]), expected)
+    no_states = batch_env.make_transitions(actions, states, [1, 2, 3, 1, 2, 3], False)
+    assert_identical(no_states, expected[1:])
+    with pytest.raises(ValueError, match="dt: expected 6 values"):
+        batch_env.make_transitions(actions, states, [1, 2])
+    with pytest.raises(ValueError, match=r"actions\[2\]"):
+        batch_env.make_transitions([0, 1, 5], states[:3])
+
+
+# ExternalProcess --------------------------------------------------------------------------------
+def test_external_process_has_the_env_spaces_and_attributes(worker):
+    local = ClassicControl("Pendulum-v1", frameskip=2)
+    assert worker.observation_space == local.observation_space
+    assert worker.action_space == local.action_space
+    assert worker.frameskip == 2 and worker.obs_type == "coords"
+    assert worker.name == "Pendulum-v1"
+
+
+def test_external_process_steps_blocking_or_with_a_promise(worker):
+    local = ClassicControl("Pendulum-v1", frameskip=2)
+    state, *_ = local.reset()
+    action = np.array([0.5], dtype=np.float32)
+    expected = local.step(action, state=state, dt=2)
+    assert_identical(worker.step(action, state=state, dt=2), expected)
+    promise = worker.step(action, state=state, dt=2, blocking=False)
+    assert isinstance(promise, Promise)
+    assert_identical(promise(), expected)
+    batch = worker.step_batch([action, action], [state, state], 1, return_state=False)
+    assert_identical(batch, local.step_batch([action, action], [state, state], return_state=False))
+
+
+def test_external_process_set_state_and_reset_blocking_or_not(worker):
+    local = ClassicControl("Pendulum-v1", frameskip=2)
+    state, *_ = local.reset()
+    assert worker.set_state(state) is None
+    assert worker.set_state(state, blocking=False)() is None
+    assert bool(worker.call("get_state")() == state)
+    obs, info = worker.reset()  # plangym 0.1: no state unless asked for
+    assert obs.shape == (3,) and isinstance(info, dict)
+    new_state, obs, info = worker.reset(return_states=True)
+    assert bool(worker.call("get_state")() == new_state)
+    assert len(worker.reset(blocking=False, return_states=True)()) == 3
+
+
+def test_external_process_close_stops_it():
+    worker = ExternalProcess(lambda: ClassicControl("CartPole-v1"))
+    pid = worker.pid
+    worker.close()
+    assert worker.pid is None and not worker.is_alive
+    assert pid is not None
+
+
+def test_a_batch_env_of_plain_workers_finds_its_observation_shape():
+    workers = [ExternalProcess(lambda: ClassicControl("Acrobot-v1"), index=i) for i in range(2)]
+    batch_env = BatchEnv(workers)
+    try:
+        local = ClassicControl("Acrobot-v1")
+        states = random_states(local, 4)
+        expected = local.step_batch([0, 1, 2, 0], states=states)
+        assert_identical(batch_env.make_transitions([0, 1, 2, 0], states), expected)
+    finally:
+        batch_env.close()
+
+
+def test_parallel_env_signature_is_plangym_01s():
+    env = ParallelEnv(ClassicControl, "CartPole-v1", None, None, False, 1, True)
+    try:
+        assert env.n_workers == 1 and env.blocking is True and env.frameskip == 1
+    finally:
+        env.close()
