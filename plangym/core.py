@@ -37,6 +37,7 @@ from plangym.validation import (
     check_batch_states,
     check_choice,
     check_dt,
+    check_pictures_available,
     check_positive_int,
 )
 
@@ -454,6 +455,9 @@ class PlangymEnv(PlanEnv):
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
     AVAILABLE_OBS_TYPES = frozenset({"coords", "rgb", "grayscale"})
     DEFAULT_OBS_TYPE = "coords"
+    # Whether rgb/grayscale observations are gymnasium's render() output (only drawn with
+    # render_mode="rgb_array"); emulators draw their screens whatever the render mode.
+    SCREEN_FROM_RENDERER = True
 
     def __init__(
         self,
@@ -469,16 +473,16 @@ class PlangymEnv(PlanEnv):
         return_image: bool = False,
         **kwargs: Any,
     ):
-        check_choice("render_mode", render_mode, self.AVAILABLE_RENDER_MODES)
+        if render_mode not in self.AVAILABLE_RENDER_MODES:
+            shown = sorted(self.AVAILABLE_RENDER_MODES, key=str)
+            raise ValueError(
+                f"Invalid render_mode: expected one of {shown}, received {render_mode!r}"
+            )
         obs_type = self.DEFAULT_OBS_TYPE if obs_type is None else obs_type
         check_choice("obs_type", obs_type, self.AVAILABLE_OBS_TYPES)
-        needs_image = return_image or obs_type in {"rgb", "grayscale"}
-        if needs_image and render_mode != "rgb_array" and self.DEFAULT_OBS_TYPE == "coords":
-            raise ValueError(
-                "render_mode: expected 'rgb_array' because "
-                f"{'return_image=True' if return_image else f'obs_type={obs_type!r}'} "
-                f"needs pictures, received {render_mode!r}"
-            )
+        check_pictures_available(
+            render_mode, return_image, obs_type, self.SCREEN_FROM_RENDERER, self.DEFAULT_OBS_TYPE
+        )
         self._render_mode = render_mode
         self._obs_type = obs_type
         self._wrappers = list(wrappers) if wrappers is not None else None
@@ -650,6 +654,18 @@ class PlangymEnv(PlanEnv):
                 f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
             )
         return self.gym_env.render()
+
+    def check_can_draw(self) -> None:
+        """Raise RuntimeError when the env was built without a render mode.
+
+        Envs whose pictures do not come from gymnasium's renderer call this first in
+        their :meth:`get_image`, so every family refuses pictures alike.
+        """
+        if self.render_mode is None:
+            raise RuntimeError(
+                "get_image: cannot draw with render_mode=None; build the env with "
+                "render_mode='rgb_array' to get pictures"
+            )
 
     def render(self) -> Any:
         """Render the gymnasium env (an RGB array, or a window for "human")."""

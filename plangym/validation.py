@@ -67,6 +67,39 @@ def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:
     return value
 
 
+def check_pictures_available(
+    render_mode: str | None,
+    return_image: bool,
+    obs_type: str,
+    screen_from_renderer: bool,
+    default_obs_type: str,
+) -> None:
+    """Raise ValueError when the env would be asked for pictures it cannot draw.
+
+    ``return_image=True`` needs a render mode; an observation drawn by gymnasium's
+    renderer (``screen_from_renderer``) needs ``render_mode="rgb_array"``, and so does
+    ``return_image`` for such an env, whose "human" mode draws in a window only.
+
+    >>> check_pictures_available(None, True, "ram", False, "rgb")
+    Traceback (most recent call last):
+    ...
+    ValueError: render_mode: expected 'rgb_array' or 'human' because return_image=True ...
+    """
+    renders_obs = screen_from_renderer and obs_type != default_obs_type
+    if screen_from_renderer and (return_image or renders_obs):
+        allowed: tuple = ("rgb_array",)
+    elif return_image:
+        allowed = ("rgb_array", "human")
+    else:
+        return
+    if render_mode not in allowed:
+        needs = "return_image=True" if return_image else f"obs_type={obs_type!r}"
+        raise ValueError(
+            f"render_mode: expected {' or '.join(map(repr, allowed))} because {needs} "
+            f"needs pictures, received {render_mode!r}"
+        )
+
+
 def check_batch_dt(dt: Any, n: int) -> list[int]:
     """Return one validated dt per batch element; ``dt`` is a scalar or a sequence of n."""
     if is_integer(dt):

@@ -1,6 +1,7 @@
 """AtariEnv: fidelity to ale-py, frame accounting, episodic life, parameters and bad input."""
 
 import pickle
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -120,7 +121,6 @@ def test_clone_keeps_every_parameter():
         difficulty=1,
         repeat_action_probability=0.1,
         full_action_space=True,
-        render_mode=None,
         wrappers=wrappers,
         return_image=True,
         remove_time_limit=False,
@@ -146,6 +146,7 @@ def test_clone_keeps_every_parameter():
     assert clone._wrappers == env._wrappers
     assert clone.n_actions == 18
     assert clone.clone(frameskip=2).frameskip == 2
+    assert AtariEnv("ALE/Pong-v5", render_mode=None).clone().render_mode is None
 
 
 def test_wrappers_see_every_frame_and_replay_stays_exact():
@@ -227,10 +228,22 @@ def test_bad_constructor_arguments():
         AtariEnv("ALE/Pong-v5", array_state=False)
 
 
-def test_render_mode_none_still_gives_images():
-    env = AtariEnv("ALE/Pong-v5", render_mode=None, return_image=True)
-    *_, info = env.step(0)
-    assert info["rgb"].shape == (210, 160, 3) == env.img_shape
+def test_render_mode_none_still_observes_the_screen_but_draws_no_pictures():
+    """As in plangym 0.1.32: no pictures without a render mode; the emulator's screen is
+    still the observation."""
+    env = AtariEnv("ALE/Pong-v5", render_mode=None)
+    obs, *_ = env.step(0)
+    assert obs.shape == (210, 160, 3) and obs.any()
+    with pytest.raises(RuntimeError, match="get_image: cannot draw with render_mode=None"):
+        env.get_image()
+    assert env.img_shape is None
+    with pytest.raises(ValueError, match="render_mode: expected 'rgb_array' or 'human' because"):
+        AtariEnv("ALE/Pong-v5", render_mode=None, return_image=True)
+    with pytest.raises(ValueError, match="Invalid render_mode: expected one of"):
+        AtariEnv("ALE/Pong-v5", render_mode="rgb")
+    drawn = AtariEnv("ALE/Pong-v5", return_image=True)
+    *_, info = drawn.step(0)
+    assert info["rgb"].shape == (210, 160, 3) == drawn.img_shape
 
 
 def test_lossy_cartridge_saves_do_not_split_the_timeline():
@@ -268,3 +281,23 @@ def test_observations_written_in_place_equal_the_generic_path(obs_type):
     assert columns.observs is observs_out
     assert_identical(columns.as_lists(), generic)
     env.close()
+
+
+def test_stepping_on_after_game_over_is_exact_and_quiet():
+    """Planners expand terminal leaves: the ALE steps on after a game over without a
+    warning, and plangym adds none; the step is as exact as any other."""
+    env = AtariEnv("ALE/Pong-v5", obs_type="ram", frameskip=20, autoreset=False)
+    state, *_ = env.reset()
+    terminal = False
+    while not terminal:  # the CPU wins 21-0 in about 3,000 frames
+        state, *_, terminal, _, _ = env.step(0, state=state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        after = env.step_batch([0, 3], [state, state], dt=2)
+    assert all(after[3])
+    assert_identical(
+        after,
+        AtariEnv("ALE/Pong-v5", obs_type="ram", frameskip=20, autoreset=False).step_batch(
+            [0, 3], [state, state], dt=2
+        ),
+    )

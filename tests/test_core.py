@@ -125,7 +125,7 @@ def test_frameskip_is_checked_at_construction():
 def test_constructor_choices_are_checked():
     with pytest.raises(ValueError, match=r"obs_type: expected one of \['coords', 'grayscale'"):
         plangym.make("CartPole-v1", obs_type="ram")
-    with pytest.raises(ValueError, match=r"render_mode: expected one of"):
+    with pytest.raises(ValueError, match=r"Invalid render_mode: expected one of \[None, "):
         plangym.make("CartPole-v1", render_mode="depth")
 
 

@@ -222,7 +222,8 @@ class AtariEnv(VideogameEnv):
         return ale_to_ram(self.ale)
 
     def get_image(self) -> np.ndarray:
-        """Return the screen as an RGB array (210, 160, 3), whatever the render mode."""
+        """Return the screen as an RGB array (210, 160, 3); render_mode=None refuses."""
+        self.check_can_draw()
         return self.ale.getScreenRGB()
 
     def get_lifes_from_info(self, info: dict[str, Any]) -> int:

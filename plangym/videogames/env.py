@@ -31,6 +31,7 @@ class VideogameEnv(PlangymEnv, ABC):
 
     AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
     DEFAULT_OBS_TYPE = "rgb"
+    SCREEN_FROM_RENDERER = False  # the emulator draws its screen in any render mode
 
     def __init__(
         self,
