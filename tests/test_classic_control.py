@@ -2,6 +2,7 @@
 
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -47,14 +48,63 @@ def test_steps_beyond_terminated_is_restored():
     terminal = False
     while not terminal:
         *_, terminal, _, _ = env.step(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        env.step(1)
+    env.step(1)
     after_end = env.get_state()
     assert after_end["steps_beyond_terminated"] == 1
     env.reset()
     env.set_state(after_end)
     assert env.gym_env.unwrapped.steps_beyond_terminated == 1
+
+
+def terminal_cartpole_state(env: ClassicControl) -> np.ndarray:
+    """The state a CartPole episode ends in (steps_beyond_terminated == 0)."""
+    state, *_ = env.reset()
+    while True:
+        state, _, _, terminal, *_ = env.step(1, state=state)
+        if terminal:
+            return state
+
+
+def raw_step_past_the_end(state: np.ndarray, dt: int) -> tuple[np.ndarray, float, int]:
+    """gymnasium's own CartPole stepped ``dt`` times on from ``state`` (its warning ignored)."""
+    raw = gymnasium.make("CartPole-v1").unwrapped
+    raw.reset()
+    raw.state = state["physics"].copy()
+    raw.steps_beyond_terminated = int(state["steps_beyond_terminated"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(dt):
+            obs, reward, *_ = raw.step(0)
+    return obs, reward, raw.steps_beyond_terminated
+
+
+@pytest.mark.parametrize("size", [1, 40])  # one packed state, and the column path
+def test_stepping_past_the_end_is_exact_and_quiet(size):
+    """Planners expand terminal leaves: CartPole's "already returned terminated" warning
+    stays out of step and step_batch, and the step is gymnasium's own."""
+    env = ClassicControl("CartPole-v1", autoreset=False)
+    state = terminal_cartpole_state(env)
+    assert state["steps_beyond_terminated"] == 0
+    obs, reward, steps_beyond = raw_step_past_the_end(state, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        new_state, new_obs, new_reward, terminal, *_ = env.step(0, state=state)
+        states, observs, rewards, terminals, *_ = env.step_batch([0] * size, [state] * size)
+    assert (new_obs == obs).all() and new_reward == reward == 0.0 and terminal
+    assert new_state["steps_beyond_terminated"] == steps_beyond == 1
+    assert all(bool(s == new_state) for s in states) and all(terminals)
+
+
+def test_workers_step_past_the_end_quietly(capfd):
+    env = plangym.make("CartPole-v1", n_workers=2, autoreset=False, inline_small_batches=False)
+    try:
+        state = terminal_cartpole_state(env.plan_env)
+        capfd.readouterr()
+        _, _, rewards, terminals, *_ = env.step_batch([0, 1, 0, 1], [state] * 4, dt=2)
+        assert rewards == [0.0] * 4 and all(terminals)
+    finally:
+        env.close()
+    assert "already returned terminated" not in capfd.readouterr().err
 
 
 def test_reset_after_restore_draws_from_the_restored_generator():

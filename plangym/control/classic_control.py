@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import struct
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -216,6 +217,7 @@ class ClassicControl(PlangymEnv):
         self._state_dtype = classic_state_dtype(self._n_physics)
         self._time_limit = find_time_limit(self._gym_env)
         self._has_steps_beyond = hasattr(unwrapped, "steps_beyond_terminated")
+        self._unwrapped = unwrapped
         self._has_last_u = hasattr(unwrapped, "last_u")
         # The built-in dynamics draw from np_random only in reset, so between resets the
         # generator words need neither reading nor writing. Wrappers may draw in step: then
@@ -231,7 +233,7 @@ class ClassicControl(PlangymEnv):
         is an identity, and no stepping or state method is overridden by a subclass.
         """
         own = {
-            "apply_action": PlangymEnv,
+            "apply_action": ClassicControl,
             "apply_reset": ClassicControl,
             "process_apply_action": PlanEnv,
             "step_with_dt": PlanEnv,
@@ -242,6 +244,20 @@ class ClassicControl(PlangymEnv):
         }
         unchanged = inherits_unchanged(type(self), own)
         return unchanged and not self._wrappers and not self.return_image and self._identity_hooks
+
+    def apply_action(self, action: Any) -> tuple:
+        """Step the gymnasium env once, quietly when it steps on past the episode's end.
+
+        CartPole warns on the first step after ``terminated=True``; planners step such
+        states on purpose (a leaf of the tree) and plangym's states make the step exact,
+        so the warning is silenced for that step only. The results are gymnasium's own.
+        """
+        gym_env = self.gym_env  # builds the env when setup was delayed
+        if self._has_steps_beyond and self._unwrapped.steps_beyond_terminated == 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return gym_env.step(action)
+        return gym_env.step(action)
 
     @property
     def state_dtype(self) -> np.dtype:
@@ -333,7 +349,8 @@ class ClassicControl(PlangymEnv):
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
         unwrapped = self._gym_env.unwrapped
-        step = self._gym_env.step
+        # CartPole's step past the end would warn: apply_action silences it.
+        step = self.apply_action if self._has_steps_beyond else self._gym_env.step
         time_limit = self._time_limit
         has_steps_beyond, has_last_u = self._has_steps_beyond, self._has_last_u
         autoreset = self.autoreset
