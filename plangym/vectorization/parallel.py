@@ -55,6 +55,7 @@ from plangym.vectorization.shared_states import (
 from plangym.vectorization.transport import (
     DtypeChannel,
     SharedOutputs,
+    interrupts_deferred,
     pack_actions,
     pack_states,
     read_outputs,
@@ -120,21 +121,37 @@ class ExternalProcess:
         self.receive(READY_ID)
 
     def restart(self) -> None:
-        """Kill the process (whatever it is doing) and start a fresh one."""
-        self.terminate()
-        self.start()
+        """Kill the process (whatever it is doing) and start a fresh one.
+
+        Ctrl-C waits until the new process runs: halfway, this worker would have no process
+        and no pipe (a spawned one would also print the interrupted start). It does not wait
+        for the env to be built: the ready message is then dropped like any stale reply.
+
+        The new process maps the shared buffers the old one had at once (an "attach"
+        request, not answered): should the caller die before its next batch, the workers
+        still know which buffers to remove (see :func:`worker.exit_when_orphaned`).
+        """
+        specs = self._sent_specs
+        with interrupts_deferred():
+            self.terminate()
+            self.start()
         self.wait_ready()
+        if specs is not None:
+            with contextlib.suppress(WorkerCrashedError):  # the next request finds out
+                self.send("attach", specs)
+                self._sent_specs = specs
 
     def terminate(self) -> None:
         """Kill the process at once and release its pipe."""
-        if self._process is not None and self._process.is_alive():
-            self._process.kill()
-        if self._process is not None:
-            self._process.join(CLOSE_TIMEOUT_S)
-            self._process.close()
-        if self._conn is not None:
-            self._conn.close()
-        self._process, self._conn = None, None
+        with interrupts_deferred():  # all of it, or a closed process object stays behind
+            if self._process is not None and self._process.is_alive():
+                self._process.kill()
+            if self._process is not None:
+                self._process.join(CLOSE_TIMEOUT_S)
+                self._process.close()
+            if self._conn is not None:
+                self._conn.close()
+            self._process, self._conn = None, None
 
     def request_close(self) -> None:
         """Ask the worker to close its env and exit (without waiting)."""
@@ -747,14 +764,24 @@ class _Resources:
         self.obs_pool = ObservationPool()
 
     def release(self) -> None:
-        """Stop every worker (all asked first, so they exit together) and free the buffers."""
-        for worker in self.workers:
-            worker.request_close()
-        for worker in self.workers:
-            worker.finish_close()
-        if self.outputs is not None:
-            self.outputs.close()
-            self.outputs = None
+        """Stop every worker (all asked first, so they exit together) and free the buffers.
+
+        This runs once (it is a finalizer): interrupted by Ctrl-C while workers exit, it
+        still kills the rest and frees the buffers before the KeyboardInterrupt goes on.
+        """
+        try:
+            for worker in self.workers:
+                worker.request_close()
+            for worker in self.workers:
+                worker.finish_close()
+        except BaseException:
+            for worker in self.workers:
+                worker.terminate()
+            raise
+        finally:
+            outputs, self.outputs = self.outputs, None
+            if outputs is not None:
+                outputs.close()
 
 
 class ParallelEnv(VectorizedEnv):

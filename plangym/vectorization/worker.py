@@ -5,13 +5,19 @@ Requests and replies are pickled tuples sent over a pipe::
     request: (kind, request_id, *arguments)
     reply:   (request_id, "ok", payload) or (request_id, "error", (error, traceback_text))
 
+except ``("attach", request_id, specs)``, which a restarted worker is sent at once so that
+it knows the caller's shared buffers, and which is not answered.
+
 ``step_batch`` writes observations, rewards and flags into the caller's shared memory and
 replies with the packed states and the infos only. A worker ignores Ctrl-C (the caller
-decides what an interrupt means) and exits when its caller's process is gone.
+decides what an interrupt means) and exits when its caller's process is gone, removing the
+caller's shared memory on the way out (nobody else can, but the resource tracker, which
+warns about it on stderr). None of this prints anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -57,12 +63,63 @@ def error_payload(error: BaseException) -> tuple[BaseException, str]:
     return error, text
 
 
-def exit_when_orphaned(parent_pid: int) -> None:
-    """Start a daemon thread that ends this process once its parent process is gone."""
+def pid_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):  # no /proc: trust kill
+        return True
+
+
+def caller_alive(parent_pid: int, first_ppid: int) -> bool:
+    """Whether the caller (``parent_pid``) runs.
+
+    ``first_ppid`` is this process's parent when it started. Under fork and spawn that is
+    the caller, and the caller's death makes another process the parent. Otherwise (the
+    parent is a fork server, or the caller died before this process got going), ask the
+    kernel about the caller itself.
+    """
+    if first_ppid == parent_pid:
+        return os.getppid() == parent_pid
+    return pid_running(parent_pid)
+
+
+def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
+    """Whether the caller is gone, waiting up to ``wait_s`` for it to be (see below).
+
+    A pipe from a dying caller reads EOF a moment before its children are handed to a
+    new parent.
+    """
+    deadline = time.monotonic() + wait_s
+    while caller_alive(parent_pid, first_ppid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def exit_when_orphaned(
+    parent_pid: int, first_ppid: int | None = None, outputs: AttachedOutputs | None = None
+) -> None:
+    """Start a daemon thread that ends this process once its caller is gone.
+
+    The caller's shared ``outputs`` are removed first (see :func:`caller_alive` for
+    ``first_ppid``; default: the current parent).
+    """
+    first_ppid = os.getppid() if first_ppid is None else first_ppid
 
     def watch() -> None:
-        while os.getppid() == parent_pid:
+        while caller_alive(parent_pid, first_ppid):
             time.sleep(PARENT_POLL_S)
+        if outputs is not None:
+            outputs.remove_orphaned()
         os._exit(0)
 
     threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
@@ -129,32 +186,47 @@ def handle(
 def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    exit_when_orphaned(parent_pid)
+    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    first_ppid = os.getppid()
+    outputs = AttachedOutputs()
+    exit_when_orphaned(parent_pid, first_ppid, outputs)
     try:
         env = cloudpickle.loads(factory_blob)()
     except BaseException as error:  # report why the env could not be built, then stop
-        conn.send_bytes(dumps((READY_ID, "error", error_payload(error))))
+        with contextlib.suppress(OSError):  # unless the caller is gone
+            conn.send_bytes(dumps((READY_ID, "error", error_payload(error))))
         return
-    conn.send_bytes(dumps((READY_ID, "ok", os.getpid())))
-    outputs = AttachedOutputs()
     channels = Channels()
+    caller_lost = False
     try:
+        conn.send_bytes(dumps((READY_ID, "ok", os.getpid())))
         while True:
             try:
                 kind, request_id, *arguments = pickle.loads(conn.recv_bytes())
             except (EOFError, OSError):
-                break  # the caller closed the pipe or is gone
+                caller_lost = True  # the caller closed the pipe or is gone
+                break
             if kind == "close":
                 conn.send_bytes(dumps((request_id, "ok", None)))
                 break
+            if kind == "attach":  # the caller's buffers, sent after a restart: no reply
+                with contextlib.suppress(Exception):  # gone already: the next chunk says so
+                    outputs.arrays(arguments[0])
+                continue
             try:
                 reply = (request_id, "ok", handle(env, outputs, channels, kind, tuple(arguments)))
             except BaseException as error:
                 reply = (request_id, "error", error_payload(error))
             try:
-                conn.send_bytes(dumps(reply))
+                message = dumps(reply)
             except Exception as error:  # an unpicklable result: report it instead
-                conn.send_bytes(dumps((request_id, "error", error_payload(error))))
+                message = dumps((request_id, "error", error_payload(error)))
+            conn.send_bytes(message)
+    except OSError:  # a reply the caller is no longer there to read
+        caller_lost = True
     finally:
+        if caller_lost and caller_gone(parent_pid, first_ppid):
+            outputs.remove_orphaned()
         outputs.close()
         env.close()
