@@ -6,6 +6,7 @@ sleeps, ``x == DIE`` kills the process (once: the marker file is removed first, 
 re-run of the same chunk succeeds). ``x == SLOW`` sleeps half a second, and ``x == PAUSE``
 sleeps once, for 30 s, when it can claim (remove) the marker file: long enough for a test
 to kill the busy process from outside, while a re-run of the same chunk goes through.
+``x == POISON`` kills the process every time it is stepped: no re-run can succeed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from plangym.control.classic_control import ClassicControl
 
-RAISE, HANG, DIE, SLOW, PAUSE = 11.0, 22.0, 33.0, 44.0, 55.0
+RAISE, HANG, DIE, SLOW, PAUSE, POISON = 11.0, 22.0, 33.0, 44.0, 55.0, 66.0
 
 
 class CartError(ArithmeticError):
@@ -39,6 +40,8 @@ class FaultyCartPole(ClassicControl):
             time.sleep(30)
         if position == DIE and self.die_marker and Path(self.die_marker).exists():
             Path(self.die_marker).unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        if position == POISON:
             os.kill(os.getpid(), signal.SIGKILL)
         if position == SLOW:
             time.sleep(0.5)

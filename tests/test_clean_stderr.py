@@ -40,8 +40,7 @@ def pids(env):
     return [worker.pid for worker in env.batch_env.workers]
 
 def report(env):
-    specs = env.batch_env._resources.outputs.specs.values()
-    print("shm", *(spec[0] for spec in specs), flush=True)
+    print("shm", *env.scheduler.backend.shared_memory_names(), flush=True)
 
 def wait_gone(path, seconds=20):
     deadline = time.monotonic() + seconds
@@ -359,7 +358,9 @@ def test_parent_death(tmp_path, start_method):
                            start_method={start_method!r})
         state, *_ = env.reset()
         env.step_batch([0, 1, 0], states=[state] * 3)
-        env.abandon_batch(env.dispatch_batch([0] * 4000, [state] * 4000, [1] * 4000, True))
+        from plangym.vectorization.backend import BatchInputs
+        inputs = BatchInputs([0] * 4000, [state] * 4000, [1] * 4000, True)
+        env.scheduler.abandon(env.scheduler.dispatch(inputs))
         report(env)
         print("pids", *pids(env), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)

@@ -49,7 +49,7 @@ def test_copies_own_their_memory_and_small_rows_are_plain_copies():
 def test_the_pool_holds_at_most_twice_the_largest_batch():
     pool = ObservationPool()
     kept = [pool.copies(screens(i)) for i in range(5)]  # all kept: nothing to reuse
-    assert len(pool._arrays) == 8
+    assert len(pool) == 8
     assert [int(batch[0][0, 0, 0]) for batch in kept] == [0, 1, 2, 3, 4]
 
 

@@ -21,8 +21,12 @@ import pytest
 from faulty_env import DIE, HANG, PAUSE, RAISE, SLOW, CartError, FaultyCartPole, faulty_state
 from processes import wait_dead
 from vectorized_contract import (
+    check_a_poison_state_fails_the_batch_not_the_env,
     check_async_api,
     check_call_get_attr_set_attr,
+    check_calls_after_close_raise,
+    check_inherited_batch_methods_work,
+    check_refused_calls_change_nothing,
     check_stateless_chunks,
     check_step_batch_equals_the_single_env,
     random_states,
@@ -37,14 +41,9 @@ from plangym.vectorization import (
     WorkerCrashedError,
 )
 from plangym.vectorization.errors import RemoteTraceback
-from plangym.vectorization.ray import (
-    PackedError,
-    RayEnv,
-    RemoteEnv,
-    import_ray,
-    remote_error,
-)
-from plangym.vectorization.transport import pack_actions, pack_states
+from plangym.vectorization.packing import ArrayStates, pack_actions, pack_states
+from plangym.vectorization.ray import RayEnv
+from plangym.vectorization.ray_actor import PackedError, RemoteEnv, import_ray, remote_error
 
 ray = pytest.importorskip("ray")
 
@@ -102,7 +101,7 @@ def test_the_actor_class_packs_a_chunk_into_a_few_arrays():
         pack_actions(np.array(actions)), pack_states(states), [1] * 5, True
     )
     packed_states, observs, rewards, terminals, truncateds, infos = payload
-    assert packed_states[0] == "arrays" and isinstance(packed_states[3], bytes)
+    assert isinstance(packed_states, ArrayStates) and isinstance(packed_states.blob, bytes)
     assert isinstance(observs, np.ndarray) and observs.shape == (5, 4)
     assert rewards.dtype == np.float64 and terminals.dtype == truncateds.dtype == np.bool_
     assert infos == local.step_batch(actions, states=states)[-1]
@@ -219,7 +218,6 @@ def test_clone_keeps_parameters(ray_cluster):
 
 def test_delay_setup_starts_the_actors_on_first_use(ray_cluster):
     env = RayEnv(ClassicControl, "CartPole-v1", n_workers=1, delay_setup=True)
-    assert env._pool is None
     state, *_ = env.reset()
     assert len(env.workers) == 1
     expected = env.plan_env.step_batch([1, 0], states=[state, state])
@@ -231,13 +229,33 @@ def test_async_api_and_its_errors(cartpole):
     check_async_api(cartpole)
 
 
+def test_refused_calls_change_nothing(cartpole):
+    check_refused_calls_change_nothing(cartpole)
+
+
+def test_calls_after_close_raise(ray_cluster):
+    check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2, ray=True))
+
+
+def test_inherited_batch_methods_work(cartpole):
+    check_inherited_batch_methods_work(cartpole)
+
+
+def test_a_poison_state_fails_the_batch_not_the_env(ray_cluster):
+    env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2)
+    try:
+        check_a_poison_state_fails_the_batch_not_the_env(env)
+    finally:
+        env.close()
+
+
 def test_bad_input_is_rejected_before_dispatch(cartpole, monkeypatch):
     state, *_ = cartpole.reset()
 
     def no_dispatch(*args, **kwargs):
         raise AssertionError("dispatched")
 
-    monkeypatch.setattr(cartpole, "dispatch_batch", no_dispatch)
+    monkeypatch.setattr(cartpole.scheduler, "dispatch", no_dispatch)
     with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
         cartpole.step_batch_async([0, 5], states=[state, state])
     with pytest.raises(TypeError, match=r"states\[0\]"):

@@ -26,7 +26,7 @@ def test_record_states_round_trip_and_own_their_bytes(cartpole_states):
     env, states = cartpole_states
     arena = np.zeros(64 + states_nbytes(states), np.uint8)
     packed = write_states(arena, 64, arena.nbytes - 64, states)
-    assert packed[2] is None  # 0-d states need no lengths
+    assert packed.lengths is None  # 0-d states need no lengths
     back = read_states(arena, packed)
     assert_identical(back, states)
     assert not back[0].flags.writeable

@@ -3,11 +3,19 @@
 Each takes a vectorized CartPole env with 3 workers whose local env is ``env.plan_env``.
 """
 
+import time
+
 import numpy as np
 import pytest
+from faulty_env import POISON, faulty_state
 
 from plangym.api_tests import assert_identical
-from plangym.vectorization import AlreadyPendingCallError, NoAsyncCallError
+from plangym.vectorization import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    WorkerCrashedError,
+)
 
 
 def random_states(env, n: int, seed: int = 0) -> list:
@@ -82,3 +90,77 @@ def check_call_get_attr_set_attr(env) -> None:
     assert all(s.dtype == env.plan_env.state_dtype for s in env.call("get_state"))
     with pytest.raises(ValueError, match="values: expected 3 values"):
         env.set_attr("autoreset", [True])
+
+
+def check_a_poison_state_fails_the_batch_not_the_env(env) -> None:
+    """A state that kills every worker stepping it: a bounded number of re-runs, then
+    WorkerCrashedError naming its elements; the env stays usable. ``env`` is a 2-worker
+    vectorized FaultyCartPole."""
+    good = faulty_state(env.plan_env, 0.0)
+    poison = faulty_state(env.plan_env, POISON)
+    env.step_batch_async([0, 0, 1, 0], states=[good, good, poison, good])
+    started = time.monotonic()
+    with pytest.raises(WorkerCrashedError, match=r"elements 2\.\.3 .*re-run"):
+        env.step_batch_wait(timeout=60)  # without a cap: re-runs until the timeout
+    assert time.monotonic() - started < 30
+    expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
+    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+
+
+def refusable_calls(env, state) -> dict:
+    """Every public call that must refuse to run while a batch is pending or after close."""
+    return {
+        "step": lambda: env.step(0),
+        "step from a state": lambda: env.step(0, state=state),
+        "step_batch": lambda: env.step_batch([0], states=[state]),
+        "step_batch_async": lambda: env.step_batch_async([0], states=[state]),
+        "make_transitions": lambda: env.make_transitions([0], [state]),
+        "run_batch": lambda: env.run_batch([0], [state], [1], True),
+        "step_with_dt": lambda: env.step_with_dt(0, 2),
+        "reset": env.reset,
+        "get_state": env.get_state,
+        "set_state": lambda: env.set_state(state),
+        "sync_states": lambda: env.sync_states(state),
+        "sample_action": env.sample_action,
+        "call": lambda: env.call("get_state"),
+        "get_attr": lambda: env.get_attr("name"),
+        "set_attr": lambda: env.set_attr("autoreset", True),
+    }
+
+
+def check_refused_calls_change_nothing(env) -> None:
+    """While a batch is pending every other call raises AlreadyPendingCallError before it
+    touches anything: the local env keeps its state, the batch its result."""
+    state, *_ = env.reset()
+    other = random_states(env.plan_env, 3, seed=5)[-1]
+    env.step_batch_async([0, 1], states=[state, state])
+    local = env.plan_env.get_state()
+    for name, call in refusable_calls(env, other).items():
+        with pytest.raises(AlreadyPendingCallError):
+            call()
+        assert bool(env.plan_env.get_state() == local), f"{name} changed the local env"
+    result = env.step_batch_wait(timeout=60)
+    assert_identical(result, env.plan_env.step_batch([0, 1], states=[state, state]))
+
+
+def check_calls_after_close_raise(env) -> None:
+    """After close() every call raises ClosedEnvironmentError (close itself is idempotent)."""
+    state = env.plan_env.get_state()
+    env.close()
+    env.close()
+    calls = {**refusable_calls(env, state), "step_batch_wait": env.step_batch_wait}
+    for name, call in calls.items():
+        with pytest.raises(ClosedEnvironmentError):
+            call()
+            pytest.fail(f"{name} ran after close()")
+
+
+def check_inherited_batch_methods_work(env) -> None:
+    """run_batch and step_with_dt, inherited from PlanEnv, work on the vectorized env."""
+    states = random_states(env.plan_env, 5, seed=11)
+    single = env.plan_env.clone()
+    expected = single.step_batch([0, 1, 1, 0, 1], states=states, dt=2)
+    assert_identical(env.run_batch([0, 1, 1, 0, 1], states, [2] * 5, True), expected)
+    env.set_state(states[0])
+    single.set_state(states[0])
+    assert_identical(env.step_with_dt(1, 3), single.step_with_dt(1, 3))

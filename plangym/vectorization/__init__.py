@@ -1,5 +1,6 @@
 """Vectorized environments: step batches on several workers with exact results."""
 
+from plangym.vectorization.compat import BatchEnv, ExternalProcess
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.errors import (
     AlreadyPendingCallError,
@@ -7,8 +8,9 @@ from plangym.vectorization.errors import (
     NoAsyncCallError,
     WorkerCrashedError,
 )
-from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv
-from plangym.vectorization.ray import RayEnv, RemoteEnv
+from plangym.vectorization.parallel import ParallelEnv
+from plangym.vectorization.ray import RayEnv
+from plangym.vectorization.ray_actor import RemoteEnv
 
 __all__ = [
     "AlreadyPendingCallError",

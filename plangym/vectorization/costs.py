@@ -39,12 +39,18 @@ class DispatchCosts:
     # sizeable share of a chunk's work.
     short_chunk_s = 5e-3
 
-    def __init__(self, n_workers: int, smoothing: float = 0.3):
+    def __init__(
+        self,
+        n_workers: int,
+        smoothing: float = 0.3,
+        per_element: float | None = None,
+        overhead: float | None = None,
+    ):
         self.n_workers = n_workers
-        self.smoothing = smoothing
+        self.smoothing = smoothing  # weight of a new measurement (0: keep the first values)
         self._local_runs = 0
-        self.per_element: float | None = None  # seconds of env work per element
-        self.overhead: float | None = None  # seconds a round trip adds to the work
+        self.per_element = per_element  # seconds of env work per element
+        self.overhead = overhead  # seconds a round trip adds to the work
 
     def _blend(self, old: float | None, new: float) -> float:
         return new if old is None else (1 - self.smoothing) * old + self.smoothing * new

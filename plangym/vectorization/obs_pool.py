@@ -49,6 +49,10 @@ class ObservationPool:
         probe = [np.empty(0)]
         self._free_count = _references(probe, 0)
 
+    def __len__(self) -> int:
+        """Return how many arrays the pool holds (handed out or free)."""
+        return len(self._arrays)
+
     def copies(self, rows: np.ndarray) -> list[np.ndarray]:
         """Return one array per row of ``rows``, each owning its memory."""
         if not len(rows) or rows[0].nbytes < MIN_BYTES:

@@ -6,9 +6,7 @@ context switch per piece. Here the caller copies the input states once into an a
 workers map, each worker writes its new states once into its own region of a second
 arena, and the caller copies each new state out once (a state must own its bytes, so
 that keeping one does not keep a batch alive). Only a small descriptor goes through the
-pipe::
-
-    ("shared", dtype, lengths, start, count)
+pipe: a :class:`~plangym.vectorization.packing.SharedStates` (dtype, lengths, start, count).
 
 ``lengths`` is None for 0-d states (classic-control records) and the per-state lengths as
 int64 bytes for 1-D states. States that are not arrays of one dtype, or that do not fit
@@ -18,8 +16,8 @@ the region, travel through the pipe as before (see :mod:`plangym.vectorization.t
 >>> arena = np.zeros(256, dtype=np.uint8)
 >>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
 >>> packed = write_states(arena, 64, 192, states)
->>> packed[0], packed[3], packed[4]
-('shared', 64, 2)
+>>> packed.start, packed.count
+(64, 2)
 >>> [s.tolist() for s in read_states(arena, packed)]
 [[0, 1, 2], [0, 1, 2, 3, 4]]
 >>> write_states(arena, 0, 4, states) is None  # does not fit in 4 bytes
@@ -34,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import is_record_block, records_to_states
+from plangym.vectorization.packing import SharedStates, state_layout
 
 # Regions start on cache-line boundaries, which also aligns every dtype's items.
 ALIGN = 64
@@ -42,24 +41,6 @@ ALIGN = 64
 def aligned(nbytes: int) -> int:
     """``nbytes`` rounded up to a multiple of :data:`ALIGN`."""
     return -(-nbytes // ALIGN) * ALIGN
-
-
-def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:
-    """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None."""
-    if is_record_block(states):
-        return states.dtype, 0
-    first = states[0] if len(states) else None
-    if not isinstance(first, np.ndarray) or first.ndim > 1:
-        return None
-    dtype, ndim = first.dtype, first.ndim
-    for state in states:
-        if not (
-            isinstance(state, np.ndarray)
-            and (state.dtype is dtype or state.dtype == dtype)
-            and state.ndim == ndim
-        ):
-            return None
-    return dtype, ndim
 
 
 def states_nbytes(states: Sequence[Any] | np.ndarray, layout: tuple | None = None) -> int | None:
@@ -82,7 +63,7 @@ def write_states(
     capacity: int,
     states: Sequence[Any] | np.ndarray,
     layout: tuple | None = None,
-) -> tuple | None:
+) -> SharedStates | None:
     """Copy ``states`` into ``arena[start:start + capacity]`` and return their descriptor.
 
     Returns None (nothing written) when the states are not arrays of one dtype or do not
@@ -106,15 +87,15 @@ def write_states(
         return None
     if data is not None:
         arena[start : start + nbytes] = data
-        return ("shared", dtype, None, start, count)
+        return SharedStates(dtype, None, start, count)
     if nbytes:
         np.concatenate(states, out=arena[start : start + nbytes].view(dtype))
     lengths = np.fromiter((len(state) for state in states), dtype="<i8", count=count)
-    return ("shared", dtype, lengths.tobytes(), start, count)
+    return SharedStates(dtype, lengths.tobytes(), start, count)
 
 
 def read_states(
-    arena: np.ndarray, packed: tuple, as_records: bool = False, copy: bool = True
+    arena: np.ndarray, packed: SharedStates, as_records: bool = False, copy: bool = True
 ) -> list | np.ndarray:
     """Read back the states that :func:`write_states` described with ``packed``.
 
@@ -125,7 +106,7 @@ def read_states(
         copy: Give every state its own read-only bytes (the caller keeps them); without
             it, return views of the arena (a worker reads them only during its request).
     """
-    _, dtype, lengths, start, count = packed
+    dtype, lengths, start, count = packed
     if lengths is None:
         records = np.frombuffer(arena, dtype=dtype, count=count, offset=start)
         if as_records and dtype.names is not None:

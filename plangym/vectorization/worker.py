@@ -1,18 +1,12 @@
 """The loop a worker process runs: build one env, then answer requests until told to stop.
 
-Requests and replies are pickled tuples sent over a pipe::
-
-    request: (kind, request_id, *arguments)
-    reply:   (request_id, "ok", payload) or (request_id, "error", (error, traceback_text))
-
-except ``("attach", request_id, specs)``, which a restarted worker is sent at once so that
-it knows the caller's shared buffers, and which is not answered.
-
-``step_batch`` writes observations, rewards and flags into the caller's shared memory and
-replies with the packed states and the infos only. A worker ignores Ctrl-C (the caller
-decides what an interrupt means) and exits when its caller's process is gone, removing the
-caller's shared memory on the way out (nobody else can, but the resource tracker, which
-warns about it on stderr). None of this prints anything.
+Requests and replies are the small types of :mod:`plangym.vectorization.messages`,
+pickled over a pipe. A :class:`~plangym.vectorization.messages.StepChunk` writes the
+chunk's observations, rewards and flags into the caller's shared memory and replies with
+the packed states and the infos only. A worker ignores Ctrl-C (the caller decides what an
+interrupt means) and exits when its caller's process is gone, removing the caller's
+shared memory on the way out (see :mod:`plangym.vectorization.orphans`). None of this
+prints anything.
 """
 
 from __future__ import annotations
@@ -21,108 +15,39 @@ import contextlib
 import os
 import pickle
 import signal
-import threading
 import time
-import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle
 import numpy as np
 
-from plangym.vectorization.shared_states import read_states, write_states
-from plangym.vectorization.transport import (
-    AttachedOutputs,
+from plangym.vectorization.messages import (
+    READY_ID,
+    Attach,
+    Call,
+    Close,
+    GetAttr,
+    Reply,
+    SetAttr,
+    StepChunk,
+    StepChunkReply,
+    dumps,
+    error_reply,
+)
+from plangym.vectorization.orphans import caller_gone, exit_when_orphaned
+from plangym.vectorization.packing import (
     DtypeChannel,
+    SharedStates,
     pack_states,
     unpack_actions,
     unpack_states,
-    write_outputs,
 )
+from plangym.vectorization.shared_memory import AttachedOutputs
+from plangym.vectorization.shared_states import read_states, write_states
+from plangym.vectorization.transport import write_outputs
 
 _NO_ARENA = np.zeros(0, np.uint8)  # what a batch of zero-byte states is read from
-READY_ID = 0  # request id of the "env is built" message a worker sends first
-PARENT_POLL_S = 0.5
-
-
-def dumps(message: Any) -> bytes:
-    """Pickle a message, falling back to cloudpickle for lambdas and local classes."""
-    try:
-        return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return cloudpickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def error_payload(error: BaseException) -> tuple[BaseException, str]:
-    """Return the error (or a picklable stand-in) with the current traceback text."""
-    text = traceback.format_exc()
-    try:
-        pickle.loads(dumps(error))
-    except Exception:
-        error = RuntimeError(f"{type(error).__name__}: {error}")
-    return error, text
-
-
-def pid_running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (dead, not yet reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):  # no /proc: trust kill
-        return True
-
-
-def caller_alive(parent_pid: int, first_ppid: int) -> bool:
-    """Whether the caller (``parent_pid``) runs.
-
-    ``first_ppid`` is this process's parent when it started. Under fork and spawn that is
-    the caller, and the caller's death makes another process the parent. Otherwise (the
-    parent is a fork server, or the caller died before this process got going), ask the
-    kernel about the caller itself.
-    """
-    if first_ppid == parent_pid:
-        return os.getppid() == parent_pid
-    return pid_running(parent_pid)
-
-
-def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
-    """Whether the caller is gone, waiting up to ``wait_s`` for it to be (see below).
-
-    A pipe from a dying caller reads EOF a moment before its children are handed to a
-    new parent.
-    """
-    deadline = time.monotonic() + wait_s
-    while caller_alive(parent_pid, first_ppid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def exit_when_orphaned(
-    parent_pid: int, first_ppid: int | None = None, outputs: AttachedOutputs | None = None
-) -> None:
-    """Start a daemon thread that ends this process once its caller is gone.
-
-    The caller's shared ``outputs`` are removed first (see :func:`caller_alive` for
-    ``first_ppid``; default: the current parent).
-    """
-    first_ppid = os.getppid() if first_ppid is None else first_ppid
-
-    def watch() -> None:
-        while caller_alive(parent_pid, first_ppid):
-            time.sleep(PARENT_POLL_S)
-        if outputs is not None:
-            outputs.remove_orphaned()
-        os._exit(0)
-
-    threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
 
 
 class Channels:
@@ -132,55 +57,49 @@ class Channels:
         self.incoming, self.outgoing = DtypeChannel(), DtypeChannel()
 
 
-def step_batch(env: Any, outputs: AttachedOutputs, channels: Channels, request: tuple) -> tuple:
-    """Run a chunk of ``step_batch`` and write its fixed-shape outputs to shared memory.
-
-    Returns ``(packed_states, infos, fallback, (started, finished))``: the two times
-    (``time.perf_counter`` of this process) let the caller see compute apart from transport.
-    """
+def step_chunk(
+    env: Any, outputs: AttachedOutputs, channels: Channels, request: StepChunk
+) -> StepChunkReply:
+    """Run a chunk of ``step_batch`` and write its fixed-shape outputs to shared memory."""
     started = time.perf_counter()
-    packed_actions, packed_states, dts, return_state, offset, states_region, specs = request
     # Attach first: the caller sends new buffer specs once, whether or not this chunk fails.
-    arrays = outputs.arrays(specs)
-    packed_states = channels.incoming.decode_states(packed_states)
+    arrays = outputs.arrays(request.specs)
+    packed_states = channels.incoming.decode_states(request.states)
     states = None
-    if packed_states is not None and packed_states[0] == "shared":
+    if isinstance(packed_states, SharedStates):
         # Views of the caller's arena: it leaves them alone until this chunk is answered.
         arena = arrays.get("states_in", _NO_ARENA)
         states = read_states(arena, packed_states, as_records=True, copy=False)
     elif packed_states is not None:
         states = unpack_states(packed_states, as_records=True)
-    actions = unpack_actions(packed_actions)
+    actions = unpack_actions(request.actions)
+    dts, offset, want_state = request.dts, request.offset, request.want_state
     observs_out = arrays["observs"][offset : offset + len(dts)]
     # The caller's local env, built by the same constructor, checked these inputs already.
-    columns = env.run_batch_columns(actions, states, dts, return_state, observs_out)
+    columns = env.run_batch_columns(actions, states, dts, want_state, observs_out)
     packed_new = None
-    if return_state:
+    if want_state:
         if "states_out" in arrays:
-            packed_new = write_states(arrays["states_out"], *states_region, columns.states)
+            packed_new = write_states(arrays["states_out"], *request.states_region, columns.states)
         if packed_new is None:  # no room, or not arrays: through the pipe
             packed_new = pack_states(columns.states)
         packed_new = channels.outgoing.encode_states(packed_new)
     fallback = write_outputs(arrays, offset, columns)
-    return packed_new, columns.infos, fallback, (started, time.perf_counter())
+    return StepChunkReply(packed_new, columns.infos, fallback, (started, time.perf_counter()))
 
 
-def handle(
-    env: Any, outputs: AttachedOutputs, channels: Channels, kind: str, arguments: tuple
-) -> Any:
+def handle(env: Any, outputs: AttachedOutputs, channels: Channels, body: Any) -> Any:
     """Carry out one request and return its payload."""
-    if kind == "step_batch":
-        return step_batch(env, outputs, channels, arguments)
-    if kind == "call":
-        name, args, kwargs = arguments
-        return getattr(env, name)(*args, **kwargs)
-    if kind == "getattr":
-        return getattr(env, arguments[0])
-    if kind == "setattr":
-        name, value = arguments
-        setattr(env, name, value)
+    if isinstance(body, StepChunk):
+        return step_chunk(env, outputs, channels, body)
+    if isinstance(body, Call):
+        return getattr(env, body.name)(*body.args, **(body.kwargs or {}))
+    if isinstance(body, GetAttr):
+        return getattr(env, body.name)
+    if isinstance(body, SetAttr):
+        setattr(env, body.name, body.value)
         return None
-    raise ValueError(f"request: unknown kind {kind!r}")
+    raise TypeError(f"request: unknown kind {type(body).__name__}")
 
 
 def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
@@ -195,33 +114,33 @@ def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
         env = cloudpickle.loads(factory_blob)()
     except BaseException as error:  # report why the env could not be built, then stop
         with contextlib.suppress(OSError):  # unless the caller is gone
-            conn.send_bytes(dumps((READY_ID, "error", error_payload(error))))
+            conn.send_bytes(dumps(error_reply(READY_ID, error)))
         return
     channels = Channels()
     caller_lost = False
     try:
-        conn.send_bytes(dumps((READY_ID, "ok", os.getpid())))
+        conn.send_bytes(dumps(Reply(READY_ID, True, os.getpid())))
         while True:
             try:
-                kind, request_id, *arguments = pickle.loads(conn.recv_bytes())
+                request_id, body = pickle.loads(conn.recv_bytes())
             except (EOFError, OSError):
                 caller_lost = True  # the caller closed the pipe or is gone
                 break
-            if kind == "close":
-                conn.send_bytes(dumps((request_id, "ok", None)))
+            if isinstance(body, Close):
+                conn.send_bytes(dumps(Reply(request_id, True, None)))
                 break
-            if kind == "attach":  # the caller's buffers, sent after a restart: no reply
+            if isinstance(body, Attach):  # the caller's buffers, after a restart: no reply
                 with contextlib.suppress(Exception):  # gone already: the next chunk says so
-                    outputs.arrays(arguments[0])
+                    outputs.arrays(body.specs)
                 continue
             try:
-                reply = (request_id, "ok", handle(env, outputs, channels, kind, tuple(arguments)))
+                reply = Reply(request_id, True, handle(env, outputs, channels, body))
             except BaseException as error:
-                reply = (request_id, "error", error_payload(error))
+                reply = error_reply(request_id, error)
             try:
                 message = dumps(reply)
             except Exception as error:  # an unpicklable result: report it instead
-                message = dumps((request_id, "error", error_payload(error)))
+                message = dumps(error_reply(request_id, error))
             conn.send_bytes(message)
     except OSError:  # a reply the caller is no longer there to read
         caller_lost = True

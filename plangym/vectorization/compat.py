@@ -1,0 +1,231 @@
+"""plangym 0.1's surface of ``plangym.vectorization.parallel``, kept apart from the hot path.
+
+* :class:`ExternalProcess`: a worker process answering plangym 0.1's calls: its spaces,
+  any attribute of its env, ``call`` (a :class:`Promise`), and ``step``, ``step_batch``,
+  ``reset`` and ``set_state`` with ``blocking=``.
+* :class:`BatchEnv`: the workers of a ``ParallelEnv``: ``len()``, indexing, attribute
+  forwarding, ``reset(indices)``, ``sync_states(state, blocking)`` and
+  ``make_transitions``. Its batches run on the same scheduler as ``ParallelEnv``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plangym.validation import (
+    check_batch_action_values,
+    check_batch_actions,
+    check_batch_dt,
+    check_batch_states,
+)
+from plangym.vectorization.backend import BatchInputs, CallRequest
+from plangym.vectorization.messages import Call, GetAttr, SetAttr
+from plangym.vectorization.process import WorkerProcess
+from plangym.vectorization.process_backend import ProcessBackend
+from plangym.vectorization.scheduler import Scheduler
+
+
+class Promise:
+    """The future result of a request to an :class:`ExternalProcess`; call it to wait."""
+
+    def __init__(self, worker: WorkerProcess, request_id: int):
+        self.worker, self.request_id = worker, request_id
+
+    def __call__(self, timeout: float | None = None) -> Any:
+        """Block until the result is there and return it."""
+        return self.worker.receive(self.request_id, timeout=timeout)
+
+
+class ExternalProcess(WorkerProcess):
+    """A worker process with plangym 0.1's calls (see :class:`WorkerProcess` for the rest).
+
+    Requests return :class:`Promise` objects; calling a promise blocks for the result and
+    re-raises an error from the worker with its original type and traceback.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self._spaces: dict[str, Any] = {}  # the env's spaces, once asked for
+        super().__init__(*args, **kwargs)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
+        """Call ``env.name(*args, **kwargs)`` in the worker; return a promise of the result."""
+        return Promise(self, self.send(Call(name, args, kwargs)))
+
+    def get_attr(self, name: str) -> Promise:
+        """Promise of the worker env's attribute ``name``."""
+        return Promise(self, self.send(GetAttr(name)))
+
+    def set_attr(self, name: str, value: Any) -> Promise:
+        """Set the worker env's attribute ``name``; the promise returns None."""
+        return Promise(self, self.send(SetAttr(name, value)))
+
+    @property
+    def observation_space(self) -> Any:
+        """Observation space of the worker's env (asked once, then remembered)."""
+        return self._cached_space("observation_space")
+
+    @property
+    def action_space(self) -> Any:
+        """Action space of the worker's env (asked once, then remembered)."""
+        return self._cached_space("action_space")
+
+    def _cached_space(self, name: str) -> Any:
+        if name not in self._spaces:
+            self._spaces[name] = self.get_attr(name)()
+        return self._spaces[name]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other public attribute is the worker env's, read through the pipe."""
+        # Private names and this class's own members (a property that failed, say) are
+        # never sent to the worker.
+        if name.startswith("_") or hasattr(type(self), name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.get_attr(name)()
+
+    def step(self, action: Any, state: Any = None, dt: int = 1, blocking: bool = True) -> Any:
+        """Step the worker env once (see :meth:`PlanEnv.step`); a promise if not blocking."""
+        return _maybe_block(self.call("step", action, state=state, dt=dt), blocking)
+
+    def step_batch(
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: Any = 1,
+        return_state: bool | None = None,
+        blocking: bool = True,
+    ) -> Any:
+        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that)."""
+        dt = 1 if dt is None else dt  # plangym 0.1's default
+        promise = self.call("step_batch", actions, states=states, dt=dt, return_state=return_state)
+        return _maybe_block(promise, blocking)
+
+    def reset(self, blocking: bool = True, return_states: bool = False) -> Any:
+        """Reset the worker env: ``(state, obs, info)``, or ``(obs, info)`` without states."""
+        return _maybe_block(self.call("reset", return_state=return_states), blocking)
+
+    def set_state(self, state: Any, blocking: bool = True) -> Any:
+        """Set the worker env's state; a promise if not blocking."""
+        return _maybe_block(self.call("set_state", state), blocking)
+
+
+def _maybe_block(promise: Promise, blocking: bool) -> Any:
+    return promise() if blocking else promise
+
+
+def stack_rows(values: Sequence) -> np.ndarray:
+    """One array of ``values``: stacked when they are arrays of one shape, else objects.
+
+    >>> stack_rows([np.zeros(2), np.ones(2)]).shape, stack_rows([{}, {"a": 1}]).dtype
+    ((2, 2), dtype('O'))
+    """
+    arrays = all(isinstance(value, np.ndarray) for value in values)
+    if values and arrays and len({(v.shape, v.dtype) for v in values}) == 1:
+        return np.stack(values)
+    stacked = np.empty(len(values), dtype=object)
+    stacked[:] = list(values)
+    return stacked
+
+
+class BatchEnv:
+    """The workers of a ``ParallelEnv``, as plangym 0.1 exposed them.
+
+    ``len()`` counts the workers, ``batch_env[i]`` is the i-th :class:`ExternalProcess`,
+    and other public attributes are the first worker env's.
+
+    Args:
+        envs: The :class:`ExternalProcess` workers.
+        blocking: Accepted for plangym 0.1 compatibility: chunks always run on all the
+            workers at once.
+        obs_shape: Shape of one observation (sizes the shared output buffers); None asks
+            the first worker's observation space.
+        obs_dtype: Dtype of the observations; None asks the first worker, as for the shape.
+        queue_depth: How many chunks of a given size each worker is sent at once (see
+            :class:`~plangym.vectorization.scheduler.Scheduler`).
+    """
+
+    def __init__(
+        self,
+        envs: list[ExternalProcess],
+        blocking: bool = False,
+        obs_shape: tuple | None = None,
+        obs_dtype: Any = None,
+        queue_depth: Callable[[int], int] | None = None,
+    ):
+        self.workers = list(envs)
+        self.blocking = blocking
+        if obs_shape is None or obs_dtype is None:
+            space = self.workers[0].observation_space
+            obs_shape = space.shape if obs_shape is None else obs_shape
+            obs_dtype = space.dtype if obs_dtype is None else obs_dtype
+        # Envs without an observation dtype get float64 buffers; observations of another
+        # dtype then travel with the reply (see transport.write_outputs), still exact.
+        backend = ProcessBackend(self.workers, obs_shape or (), obs_dtype or np.float64)
+        self.scheduler = Scheduler(backend, queue_depth=queue_depth)
+
+    def __len__(self) -> int:
+        """Return the number of workers."""
+        return len(self.workers)
+
+    def __getitem__(self, index: int) -> ExternalProcess:
+        """Return the worker at ``index``."""
+        return self.workers[index]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other public attribute is the first worker env's (plangym 0.1 forwarding)."""
+        if name.startswith("_") or hasattr(type(self), name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.workers[0], name)
+
+    @property
+    def n_workers(self) -> int:
+        """Number of workers."""
+        return len(self.workers)
+
+    def sync_states(self, state: Any, blocking: bool = True) -> list[Promise] | None:
+        """Set every worker's env to ``state``.
+
+        With ``blocking=False`` the requests are sent and one :class:`Promise` per worker
+        is returned; call each to wait for its worker.
+        """
+        if not blocking:
+            return [worker.set_state(state, blocking=False) for worker in self.workers]
+        request = CallRequest("call", "set_state", (state,))
+        self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), "set_state", True)
+        return None
+
+    def reset(self, indices: Sequence[int] | None = None, return_states: bool = True) -> tuple:
+        """Reset the workers' envs (those at ``indices``, default all), all at once.
+
+        Returns plangym 0.1's stacked batch: ``(states, observs, infos)`` arrays, one row
+        per worker reset, or ``(observs, infos)`` without ``return_states``.
+        """
+        indices = range(self.n_workers) if indices is None else [int(i) for i in indices]
+        request = CallRequest("call", "reset", (), {"return_state": return_states})
+        results = self.scheduler.broadcast(dict.fromkeys(indices, request), "reset")
+        return tuple(stack_rows(column) for column in zip(*results, strict=True))
+
+    def make_transitions(
+        self,
+        actions: Sequence,
+        states: Sequence | None = None,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+    ) -> tuple[list, ...]:
+        """Step a batch on the workers, checked first (plangym 0.1's entry point).
+
+        Same contract as :meth:`PlanEnv.step_batch`; ``ParallelEnv`` checks with its local
+        env instead and runs the scheduler itself.
+        """
+        actions = check_batch_actions(actions)
+        dts = check_batch_dt(dt, len(actions))
+        states = check_batch_states(states, len(actions))
+        check_batch_action_values(self.workers[0].action_space, actions)
+        want_state = return_state if return_state is not None else states is not None
+        return self.scheduler.run(BatchInputs(actions, states, dts, want_state)).columns()
+
+    def close(self) -> None:
+        """Stop every worker and free the shared buffers."""
+        self.scheduler.backend.close()

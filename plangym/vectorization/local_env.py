@@ -1,0 +1,161 @@
+"""What a vectorized env answers with its local env: single steps, properties, checks.
+
+A vectorized env keeps one env of the wrapped class in the calling process. Single steps,
+states, spaces, input checks and every public attribute it does not define itself are
+that env's, so code that inspects an env works on any backend; methods reached that way
+obey the vectorized env's call state (see :mod:`plangym.vectorization.lifecycle`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from plangym.core import PlanEnv
+from plangym.vectorization.lifecycle import CallState, check_idle, idle_only
+
+
+class LocalEnvAPI:
+    """The part of :class:`~plangym.vectorization.env.VectorizedEnv` its local env serves.
+
+    Needs ``plan_env`` (the local env), ``call_state``, ``_plan_env`` (None until built)
+    and ``_env_class``.
+    """
+
+    plan_env: PlanEnv
+    call_state: CallState
+    _plan_env: PlanEnv | None
+    _env_class: type[PlanEnv]
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else public (ale, gym_env, obs_type, ...) is the local env's; its
+        # methods obey this env's call state like the ones defined here.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self.plan_env, name)
+        return _obeying_call_state(self, value) if inspect.ismethod(value) else value
+
+    @property
+    def unwrapped(self) -> PlanEnv:
+        """The local :class:`PlanEnv`."""
+        return self.plan_env.unwrapped
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        """Shape of the observations."""
+        return self.plan_env.obs_shape
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """Shape of the actions."""
+        return self.plan_env.action_shape
+
+    @property
+    def action_space(self) -> Any:
+        """Action space of the env."""
+        return self.plan_env.action_space
+
+    @property
+    def observation_space(self) -> Any:
+        """Observation space of the env."""
+        return self.plan_env.observation_space
+
+    # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
+    # values would otherwise shadow them).
+    @property
+    def STATE_IS_ARRAY(self) -> bool:  # noqa: N802
+        """Whether states are arrays, as in the wrapped env."""
+        return self._wrapped_attribute("STATE_IS_ARRAY")
+
+    @property
+    def OBS_IS_ARRAY(self) -> bool:  # noqa: N802
+        """Whether observations are arrays, as in the wrapped env."""
+        return self._wrapped_attribute("OBS_IS_ARRAY")
+
+    @property
+    def SINGLETON(self) -> bool:  # noqa: N802
+        """Whether only one env of the wrapped class may live in a process."""
+        return self._wrapped_attribute("SINGLETON")
+
+    def _wrapped_attribute(self, name: str) -> Any:
+        # The local env once built (an instance may override its class), else the class.
+        return getattr(self._plan_env if self._plan_env is not None else self._env_class, name)
+
+    # Single-env API, served by the local env --------------------------------------------------
+    @idle_only
+    def step(self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None):
+        """Step the local env (see :meth:`PlanEnv.step`)."""
+        return self.plan_env.step(action, state=state, dt=dt, return_state=return_state)
+
+    @idle_only
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` ``dt * frameskip`` times to the local env."""
+        return self.plan_env.step_with_dt(action, dt)
+
+    @idle_only
+    def reset(self, return_state: bool = True) -> tuple:
+        """Reset the local env and put every worker in the same state."""
+        state, obs, info = self.plan_env.reset(return_state=True)
+        self.sync_states(state)
+        return (state, obs, info) if return_state else (obs, info)
+
+    @idle_only
+    def get_state(self) -> Any:
+        """State of the local env."""
+        return self.plan_env.get_state()
+
+    @idle_only
+    def set_state(self, state: Any) -> None:
+        """Set the local env and every worker to ``state``."""
+        self.plan_env.check_state(state)
+        self.sync_states(state)
+        self.plan_env.set_state(state)
+
+    @idle_only
+    def sample_action(self) -> Any:
+        """Return a random action from the local env."""
+        return self.plan_env.sample_action()
+
+    @idle_only
+    def get_image(self) -> Any:
+        """Picture of the local env."""
+        return self.plan_env.get_image()
+
+    @idle_only
+    def apply_action(self, action: Any) -> tuple:
+        """Advance the local env one underlying step."""
+        return self.plan_env.apply_action(action)
+
+    @idle_only
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new episode of the local env's simulator."""
+        return self.plan_env.apply_reset(**kwargs)
+
+    def check_action(self, action: Any, name: str = "action") -> None:
+        """Check an action with the local env."""
+        self.plan_env.check_action(action, name=name)
+
+    def check_actions(self, actions: Any) -> None:
+        """Check a batch of actions with the local env."""
+        self.plan_env.check_actions(actions)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Check a state with the local env."""
+        self.plan_env.check_state(state, name=name)
+
+    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
+        """Check a batch with the local env (its own fast paths included)."""
+        return self.plan_env.check_batch(actions, states, dt)
+
+
+def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
+    """Wrap ``method`` of the local env so it refuses to run whenever ``env`` would."""
+
+    @functools.wraps(method)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        check_idle(env.call_state, method.__name__)
+        return method(*args, **kwargs)
+
+    return checked

@@ -1,0 +1,77 @@
+"""How a worker process notices that its caller is gone, and leaves nothing behind.
+
+A worker polls its caller; once the caller is gone it removes the caller's shared buffers
+(only the tracker could otherwise, and it warns on stderr) and exits at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from plangym.vectorization.shared_memory import AttachedOutputs
+
+PARENT_POLL_S = 0.5
+
+
+def pid_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):  # no /proc: trust kill
+        return True
+
+
+def caller_alive(parent_pid: int, first_ppid: int) -> bool:
+    """Whether the caller (``parent_pid``) runs.
+
+    ``first_ppid`` is this process's parent when it started. Under fork and spawn that is
+    the caller, and the caller's death makes another process the parent. Otherwise (the
+    parent is a fork server, or the caller died before this process got going), ask the
+    kernel about the caller itself.
+    """
+    if first_ppid == parent_pid:
+        return os.getppid() == parent_pid
+    return pid_running(parent_pid)
+
+
+def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
+    """Whether the caller is gone, waiting up to ``wait_s`` for it to be (see below).
+
+    A pipe from a dying caller reads EOF a moment before its children are handed to a
+    new parent.
+    """
+    deadline = time.monotonic() + wait_s
+    while caller_alive(parent_pid, first_ppid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def exit_when_orphaned(
+    parent_pid: int, first_ppid: int | None = None, outputs: AttachedOutputs | None = None
+) -> None:
+    """Start a daemon thread that ends this process once its caller is gone.
+
+    The caller's shared ``outputs`` are removed first (see :func:`caller_alive` for
+    ``first_ppid``; default: the current parent).
+    """
+    first_ppid = os.getppid() if first_ppid is None else first_ppid
+
+    def watch() -> None:
+        while caller_alive(parent_pid, first_ppid):
+            time.sleep(PARENT_POLL_S)
+        if outputs is not None:
+            outputs.remove_orphaned()
+        os._exit(0)
+
+    threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()

@@ -1,0 +1,187 @@
+"""States and actions of a chunk in the few flat forms that cross to a worker.
+
+Pickling a list of thousands of small arrays costs far more than pickling one blob, so a
+chunk's states travel as one of three typed forms:
+
+* :class:`ArrayStates`: arrays of one dtype, at most 1-D, as one byte blob (plus their
+  lengths when they are 1-D), for the pipe or Ray's object store;
+* :class:`SharedStates`: the same, already written into a shared-memory arena (see
+  :mod:`plangym.vectorization.shared_states`): only this small descriptor travels;
+* :class:`ObjectStates`: anything else, as the list itself (pickled, still exact).
+
+Each unpacked state owns its bytes, so keeping one state does not keep a batch alive.
+
+>>> import numpy as np
+>>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
+>>> packed = pack_states(states)
+>>> type(packed).__name__, packed.count
+('ArrayStates', 2)
+>>> [s.tolist() for s in unpack_states(packed)]
+[[0, 1, 2], [0, 1, 2, 3, 4]]
+>>> unpack_actions(pack_actions(np.array([0, 2, 1])))
+array([0, 2, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from plangym.columns import intern_dtype, is_record_block, records_to_states
+
+
+class ArrayStates(NamedTuple):
+    """States of one dtype as one blob; ``lengths`` (int64 bytes) when they are 1-D."""
+
+    dtype: np.dtype | None  # None: the dtype sent last on this pipe (see DtypeChannel)
+    lengths: bytes | None
+    blob: bytes
+    count: int
+
+
+class SharedStates(NamedTuple):
+    """States of one dtype written at ``start`` of a shared arena (see shared_states)."""
+
+    dtype: np.dtype | None
+    lengths: bytes | None
+    start: int
+    count: int
+
+
+class ObjectStates(NamedTuple):
+    """States that are not arrays of one dtype: the list itself."""
+
+    items: list
+
+
+PackedStates = ArrayStates | SharedStates | ObjectStates
+
+
+class ArrayActions(NamedTuple):
+    """A numeric action array as raw bytes."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    data: bytes
+
+
+class ListActions(NamedTuple):
+    """Actions of any other kind, as they are."""
+
+    items: Any
+
+
+PackedActions = ArrayActions | ListActions
+
+
+def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:
+    """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None."""
+    if is_record_block(states):
+        return states.dtype, 0
+    first = states[0] if len(states) else None
+    if not isinstance(first, np.ndarray) or first.ndim > 1:
+        return None
+    dtype, ndim = first.dtype, first.ndim
+    for state in states:
+        if not (
+            isinstance(state, np.ndarray)
+            and (state.dtype is dtype or state.dtype == dtype)
+            and state.ndim == ndim
+        ):
+            return None
+    return dtype, ndim
+
+
+def pack_states(states: Sequence[Any] | np.ndarray) -> ArrayStates | ObjectStates:
+    """Pack a list of states into one blob when they are arrays of one dtype, <= 1-D.
+
+    A 1-D record array (see :class:`plangym.columns.BatchColumns`) packs as its rows.
+    """
+    if is_record_block(states):
+        return ArrayStates(states.dtype, None, states.tobytes(), len(states))
+    layout = state_layout(states)
+    if layout is None:
+        return ObjectStates(list(states))
+    dtype, ndim = layout
+    blob = b"".join([state.tobytes() for state in states])
+    lengths = None if ndim == 0 else b"".join([s.shape[0].to_bytes(8, "little") for s in states])
+    return ArrayStates(dtype, lengths, blob, len(states))
+
+
+def unpack_states(packed: ArrayStates | ObjectStates, as_records: bool = False) -> Any:
+    """Rebuild the list of states packed by :func:`pack_states` (read-only arrays).
+
+    With ``as_records``, 0-d record states come back as one read-only 1-D record array
+    (what :meth:`plangym.core.PlanEnv.run_batch_columns` reads fastest) instead of a list.
+    """
+    if isinstance(packed, ObjectStates):
+        return packed.items
+    if not isinstance(packed, ArrayStates):
+        raise TypeError(f"packed: expected ArrayStates or ObjectStates, received {packed!r}")
+    dtype = packed.dtype
+    if packed.lengths is None:
+        records = np.frombuffer(packed.blob, dtype=dtype, count=packed.count)
+        if as_records and dtype.names is not None:
+            return records
+        return records_to_states(records)
+    ends = np.cumsum(np.frombuffer(packed.lengths, dtype="<i8") * dtype.itemsize).tolist()
+    starts = [0, *ends[:-1]]
+    blob = packed.blob
+    return [np.frombuffer(blob[a:b], dtype=dtype) for a, b in zip(starts, ends, strict=True)]
+
+
+def pack_actions(actions: Any) -> PackedActions:
+    """Actions as raw bytes when they are a numeric array; lists are sent as they are."""
+    if isinstance(actions, np.ndarray) and actions.dtype.kind in "biuf":
+        return ArrayActions(actions.dtype.str, actions.shape, actions.tobytes())
+    return ListActions(actions)
+
+
+def unpack_actions(packed: PackedActions) -> Any:
+    """Undo :func:`pack_actions`."""
+    if isinstance(packed, ArrayActions):
+        return np.frombuffer(packed.data, dtype=packed.dtype).reshape(packed.shape)
+    return packed.items
+
+
+class DtypeChannel:
+    """Sends a dtype only when it differs from the last one sent on the same pipe.
+
+    Pickling a record dtype costs tens of microseconds; a batch's states share one dtype,
+    and so do most consecutive batches. Each end of a pipe keeps one channel per direction.
+
+    >>> sender, receiver = DtypeChannel(), DtypeChannel()
+    >>> token = sender.encode(np.dtype("u1"))
+    >>> receiver.decode(token), sender.encode(np.dtype("u1"))
+    (dtype('uint8'), None)
+    """
+
+    def __init__(self):
+        self._last: np.dtype | None = None
+
+    def encode(self, dtype: np.dtype) -> np.dtype | None:
+        """Return ``dtype`` if the other end does not know it yet, else None."""
+        if dtype is self._last or dtype == self._last:
+            return None
+        self._last = dtype
+        return dtype
+
+    def decode(self, token: np.dtype | None) -> np.dtype:
+        """Return the dtype that ``token`` stands for."""
+        if token is not None:
+            self._last = intern_dtype(token)
+        return self._last
+
+    def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
+        """Replace the dtype of packed states by its token (None when already known)."""
+        if packed is None or isinstance(packed, ObjectStates):
+            return packed
+        return packed._replace(dtype=self.encode(packed.dtype))
+
+    def decode_states(self, packed: PackedStates | None) -> PackedStates | None:
+        """Undo :meth:`encode_states`."""
+        if packed is None or isinstance(packed, ObjectStates):
+            return packed
+        return packed._replace(dtype=self.decode(packed.dtype))

@@ -1,0 +1,237 @@
+"""A worker process and the pipe to it, as the caller sees them.
+
+>>> from plangym.control.classic_control import ClassicControl
+>>> from plangym.vectorization.messages import GetAttr
+>>> worker = WorkerProcess(lambda: ClassicControl("CartPole-v1", frameskip=2))
+>>> worker.receive(worker.send(GetAttr("frameskip")))
+2
+>>> worker.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import time
+from collections.abc import Callable
+from typing import Any
+
+import cloudpickle
+
+from plangym.core import PlanEnv
+from plangym.vectorization.errors import WorkerCrashedError, with_remote_traceback
+from plangym.vectorization.messages import (
+    READY_ID,
+    Attach,
+    Close,
+    Reply,
+    Request,
+    StepChunk,
+    StepChunkReply,
+    dumps,
+)
+from plangym.vectorization.packing import DtypeChannel
+from plangym.vectorization.shared_memory import interrupts_deferred
+from plangym.vectorization.worker import run_worker
+
+CLOSE_TIMEOUT_S = 5.0
+
+
+class WorkerProcess:
+    """One worker process owning one env built from a (cloud)pickled constructor.
+
+    It sends requests (:mod:`plangym.vectorization.messages`) and reads their replies, in
+    order; it notices the process's death and restarts it.
+
+    Args:
+        constructor: A callable that builds the env (it is cloudpickled, so lambdas and
+            classes defined in a notebook work).
+        index: Position of the worker in its batch, used in messages.
+        context: A multiprocessing context (fork, spawn or forkserver).
+    """
+
+    def __init__(
+        self,
+        constructor: Callable[[], PlanEnv],
+        index: int = 0,
+        context: mp.context.BaseContext | None = None,
+        wait_ready: bool = True,
+    ):
+        self.index = index
+        self._factory_blob = cloudpickle.dumps(constructor)
+        self._context = context or mp.get_context()
+        self._next_id = READY_ID + 1
+        self._conn = None
+        self._process = None
+        self.start()
+        if wait_ready:
+            self.wait_ready()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(index={self.index}, pid={self.pid}, alive={self.is_alive})"
+
+    # Life cycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process; :meth:`wait_ready` waits until its env is built."""
+        parent_conn, child_conn = self._context.Pipe()
+        process = self._context.Process(
+            target=run_worker,
+            args=(child_conn, self._factory_blob, os.getpid()),
+            name=f"plangym-worker-{self.index}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        self._conn, self._process = parent_conn, process
+        # A new process knows no dtype and no shared buffers yet.
+        self._states_out, self._states_in = DtypeChannel(), DtypeChannel()
+        self._sent_specs: dict | None = None
+
+    def wait_ready(self) -> None:
+        """Block until the env is built in the worker; raise its error if building failed."""
+        self.receive(READY_ID)
+
+    def restart(self) -> None:
+        """Kill the process (whatever it is doing) and start a fresh one.
+
+        Ctrl-C waits until the new process runs: halfway, this worker would have no process
+        and no pipe (a spawned one would also print the interrupted start). It does not wait
+        for the env to be built: the ready message is then dropped like any stale reply.
+
+        The new process maps the shared buffers the old one had at once (an "attach"
+        request, not answered): should the caller die before its next batch, the workers
+        still know which buffers to remove (see :func:`worker.exit_when_orphaned`).
+        """
+        specs = self._sent_specs
+        with interrupts_deferred():
+            self.terminate()
+            self.start()
+        self.wait_ready()
+        if specs is not None:
+            with contextlib.suppress(WorkerCrashedError):  # the next request finds out
+                self.send(Attach(specs))
+                self._sent_specs = specs
+
+    def terminate(self) -> None:
+        """Kill the process at once and release its pipe."""
+        with interrupts_deferred():  # all of it, or a closed process object stays behind
+            if self._process is not None and self._process.is_alive():
+                self._process.kill()
+            if self._process is not None:
+                self._process.join(CLOSE_TIMEOUT_S)
+                self._process.close()
+            if self._conn is not None:
+                self._conn.close()
+            self._process, self._conn = None, None
+
+    def request_close(self) -> None:
+        """Ask the worker to close its env and exit (without waiting)."""
+        if self._process is not None:
+            with contextlib.suppress(WorkerCrashedError):
+                self.send(Close())
+
+    def close(self) -> None:
+        """Ask the worker to close its env and exit; kill it if it does not in time."""
+        self.request_close()
+        self.finish_close()
+
+    def finish_close(self) -> None:
+        """Wait for a worker asked to close (see :meth:`request_close`), then reap it."""
+        if self._process is not None and self._process.is_alive():
+            self._process.join(CLOSE_TIMEOUT_S)
+        self.terminate()
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the worker."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def is_alive(self) -> bool:
+        """Whether the worker process runs."""
+        return self._process is not None and self._process.is_alive()
+
+    @property
+    def connection(self):
+        """The caller's end of the pipe to the worker."""
+        return self._conn
+
+    @property
+    def sentinel(self) -> int:
+        """A handle that becomes ready when the process ends."""
+        return self._process.sentinel
+
+    # Requests -------------------------------------------------------------------------------
+    def send(self, body: Any) -> int:
+        """Send a request (one of :mod:`plangym.vectorization.messages`); return its id."""
+        request_id = self._next_id
+        self._next_id += 1
+        try:
+            self._conn.send_bytes(dumps(Request(request_id, body)))
+        except (OSError, ValueError) as error:
+            raise self.crashed() from error
+        return request_id
+
+    def receive(self, request_id: int, timeout: float | None = None) -> Any:
+        """Wait for the reply to ``request_id`` (older replies are discarded) and return it.
+
+        Raises the worker's error, :class:`WorkerCrashedError` if the process died, or
+        :class:`TimeoutError`.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if not self.poll(deadline):
+                raise TimeoutError(f"worker {self.index}: no reply within {timeout} s")
+            reply = self.read_reply()
+            if reply.request_id == request_id:
+                return unwrap_reply(reply)
+
+    def poll(self, deadline: float | None) -> bool:
+        """Whether a reply (or the worker's death) can be read before ``deadline``."""
+        if deadline is None:
+            return True  # a blocking read returns on a reply, or on EOF when the worker dies
+        return self._conn.poll(max(deadline - time.monotonic(), 0.0))
+
+    def read_reply(self) -> Reply:
+        """Read one reply from the pipe (the caller knows one is there, or the worker died)."""
+        try:
+            return pickle.loads(self._conn.recv_bytes())
+        except (EOFError, OSError) as error:
+            raise self.crashed() from error
+
+    def crashed(self) -> WorkerCrashedError:
+        """Return the error that describes this worker's death."""
+        code = None
+        if self._process is not None:
+            self._process.join(0.1)
+            code = self._process.exitcode
+        return WorkerCrashedError(f"worker {self.index} (pid {self.pid}) died, exit code {code}")
+
+    def send_step_chunk(self, request: StepChunk) -> int:
+        """Send a chunk of a batch; what this process knows already is not sent again.
+
+        The buffer specs go only when they changed since the last chunk, and the states'
+        dtype only when it differs from the last one sent (see :class:`DtypeChannel`).
+        """
+        specs = request.specs
+        request_id = self.send(
+            request._replace(
+                states=self._states_out.encode_states(request.states),
+                specs=None if specs == self._sent_specs else specs,
+            )
+        )
+        self._sent_specs = specs
+        return request_id
+
+    def decode_step_reply(self, reply: StepChunkReply) -> StepChunkReply:
+        """Return ``reply`` with its states' dtype restored."""
+        return reply._replace(states=self._states_in.decode_states(reply.states))
+
+
+def unwrap_reply(reply: Reply) -> Any:
+    """Return the payload of a successful reply; raise the worker's error otherwise."""
+    if reply.ok:
+        return reply.payload
+    raise with_remote_traceback(reply.payload, reply.traceback)

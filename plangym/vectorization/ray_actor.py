@@ -1,0 +1,273 @@
+"""The Ray actor of a :class:`~plangym.vectorization.ray.RayEnv`: one env per actor.
+
+What crosses between the caller and an actor, per chunk of a batch: the states as one
+byte blob (:func:`~plangym.vectorization.packing.pack_states`), the observations as one
+stacked array, rewards and flags as arrays, the infos as one list. Anything that does not
+fit exactly (observations of different shapes, rewards that are not Python floats) travels
+as a list instead, so results stay bit-identical.
+
+>>> import numpy as np
+>>> payload = pack_columns((None, [np.zeros(2), np.ones(2)], [1.0, 0.5], [False, True],
+...                         [False, False], [{}, {}]))
+>>> type(payload[1]).__name__, payload[1].shape, payload[2].dtype
+('ndarray', (2, 2), dtype('float64'))
+>>> unpack_columns(payload)[1:4]
+[[array([0., 0.]), array([1., 1.])], [1.0, 0.5], [False, True]]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import socket
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from plangym.core import PlanEnv
+from plangym.vectorization.errors import with_remote_traceback
+from plangym.vectorization.messages import dumps, error_payload
+from plangym.vectorization.packing import (
+    PackedActions,
+    PackedStates,
+    pack_states,
+    unpack_actions,
+    unpack_states,
+)
+
+
+def import_ray() -> ModuleType:
+    """Return the ``ray`` module, or raise an ImportError that says how to install it."""
+    try:
+        import ray
+        import ray.exceptions
+    except ImportError as error:
+        raise ImportError(
+            'RayEnv needs Ray, which is not installed: pip install "plangym[ray]" '
+            '(or pip install "ray>=2.9")'
+        ) from error
+    return ray
+
+
+class PackedError(Exception):
+    """An exception raised in an actor, pickled by plangym rather than by Ray.
+
+    Ray pickles task errors with its own copy of cloudpickle, which turns a class pickled
+    by value (an env class defined in a notebook or registered with
+    ``cloudpickle.register_pickle_by_value``) into a new, different class in the caller.
+    Pickled with the same cloudpickle as the env constructor, the caller gets its own
+    class back, and :meth:`unpack` returns the original error with the actor's traceback.
+    """
+
+    def __init__(self, blob: bytes):
+        super().__init__(blob)
+        self.blob = blob
+
+    @classmethod
+    def current(cls, error: BaseException) -> PackedError:
+        """Pack ``error``, which is being handled, with its traceback text."""
+        return cls(dumps(error_payload(error)))
+
+    def unpack(self) -> BaseException:
+        """Return the original error, with the actor's traceback as its ``__cause__``."""
+        error, text = pickle.loads(self.blob)
+        return with_remote_traceback(error, text)
+
+
+def reports_errors(method: Callable) -> Callable:
+    """Make an actor method raise its errors as :class:`PackedError`."""
+
+    @functools.wraps(method)
+    def wrapper(self: RemoteEnv, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except PackedError:
+            raise
+        except Exception as error:
+            raise PackedError.current(error) from None
+
+    return wrapper
+
+
+def stack_values(values: list, kind: type, dtype: Any) -> np.ndarray | list:
+    """``values`` as one array when every value is exactly of type ``kind``, else the list."""
+    if all(type(value) is kind for value in values):
+        return np.array(values, dtype=dtype)
+    return list(values)
+
+
+def stack_observations(observs: list) -> np.ndarray | list:
+    """Observations as one stacked array when they are arrays of one shape and dtype."""
+    first = observs[0] if observs else None
+    if type(first) is not np.ndarray or first.ndim == 0:
+        return list(observs)
+    shape, dtype = first.shape, first.dtype
+    if all(
+        type(obs) is np.ndarray and obs.shape == shape and obs.dtype == dtype for obs in observs
+    ):
+        return np.stack(observs)
+    return list(observs)
+
+
+def pack_columns(results: tuple) -> tuple:
+    """Pack ``(new_states or None, observs, rewards, terminals, truncateds, infos)``."""
+    new_states, observs, rewards, terminals, truncateds, infos = results
+    return (
+        None if new_states is None else pack_states(new_states),
+        stack_observations(observs),
+        stack_values(rewards, float, np.float64),
+        stack_values(terminals, bool, np.bool_),
+        stack_values(truncateds, bool, np.bool_),
+        list(infos),
+    )
+
+
+def unpack_columns(payload: tuple) -> list:
+    """Undo :func:`pack_columns`: ``[new_states or None, observs, rewards, ...]`` as lists.
+
+    Each observation is copied out of the stacked array, so it owns its memory (arrays
+    read from Ray's object store are read-only and would keep the whole batch alive).
+    """
+    packed_states, observs, rewards, terminals, truncateds, infos = payload
+    columns: list = [None if packed_states is None else unpack_states(packed_states)]
+    columns.append([row.copy() for row in observs] if isinstance(observs, np.ndarray) else observs)
+    for values in (rewards, terminals, truncateds):
+        columns.append(values.tolist() if isinstance(values, np.ndarray) else values)
+    columns.append(infos)
+    return columns
+
+
+class RemoteEnv:
+    """One env living in a Ray actor, built from a cloudpickled constructor.
+
+    A plain class: :func:`remote_env_class` turns it into a Ray actor class, and it can be
+    used in-process too (which is how its packing is tested without a cluster). Errors
+    raised by the env come out of every method as :class:`PackedError`, including an
+    error while building the env, which every call raises again.
+
+    Args:
+        factory_blob: ``cloudpickle.dumps`` of a callable that builds the env.
+    """
+
+    def __init__(self, factory_blob: bytes):
+        self._env: PlanEnv | None = None
+        self._build_error: PackedError | None = None
+        try:
+            self._env = cloudpickle.loads(factory_blob)()
+        except Exception as error:
+            # Raised from ready(): an error in an actor's constructor would reach the
+            # caller as ActorDiedError, without its type.
+            self._build_error = PackedError.current(error)
+
+    @property
+    def env(self) -> PlanEnv:
+        """The env (raises the error that kept it from being built)."""
+        if self._env is None:
+            raise self._build_error
+        return self._env
+
+    @reports_errors
+    def ready(self) -> int:
+        """Return the process id once the env is built."""
+        _ = self.env
+        return os.getpid()
+
+    @reports_errors
+    def location(self) -> dict[str, Any]:
+        """Return where this actor runs: Ray node id, node address, host name, process id."""
+        ray = import_ray()
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(),
+            "hostname": socket.gethostname(),
+            "pid": os.getpid(),
+        }
+
+    @reports_errors
+    def step_batch_chunk(
+        self,
+        packed_actions: PackedActions,
+        packed_states: PackedStates | None,
+        dts: list[int],
+        want_state: bool,
+    ) -> tuple:
+        """Step a chunk the caller has checked and packed; return it packed.
+
+        Returns ``(packed_states or None, observs, rewards, terminals, truncateds, infos)``
+        in the form of :func:`pack_columns`.
+        """
+        states = None if packed_states is None else unpack_states(packed_states)
+        results = self.env.run_batch(unpack_actions(packed_actions), states, dts, want_state)
+        if not want_state:
+            results = (None, *results)
+        return pack_columns(results)
+
+    @reports_errors
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Return ``env.name(*args, **kwargs)``."""
+        return getattr(self.env, name)(*args, **kwargs)
+
+    @reports_errors
+    def get_attr(self, name: str) -> Any:
+        """Return the env's attribute ``name``."""
+        return getattr(self.env, name)
+
+    @reports_errors
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set the env's attribute ``name``."""
+        setattr(self.env, name, value)
+
+    @reports_errors
+    def reset(self, return_state: bool = True) -> tuple:
+        """Reset the env (see :meth:`PlanEnv.reset`)."""
+        return self.env.reset(return_state=return_state)
+
+    @reports_errors
+    def get_state(self) -> Any:
+        """Return the env's state."""
+        return self.env.get_state()
+
+    @reports_errors
+    def set_state(self, state: Any) -> None:
+        """Set the env's state."""
+        self.env.set_state(state)
+
+    @reports_errors
+    def step(
+        self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None
+    ) -> tuple:
+        """Step the env once (see :meth:`PlanEnv.step`)."""
+        return self.env.step(action, state=state, dt=dt, return_state=return_state)
+
+    @reports_errors
+    def step_batch(
+        self, actions: Sequence, states: Sequence | None = None, dt: Any = 1, return_state=None
+    ) -> tuple:
+        """Step a batch (results are pickled element by element; RayEnv avoids that)."""
+        return self.env.step_batch(actions, states=states, dt=dt, return_state=return_state)
+
+    @reports_errors
+    def close(self) -> None:
+        """Close the env."""
+        if self._env is not None:
+            self._env.close()
+
+
+@functools.cache
+def remote_env_class() -> Any:
+    """Return the Ray actor class of :class:`RemoteEnv` (built on first use; needs Ray)."""
+    return import_ray().remote(RemoteEnv)
+
+
+def remote_error(error: BaseException) -> BaseException:
+    """Return the exception to raise in the caller for an actor task that raised ``error``."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, PackedError):
+        return cause.unpack()
+    if isinstance(cause, BaseException):
+        return with_remote_traceback(cause, str(error))
+    return error

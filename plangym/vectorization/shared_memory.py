@@ -1,0 +1,267 @@
+"""Shared-memory blocks that the caller creates and its worker processes map.
+
+Only the creator (the caller) registers a block with multiprocessing's resource tracker
+and removes it, exactly once; workers map blocks without telling the tracker
+(:func:`attach_untracked`) and, should the caller die, remove the blocks it told them
+about (:func:`remove_orphaned`), so the tracker has nothing to warn about. Creating and
+removing a block are not split by Ctrl-C (:func:`interrupts_deferred`).
+
+>>> block = SharedArray((2, 3), np.float64)
+>>> view = SharedArray.attach(block.spec)
+>>> view.array[1, 2] = 7.0
+>>> float(block.array[1, 2])
+7.0
+>>> view.close(); block.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from multiprocessing import resource_tracker, shared_memory
+from typing import Any
+
+import numpy as np
+
+from plangym.vectorization.packing import PackedStates, SharedStates, unpack_states
+from plangym.vectorization.shared_states import read_states
+
+try:  # what SharedMemory uses on POSIX; Windows has no resource tracker to keep out of
+    import _posixshmem
+except ImportError:  # pragma: no cover - Windows
+    _posixshmem = None
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold back Ctrl-C (SIGINT) until the block is done, then deliver it.
+
+    Creating a block and registering it with the resource tracker, or removing it and
+    unregistering it, are two steps each: a KeyboardInterrupt between them would leave a
+    block nobody removes, or a name the tracker warns about at exit. Python runs signal
+    handlers in the main thread only, so elsewhere there is nothing to hold back. The
+    signal is also blocked at the OS level meanwhile, so a process started in the block
+    (a worker) inherits it blocked until it decides what Ctrl-C means for it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):  # ignored, or the default action: nothing to hold back
+        yield
+        return
+    received: list = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, handler)
+        if received:
+            handler(signal.SIGINT, received[0])
+
+
+class _UntrackedMapping:
+    """A block mapped as ``SharedMemory(name)`` maps it on POSIX, without registering it.
+
+    What ``SharedMemory(name, track=False)`` does on Python 3.13+.
+    """
+
+    def __init__(self, name: str):
+        fd = _posixshmem.shm_open("/" + name, os.O_RDWR, mode=0o600)
+        try:
+            self._mmap = mmap.mmap(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        self.name = name
+        self.buf = memoryview(self._mmap)
+
+    def close(self) -> None:
+        self.buf.release()
+        self._mmap.close()
+
+
+def attach_untracked(name: str) -> Any:
+    """Map the block ``name`` (created by another process) without telling the tracker.
+
+    The resource tracker is shared by the caller and its workers, and it keeps one *set*
+    of names: a worker registering a block the caller registered already adds nothing,
+    and a worker unregistering it would drop the caller's entry, so that the caller's own
+    unregister fails in the tracker (a ``KeyError`` traceback on stderr) and the block
+    leaks if the caller dies. Only the creator registers and unregisters a block.
+    """
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    if _posixshmem is None:  # pragma: no cover - Windows: no tracker
+        return shared_memory.SharedMemory(name=name)
+    return _UntrackedMapping(name)
+
+
+def remove_orphaned(name: str) -> None:
+    """Remove the block ``name`` of a caller that died, and its entry in the tracker.
+
+    Run by the caller's workers once it is gone: the one whose removal succeeds also
+    unregisters the name, so the tracker (shared with them, and exiting after them) has
+    nothing left to remove or warn about. Segments the workers never heard of are
+    removed by the tracker, with a warning.
+    """
+    if _posixshmem is None:  # pragma: no cover - Windows: blocks go with their handles
+        return
+    try:
+        _posixshmem.shm_unlink("/" + name)
+    except OSError:  # another worker or the caller removed it first
+        return
+    # A worker whose caller started no tracker before it would start one of its own here
+    # (which knows no name): only tell a tracker inherited from the caller.
+    if getattr(resource_tracker._resource_tracker, "_fd", None) is not None:
+        with contextlib.suppress(Exception):
+            resource_tracker.unregister("/" + name, "shared_memory")
+
+
+class SharedArray:
+    """A NumPy array in a named shared-memory block that other processes can attach to.
+
+    The creator registers the block with multiprocessing's resource tracker and removes
+    it, once (see :func:`attach_untracked` for why the others do neither). The tracker
+    removes the block if the caller dies without doing so, and the workers do it first
+    when they know it (see :func:`remove_orphaned`), so no warning is printed.
+    """
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, name: str | None = None):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        nbytes = max(int(np.prod(shape)) * self.dtype.itemsize, 1)
+        self._unlinked = False
+        if name is None:
+            self.owner = True
+            try:
+                with interrupts_deferred():
+                    self._memory = shared_memory.SharedMemory(create=True, size=nbytes)
+            except BaseException:  # Ctrl-C, held back until the block was registered
+                if hasattr(self, "_memory"):
+                    self.close()
+                raise
+        else:
+            self._memory = attach_untracked(name)
+            self.owner = False
+        self.array = np.ndarray(self.shape, self.dtype, buffer=self._memory.buf)
+
+    @property
+    def spec(self) -> tuple[str, tuple[int, ...], str]:
+        """What another process needs to attach: (name, shape, dtype)."""
+        return (self._memory.name, self.shape, self.dtype.str)
+
+    @classmethod
+    def attach(cls, spec: tuple[str, tuple[int, ...], str]) -> SharedArray:
+        """Attach to the block described by ``spec``."""
+        name, shape, dtype = spec
+        return cls(shape, np.dtype(dtype), name=name)
+
+    def close(self) -> None:
+        """Detach; the creator also removes the block (once: closing again does nothing)."""
+        self.array = None
+        with contextlib.suppress(Exception):
+            self._memory.close()
+        if self.owner and not self._unlinked:
+            self._unlinked = True
+            with interrupts_deferred(), contextlib.suppress(FileNotFoundError):
+                self._memory.unlink()
+
+
+class SharedOutputs:
+    """Shared buffers for the fixed-shape outputs of a batch: obs, rewards and flags."""
+
+    FIELDS = ("observs", "rewards", "terminals", "truncateds")
+
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype):
+        self.capacity = capacity
+        self.obs_shape, self.obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
+        self.buffers: dict[str, SharedArray] = {}
+        try:
+            for field, shape, dtype in (
+                ("observs", (capacity, *self.obs_shape), self.obs_dtype),
+                ("rewards", (capacity,), np.float64),
+                ("terminals", (capacity,), np.bool_),
+                ("truncateds", (capacity,), np.bool_),
+            ):
+                self.buffers[field] = SharedArray(shape, dtype)
+        except BaseException:  # Ctrl-C halfway: remove the buffers made so far
+            self.close()
+            raise
+
+    @property
+    def specs(self) -> dict[str, tuple]:
+        """Attachment specs of every buffer."""
+        return {field: buffer.spec for field, buffer in self.buffers.items()}
+
+    def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
+        """Make the state arenas ("states_in", "states_out") hold at least these many bytes.
+
+        See :mod:`plangym.vectorization.shared_states`. An arena that grows is replaced
+        (its specs change, so workers attach to the new one with their next chunk).
+        """
+        for field, needed in (("states_in", in_bytes), ("states_out", out_bytes)):
+            current = self.buffers.get(field)
+            size = current.shape[0] if current is not None else 0
+            if needed > size:
+                if current is not None:  # out of the dict first: it is never used closed
+                    del self.buffers[field]
+                    current.close()
+                self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
+
+    def arena(self, field: str) -> np.ndarray:
+        """Return the state arena ``field`` ("states_in" or "states_out"; empty if none)."""
+        buffer = self.buffers.get(field)
+        return np.zeros(0, np.uint8) if buffer is None else buffer.array
+
+    def read_states(self, packed: PackedStates) -> list:
+        """Return the states of a worker's reply, each owning its bytes."""
+        if isinstance(packed, SharedStates):
+            return read_states(self.arena("states_out"), packed)
+        return unpack_states(packed)
+
+    def close(self) -> None:
+        """Remove every buffer; closed outputs have room for nothing, so they get replaced."""
+        self.capacity = 0
+        with interrupts_deferred():
+            for buffer in self.buffers.values():
+                buffer.close()
+
+
+class AttachedOutputs:
+    """A worker's view of the caller's :class:`SharedOutputs` (re-attached when they grow)."""
+
+    def __init__(self):
+        self._specs: dict[str, tuple] | None = None
+        self._buffers: dict[str, SharedArray] = {}
+
+    def arrays(self, specs: dict[str, tuple] | None) -> dict[str, np.ndarray]:
+        """Return the arrays described by ``specs`` (None: the same as last time)."""
+        if specs is not None and specs != self._specs:
+            self.close()
+            self._specs = specs  # known before attached, for remove_orphaned
+            try:
+                self._buffers = {f: SharedArray.attach(spec) for f, spec in specs.items()}
+            except BaseException:
+                self._specs = None
+                raise
+        return {field: buffer.array for field, buffer in self._buffers.items()}
+
+    def close(self) -> None:
+        """Detach from every buffer."""
+        for buffer in self._buffers.values():
+            buffer.close()
+        self._buffers, self._specs = {}, None
+
+    def remove_orphaned(self) -> None:
+        """Remove the caller's buffers once it is gone (see :func:`remove_orphaned`)."""
+        for name, *_ in list((self._specs or {}).values()):
+            remove_orphaned(name)
