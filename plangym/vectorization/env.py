@@ -44,6 +44,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         autoreset: Passed to ``env_class``; None leaves its default.
         delay_setup: Build the local env and the workers later, in :meth:`setup`.
         n_workers: Number of workers.
+        blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
+            with ``step_batch_async``).
         kwargs: Passed to ``env_class``.
     """
 
@@ -55,8 +57,10 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         autoreset: bool | None = None,
         delay_setup: bool = False,
         n_workers: int = 8,
+        blocking: bool = False,
         **kwargs: Any,
     ):
+        self.blocking = blocking
         self._env_class = env_class
         self._n_workers = check_positive_int("n_workers", n_workers)
         self.call_state = CallState.IDLE
@@ -155,16 +159,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """
         return self.run_checked(self._checked_inputs(actions, states, dt, return_state))
 
-    @idle_only
-    def make_transitions(
-        self,
-        actions: Sequence,
-        states: Sequence | None = None,
-        dt: int | Sequence[int] = 1,
-        return_state: bool | None = None,
-    ) -> tuple[list, ...]:
-        """Step a batch: plangym 0.1's name for :meth:`step_batch`, with the same checks."""
-        return self.run_checked(self._checked_inputs(actions, states, dt, return_state))
+    # plangym 0.1's name for step_batch: the same checks, the same results.
+    make_transitions = step_batch
 
     @idle_only
     def run_batch(

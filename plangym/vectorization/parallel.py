@@ -80,7 +80,6 @@ class ParallelEnv(VectorizedEnv):
         dispatch_costs: DispatchCosts | None = None,
         **kwargs: Any,
     ):
-        self.blocking = blocking
         self.inline_small_batches = inline_small_batches
         self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._start_method = start_method
@@ -92,6 +91,7 @@ class ParallelEnv(VectorizedEnv):
             autoreset=autoreset,
             delay_setup=delay_setup,
             n_workers=n_workers,
+            blocking=blocking,
             **kwargs,
         )
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import cloudpickle
 
-from plangym.core import PlanEnv
 from plangym.vectorization.backend import Backend, CallRequest
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.lifecycle import idle_only
@@ -62,51 +61,32 @@ class RayEnv(VectorizedEnv):
     cluster. A batch is split into contiguous chunks of similar size, one per actor, and
     the results come back in input order.
 
+    Takes :class:`VectorizedEnv`'s parameters (``env_class, name, frameskip, autoreset,
+    delay_setup, n_workers, blocking``, then the env's keywords), plus:
+
     Args:
-        env_class: The :class:`PlanEnv` class every actor builds.
-        name: Environment name.
-        frameskip: Passed to ``env_class``; None keeps its default, as ``make`` does.
-        autoreset: Passed to ``env_class``; None keeps its default.
-        delay_setup: Connect and start the actors later, in :meth:`setup`.
-        n_workers: Number of actors.
+        args: :class:`VectorizedEnv`'s parameters, in its order.
         address: Address of the Ray cluster (``"HOST:PORT"``); None uses ``RAY_ADDRESS``,
             else a cluster started on this machine, else a new local one (see
             :func:`connect`). A process already connected to Ray stays connected.
-        blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
-            with ``step_batch_async``).
         actor_options: Passed to Ray's ``.options()`` when an actor is created, e.g.
             ``{"num_cpus": 1}`` to reserve one core per actor; the default spreads the
             actors over the nodes without reserving cores.
-        kwargs: Passed to ``env_class``.
+        kwargs: :class:`VectorizedEnv`'s parameters by name, and the env's keywords.
     """
 
     def __init__(
         self,
-        env_class: type[PlanEnv],
-        name: str,
-        frameskip: int | None = None,
-        autoreset: bool | None = None,
-        delay_setup: bool = False,
-        n_workers: int = 8,
+        *args: Any,
         address: str | None = None,
-        blocking: bool = False,
         actor_options: dict | None = None,
         **kwargs: Any,
     ):
-        self.blocking = blocking
+        # The other parameters, positional ones included, are VectorizedEnv's.
         self._address = address
-        self._actor_options = (
-            dict(DEFAULT_ACTOR_OPTIONS) if actor_options is None else dict(actor_options)
-        )
-        super().__init__(
-            env_class=env_class,
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            delay_setup=delay_setup,
-            n_workers=n_workers,
-            **kwargs,
-        )
+        options = DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options
+        self._actor_options = dict(options)
+        super().__init__(*args, **kwargs)
 
     def create_backend(self) -> Backend:
         """Connect to Ray, start the actors and wait until their envs are built."""
