@@ -31,7 +31,6 @@ from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.compat import BatchEnv, ExternalProcess, Promise, stack_rows
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
-from plangym.vectorization.process import unwrap_reply
 from plangym.vectorization.scheduler import Batch, Scheduler, plan_chunks
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "Promise",
     "plan_chunks",
     "stack_rows",
-    "unwrap_reply",
 ]
 
 

@@ -158,11 +158,6 @@ class WorkerProcess:
         """The caller's end of the pipe to the worker."""
         return self._conn
 
-    @property
-    def sentinel(self) -> int:
-        """A handle that becomes ready when the process ends."""
-        return self._process.sentinel
-
     # Requests -------------------------------------------------------------------------------
     def send(self, body: Any) -> int:
         """Send a request (one of :mod:`plangym.vectorization.messages`); return its id."""
