@@ -146,6 +146,18 @@ def unpack_actions(packed: PackedActions) -> Any:
     return packed.items
 
 
+def replaced(value: tuple, **changes: Any) -> Any:
+    """``value._replace(**changes)`` for a NamedTuple, at a fraction of its cost.
+
+    >>> replaced(ObjectStates([1]), items=[2])
+    ObjectStates(items=[2])
+    """
+    fields = list(value)
+    for name, new in changes.items():
+        fields[value._fields.index(name)] = new
+    return tuple.__new__(type(value), fields)
+
+
 class DtypeChannel:
     """Sends a dtype only when it differs from the last one sent on the same pipe.
 
@@ -178,10 +190,10 @@ class DtypeChannel:
         """Replace the dtype of packed states by its token (None when already known)."""
         if packed is None or isinstance(packed, ObjectStates):
             return packed
-        return packed._replace(dtype=self.encode(packed.dtype))
+        return replaced(packed, dtype=self.encode(packed.dtype))
 
     def decode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Undo :meth:`encode_states`."""
         if packed is None or isinstance(packed, ObjectStates):
             return packed
-        return packed._replace(dtype=self.decode(packed.dtype))
+        return replaced(packed, dtype=self.decode(packed.dtype))

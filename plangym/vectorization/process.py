@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
-import pickle
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,9 +29,10 @@ from plangym.vectorization.messages import (
     Request,
     StepChunk,
     StepChunkReply,
-    dumps,
+    decode,
+    encode,
 )
-from plangym.vectorization.packing import DtypeChannel
+from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import interrupts_deferred
 from plangym.vectorization.worker import run_worker
 
@@ -164,7 +164,7 @@ class WorkerProcess:
         request_id = self._next_id
         self._next_id += 1
         try:
-            self._conn.send_bytes(dumps(Request(request_id, body)))
+            self._conn.send_bytes(encode(Request(request_id, body)))
         except (OSError, ValueError) as error:
             raise self.crashed() from error
         return request_id
@@ -192,7 +192,7 @@ class WorkerProcess:
     def read_reply(self) -> Reply:
         """Read one reply from the pipe (the caller knows one is there, or the worker died)."""
         try:
-            return pickle.loads(self._conn.recv_bytes())
+            return decode(self._conn.recv_bytes())
         except (EOFError, OSError) as error:
             raise self.crashed() from error
 
@@ -212,7 +212,8 @@ class WorkerProcess:
         """
         specs = request.specs
         request_id = self.send(
-            request._replace(
+            replaced(
+                request,
                 states=self._states_out.encode_states(request.states),
                 specs=None if specs == self._sent_specs else specs,
             )
@@ -222,7 +223,7 @@ class WorkerProcess:
 
     def decode_step_reply(self, reply: StepChunkReply) -> StepChunkReply:
         """Return ``reply`` with its states' dtype restored."""
-        return reply._replace(states=self._states_in.decode_states(reply.states))
+        return replaced(reply, states=self._states_in.decode_states(reply.states))
 
 
 def unwrap_reply(reply: Reply) -> Any:

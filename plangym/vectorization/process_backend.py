@@ -36,6 +36,7 @@ class ArenaLayout:
     in_bytes: list  # bytes each takes in the input arena (None: cannot go there)
     in_starts: list[int]
     out_regions: list[tuple[int, int]]  # (start, capacity) of each chunk's new states
+    specs: dict  # the shared buffers' names, as the workers map them
 
 
 class ProcessBackend(Backend):
@@ -90,7 +91,7 @@ class ProcessBackend(Backend):
             in_start += aligned(nbytes or 0)
             out_regions.append((out_start, capacity))
             out_start += capacity
-        return ArenaLayout(outputs, parts, layouts, in_bytes, in_starts, out_regions)
+        return ArenaLayout(outputs, parts, layouts, in_bytes, in_starts, out_regions, outputs.specs)
 
     def encode(
         self, inputs: BatchInputs, layout: ArenaLayout, index: int, start: int, stop: int
@@ -111,7 +112,7 @@ class ProcessBackend(Backend):
             inputs.want_state,
             start,
             layout.out_regions[index],
-            layout.outputs.specs,
+            layout.specs,
         )
 
     def _state_bytes_hint(self, states: list | None) -> int:

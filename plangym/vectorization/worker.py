@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import time
 from multiprocessing.connection import Connection
@@ -32,7 +31,8 @@ from plangym.vectorization.messages import (
     SetAttr,
     StepChunk,
     StepChunkReply,
-    dumps,
+    decode,
+    encode,
     error_reply,
 )
 from plangym.vectorization.orphans import caller_gone, exit_when_orphaned
@@ -114,20 +114,20 @@ def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
         env = cloudpickle.loads(factory_blob)()
     except BaseException as error:  # report why the env could not be built, then stop
         with contextlib.suppress(OSError):  # unless the caller is gone
-            conn.send_bytes(dumps(error_reply(READY_ID, error)))
+            conn.send_bytes(encode(error_reply(READY_ID, error)))
         return
     channels = Channels()
     caller_lost = False
     try:
-        conn.send_bytes(dumps(Reply(READY_ID, True, os.getpid())))
+        conn.send_bytes(encode(Reply(READY_ID, True, os.getpid())))
         while True:
             try:
-                request_id, body = pickle.loads(conn.recv_bytes())
+                request_id, body = decode(conn.recv_bytes())
             except (EOFError, OSError):
                 caller_lost = True  # the caller closed the pipe or is gone
                 break
             if isinstance(body, Close):
-                conn.send_bytes(dumps(Reply(request_id, True, None)))
+                conn.send_bytes(encode(Reply(request_id, True, None)))
                 break
             if isinstance(body, Attach):  # the caller's buffers, after a restart: no reply
                 with contextlib.suppress(Exception):  # gone already: the next chunk says so
@@ -138,9 +138,9 @@ def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
             except BaseException as error:
                 reply = error_reply(request_id, error)
             try:
-                message = dumps(reply)
+                message = encode(reply)
             except Exception as error:  # an unpicklable result: report it instead
-                message = dumps(error_reply(request_id, error))
+                message = encode(error_reply(request_id, error))
             conn.send_bytes(message)
     except OSError:  # a reply the caller is no longer there to read
         caller_lost = True
