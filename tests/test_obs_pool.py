@@ -8,6 +8,7 @@ import pytest
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.vectorization.obs_pool import ObservationPool
+from plangym.vectorization.transport import read_outputs
 
 
 def screens(value: int, n: int = 4) -> np.ndarray:
@@ -68,3 +69,17 @@ def test_observations_kept_from_a_parallel_batch_survive_later_batches():
         assert_identical(held, kept[::2])
     finally:
         env.close()
+
+
+def test_read_outputs_copies_observations_through_the_pool_even_an_empty_one():
+    # An empty pool has length 0: it must still be the one that hands out the copies.
+    pool = ObservationPool()
+    arrays = {
+        "observs": screens(7),
+        "rewards": np.zeros(4),
+        "terminals": np.zeros(4, bool),
+        "truncateds": np.zeros(4, bool),
+    }
+    fallback = dict.fromkeys(arrays)
+    observs, *_ = read_outputs(arrays, 0, 4, fallback, pool)
+    assert len(pool) == 4 and all(int(obs[0, 0, 0]) == 7 for obs in observs)

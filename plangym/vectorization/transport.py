@@ -73,7 +73,8 @@ def read_outputs(
             columns.append(fallback[field])
         elif field == "observs":
             rows = arrays[field][offset : offset + count]
-            columns.append(pool.copies(rows) if pool else [row.copy() for row in rows])
+            copies = [row.copy() for row in rows] if pool is None else pool.copies(rows)
+            columns.append(copies)
         else:
             columns.append(arrays[field][offset : offset + count].tolist())
     return columns
