@@ -10,6 +10,7 @@ import plangym
 from plangym.api_tests import assert_identical
 from plangym.columns import states_to_records
 from plangym.control import ClassicControl
+from plangym.control.classic_state import FEW_STATES
 
 
 def test_state_records_everything_that_decides_the_future():
@@ -217,10 +218,36 @@ def test_early_termination_counts_the_steps_applied():
     assert 1 <= info["n_step"] < 400 and info["dt"] == 100
 
 
+# Physics from which the next step terminates the episode; Pendulum never terminates.
+TERMINATING_PHYSICS = {
+    "CartPole-v0": [0.0, 0.0, 0.25, 0.0],  # the pole has fallen past 12 degrees
+    "CartPole-v1": [0.0, 0.0, 0.25, 0.0],
+    "MountainCar-v0": [0.49, 0.07],  # at the flag's edge, at full speed towards it
+    "MountainCarContinuous-v0": [0.44, 0.07],
+    "Acrobot-v1": [np.pi, 0.0, 0.0, 0.0],  # the tip straight up, above the line
+}
+
+
+def states_that_end_episodes(env: ClassicControl, name: str) -> list[np.ndarray]:
+    """States from which the next step ends the episode, in every way ``env`` can end one."""
+    state, *_ = env.reset()
+    ends = []
+    if name in TERMINATING_PHYSICS:
+        terminating = state.copy()
+        terminating["physics"] = TERMINATING_PHYSICS[name]
+        ends.append(terminating)
+    if not env.remove_time_limit:
+        at_the_limit = state.copy()
+        at_the_limit["elapsed_steps"] = gymnasium.spec(name).max_episode_steps - 1
+        ends.append(at_the_limit)
+    return ends
+
+
 @pytest.mark.parametrize("name", plangym.environment_names.CLASSIC_CONTROL)
 @pytest.mark.parametrize("remove_time_limit", [True, False])
 def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
-    """Plain classic-control batches skip per-step dispatch; results must not change."""
+    """Plain classic-control batches skip per-step dispatch; results must not change, and
+    episodes end (terminal, truncated, then autoreset) in them as in the generic path."""
     from plangym.core import PlanEnv
 
     env = ClassicControl(name, frameskip=2, remove_time_limit=remove_time_limit)
@@ -229,22 +256,23 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
     env.reset()
     states = []
     for _ in range(300):
-        if env.step(env.sample_action())[3]:
-            env.reset()
+        env.step(env.sample_action())  # autoreset starts a new episode after an end
         states.append(env.get_state())
+    ends = states_that_end_episodes(env, name)
+    states[7 - len(ends) : 7] = ends  # last in the small batch: the env is left reset
     actions = [env.sample_action() for _ in range(300)]
     dts = np.random.default_rng(0).integers(1, 5, size=300).tolist()
     for size in (7, 300):  # small batches pack each new state, large ones whole columns
         env.set_state(states[0])
-        small = env.step_batch(actions[:size], states=states[:size], dt=dts[:size])
+        bulk = env.step_batch(actions[:size], states=states[:size], dt=dts[:size])
+        left_by_bulk = env.get_state()
         env.set_state(states[0])
-        expected = PlanEnv.run_batch_columns(env, actions[:size], states[:size], dts[:size], True)
-        assert_identical(small, expected.as_lists())
-    env.set_state(states[0])
-    bulk = env.step_batch(actions, states=states, dt=dts)
-    env.set_state(states[0])
-    generic = PlanEnv.run_batch_columns(env, actions, states, dts, True).as_lists()
-    assert_identical(bulk, generic)
+        generic = PlanEnv.run_batch_columns(env, actions[:size], states[:size], dts[:size], True)
+        generic = generic.as_lists()
+        assert_identical(bulk, generic)
+        assert_identical(left_by_bulk, env.get_state())
+        assert any(bulk[3]) == (name in TERMINATING_PHYSICS)
+        assert any(bulk[4]) == (not remove_time_limit)
     # As a worker runs it: states as one record array, observations into a given buffer.
     env.set_state(states[0])
     records = states_to_records(states, env.state_dtype)
@@ -252,7 +280,6 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
     columns = env.run_batch_columns(actions, records, dts, True, observs_out)
     assert columns.observs is observs_out
     assert_identical(columns.as_lists(), generic)
-    assert any(bulk[3]) or any(bulk[4]) or name.startswith(("Mountain", "Acrobot", "Pendulum"))
 
 
 def test_bulk_batches_give_the_env_its_action_space_back():
@@ -277,3 +304,67 @@ def test_overridden_hooks_take_the_generic_path():
     assert not env._batch_in_bulk
     state, *_ = env.reset()
     assert env.step_batch([0, 1], states=[state, state])[2] == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "_step_checked",
+        "step_with_dt",
+        "_underlying_step",
+        "process_apply_action",
+        "process_step",
+        "apply_action",
+        "get_state",
+        "set_state",
+        "reset",
+        "apply_reset",
+    ],
+)
+def test_subclasses_overriding_what_the_bulk_loop_replaces_take_the_generic_path(method):
+    """The bulk loop skips these methods or calls them in a fixed way: a subclass that
+    overrides one takes the generic path, where its override runs (here, in a batch whose
+    steps end episodes, so that autoreset runs too)."""
+    calls = []
+
+    def override(self, *args, **kwargs):
+        calls.append(method)
+        return getattr(super(counting, self), method)(*args, **kwargs)
+
+    counting = type("Counting", (ClassicControl,), {method: override})
+    env = counting("CartPole-v1")
+    assert not env._batch_in_bulk
+    state = terminal_cartpole_state(env)  # stepping it ends the episode: autoreset runs
+    calls.clear()
+    states, _, rewards, terminals, *_ = env.step_batch([0, 1], states=[state, state])
+    assert calls and all(terminals) and rewards == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "MountainCarContinuous-v0", "Pendulum-v1"])
+def test_state_columns_agree_with_single_states(name):
+    """Batches read and write their states as columns of a record array; the records must
+    be those that get_state returns and set_state restores one at a time."""
+    env = ClassicControl(name, remove_time_limit=False, autoreset=False)
+    env.seed(3)
+    state, *_ = env.reset()  # Pendulum's last_u is None here, a torque afterwards
+    states = [state]
+    for _ in range(39):  # CartPole also runs past its end: steps_beyond_terminated 0, 1, ...
+        env.step(env.sample_action())
+        states.append(env.get_state())
+    codec = env._codec
+    records = states_to_records(states, env.state_dtype)
+    for size in (FEW_STATES, len(records)):  # one state at a time, then whole columns
+        columns = ([], [], [], [], [])
+        for state, row in zip(states[:size], codec.rows(records[:size]), strict=True):
+            codec.write(row)
+            assert_identical(env.get_state(), state)
+            codec.read_into(columns)
+            action = env.sample_action()
+            stepped = env.step(action)
+            env.set_state(state)
+            assert_identical(stepped, env.step(action))  # the env is as set_state leaves it
+        assert codec.records(columns).tobytes() == records[:size].tobytes()
+    if name == "CartPole-v1":
+        assert {0, 1} <= set(records["steps_beyond_terminated"].tolist())
+    if name == "Pendulum-v1":
+        assert not records["has_last_u"][0] and records["has_last_u"][1:].all()

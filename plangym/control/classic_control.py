@@ -4,7 +4,8 @@ A state is a 0-d NumPy record holding everything that decides the future: the ph
 vector (with its dtype: MountainCarContinuous steps in float32), CartPole's
 ``steps_beyond_terminated``, the time-limit counter when a limit is kept, Pendulum's
 ``last_u`` (drawn by the renderer) and the ``np_random`` generator that the next reset
-draws from.
+draws from. :mod:`plangym.control.classic_state` defines that record and is the only code
+that moves states into and out of the gymnasium env.
 
 >>> env = ClassicControl("CartPole-v1")
 >>> state, obs, info = env.reset()
@@ -19,7 +20,6 @@ True
 
 from __future__ import annotations
 
-import struct
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,114 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from plangym.columns import BatchColumns, intern_dtype, is_record_block, states_to_records
+from plangym.columns import BatchColumns, is_record_block, states_to_records
+from plangym.control.classic_state import ClassicStateCodec, classic_state_dtype
 from plangym.core import PlanEnv, PlangymEnv, inherits_unchanged, repeat_action
-from plangym.rng import N_WORDS, generator_words, restore_generator
-from plangym.utils import find_time_limit
 from plangym.validation import describe
 
-# How the physics vector is stored by the gymnasium env, so it is restored the same way.
-_FLOAT64_ARRAY, _FLOAT32_ARRAY, _TUPLE = 0, 1, 2
-_NONE = -1
-# The fields after the physics vector, packed as classic_state_dtype lays them out.
-_TAIL = struct.Struct("<Bqq?d")
-_RNG_BYTES = 8 * N_WORDS
-_TAIL_AND_RNG = struct.Struct(f"{_TAIL.format}{_RNG_BYTES}s")
-_F64 = np.dtype(np.float64)
-# Up to this many new states, a batch packs each one; beyond, it writes whole columns.
-_FEW_STATES = 32
-
-
-def classic_state_dtype(n_physics: int) -> np.dtype:
-    """Record type of the states of a classic control env with ``n_physics`` variables."""
-    dtype = np.dtype(
-        [
-            ("physics", "<f8", (n_physics,)),
-            ("physics_kind", "u1"),
-            ("steps_beyond_terminated", "<i8"),
-            ("elapsed_steps", "<i8"),
-            ("has_last_u", "?"),
-            ("last_u", "<f8"),
-            ("rng", "<u8", (N_WORDS,)),
-        ]
-    )
-    return intern_dtype(dtype)
-
-
-def _physics_bytes(physics: Any) -> tuple[bytes, int]:
-    if isinstance(physics, np.ndarray):
-        if physics.dtype == np.float64:
-            return physics.tobytes(), _FLOAT64_ARRAY
-        return physics.astype(np.float64).tobytes(), _FLOAT32_ARRAY
-    return np.array(physics, dtype=np.float64).tobytes(), _TUPLE
-
-
-def _pack_state(
-    physics: Any, steps_beyond: int | None, elapsed: int | None, last_u: Any, rng: bytes
-) -> bytes:
-    """Return the bytes of one state record (see :func:`classic_state_dtype`)."""
-    physics_bytes, kind = _physics_bytes(physics)
-    tail = _TAIL.pack(
-        kind,
-        _NONE if steps_beyond is None else steps_beyond,
-        _NONE if elapsed is None else elapsed,
-        last_u is not None,
-        0.0 if last_u is None else last_u,
-    )
-    return physics_bytes + tail + rng
-
-
-def _physics_kind(physics: Any) -> int:
-    if type(physics) is np.ndarray and physics.dtype is _F64:
-        return _FLOAT64_ARRAY
-    if isinstance(physics, np.ndarray):
-        return _FLOAT64_ARRAY if physics.dtype == np.float64 else _FLOAT32_ARRAY
-    return _TUPLE
-
-
-def _record_columns(records: np.ndarray) -> tuple[list, list, list, list, list]:
-    """Read every field of a record array as the values :meth:`ClassicControl.set_state` sets.
-
-    Returns the physics objects, steps_beyond_terminated, time-limit counters, last_u and
-    generator bytes, one list each.
-    """
-    physics = records["physics"].copy()  # writable rows, as set_state gives the env
-    if len(records) <= _FEW_STATES:
-        return _unpack_rows(records, physics)
-    kinds = records["physics_kind"]
-    if (kinds == _FLOAT64_ARRAY).all():
-        physics_in = list(physics)
-    else:
-        physics_in = [
-            _physics_value(row, kind) for row, kind in zip(physics, kinds.tolist(), strict=True)
-        ]
-    steps_beyond = [
-        None if value == _NONE else value for value in records["steps_beyond_terminated"].tolist()
-    ]
-    elapsed = np.maximum(records["elapsed_steps"], 0).tolist()
-    last_u = [
-        value if has else None
-        for value, has in zip(
-            records["last_u"].tolist(), records["has_last_u"].tolist(), strict=True
-        )
-    ]
-    rng = np.ascontiguousarray(records["rng"]).view(f"V{_RNG_BYTES}").ravel().tolist()
-    return physics_in, steps_beyond, elapsed, last_u, rng
-
-
-def _unpack_rows(records: np.ndarray, physics: np.ndarray) -> tuple[list, list, list, list, list]:
-    """:func:`_record_columns` for a few records: unpacking each costs less than a column."""
-    blob, size = records.tobytes(), records.dtype.itemsize
-    tail = records.dtype.fields["physics_kind"][1]  # the fields after physics, with the rng
-    physics_in, steps_beyond, elapsed, last_u, rng = [], [], [], [], []
-    for row, start in zip(physics, range(tail, len(blob), size), strict=True):
-        kind, steps, count, has_last_u, u, words = _TAIL_AND_RNG.unpack_from(blob, start)
-        physics_in.append(row if kind == _FLOAT64_ARRAY else _physics_value(row, kind))
-        steps_beyond.append(None if steps == _NONE else steps)
-        elapsed.append(max(count, 0))
-        last_u.append(u if has_last_u else None)
-        rng.append(words)
-    return physics_in, steps_beyond, elapsed, last_u, rng
+__all__ = ["ClassicControl", "classic_state_dtype"]
 
 
 def _fill_rows(out: np.ndarray, rows: list) -> bool:
@@ -185,14 +83,6 @@ def _checked_actions(unwrapped: Any) -> Iterator[None]:
         unwrapped.action_space = space
 
 
-def _physics_value(values: np.ndarray, kind: int) -> Any:
-    if kind == _FLOAT32_ARRAY:
-        return values.astype(np.float32)
-    if kind == _TUPLE:
-        return tuple(np.float64(value) for value in values)
-    return values
-
-
 class ClassicControl(PlangymEnv):
     """CartPole, Pendulum, MountainCar, MountainCarContinuous and Acrobot, exactly restorable.
 
@@ -210,39 +100,19 @@ class ClassicControl(PlangymEnv):
     """
 
     def setup(self) -> None:
-        """Build the gymnasium env and derive what its states look like."""
+        """Build the gymnasium env and the codec of its states."""
         super().setup()
-        unwrapped = self._gym_env.unwrapped
-        self._n_physics = len(unwrapped.state)
-        self._state_dtype = classic_state_dtype(self._n_physics)
-        self._time_limit = find_time_limit(self._gym_env)
-        self._has_steps_beyond = hasattr(unwrapped, "steps_beyond_terminated")
-        self._unwrapped = unwrapped
-        self._has_last_u = hasattr(unwrapped, "last_u")
-        # The built-in dynamics draw from np_random only in reset, so between resets the
-        # generator words need neither reading nor writing. Wrappers may draw in step: then
-        # the generator is read and written on every get_state / set_state.
-        self._cache_rng = not self._wrappers
-        self._rng_bytes: bytes | None = None
+        # Without wrappers, only reset draws from np_random: the codec may cache its words.
+        self._codec = ClassicStateCodec(self._gym_env, cache_rng=not self._wrappers)
         self._batch_in_bulk = self._plain_dynamics()
 
     def _plain_dynamics(self) -> bool:
-        """Whether a batch may skip the per-step hooks: nothing would run in them.
+        """Whether a batch may run in the bulk loop: it would skip nothing that does work.
 
         True when there are no user wrappers, no pictures to add, every ``process_*`` hook
-        is an identity, and no stepping or state method is overridden by a subclass.
+        is an identity, and no method in :data:`_BULK_LOOP_REPLACES` is overridden.
         """
-        own = {
-            "apply_action": ClassicControl,
-            "apply_reset": ClassicControl,
-            "process_apply_action": PlanEnv,
-            "step_with_dt": PlanEnv,
-            "_step_checked": PlanEnv,
-            "get_state": ClassicControl,
-            "set_state": ClassicControl,
-            "reset": PlanEnv,
-        }
-        unchanged = inherits_unchanged(type(self), own)
+        unchanged = inherits_unchanged(type(self), _BULK_LOOP_REPLACES)
         return unchanged and not self._wrappers and not self.return_image and self._identity_hooks
 
     def apply_action(self, action: Any) -> tuple:
@@ -252,66 +122,51 @@ class ClassicControl(PlangymEnv):
         states on purpose (a leaf of the tree) and plangym's states make the step exact,
         so the warning is silenced for that step only. The results are gymnasium's own.
         """
-        gym_env = self.gym_env  # builds the env when setup was delayed
-        if self._has_steps_beyond and self._unwrapped.steps_beyond_terminated == 0:
+        gym_env = self._gym_env  # read directly: the bulk loop calls this once per step
+        if gym_env is None:
+            gym_env = self.gym_env  # builds the env when setup was delayed
+        codec = self._codec
+        if codec.has_steps_beyond and codec.unwrapped.steps_beyond_terminated == 0:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return gym_env.step(action)
         return gym_env.step(action)
 
     @property
+    def _state_codec(self) -> ClassicStateCodec:
+        """The codec of this env's states, built with the env when setup was delayed."""
+        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        return self._codec
+
+    @property
     def state_dtype(self) -> np.dtype:
         """NumPy record type of this env's states."""
-        self.gym_env  # noqa: B018 - builds the env when setup was delayed
-        return self._state_dtype
+        return self._state_codec.dtype
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Reset the gymnasium env, which draws from its generator."""
-        self._rng_bytes = None
+        self._state_codec.forget_rng()
         return super().apply_reset(**kwargs)
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the env's generator and action space, and start a new episode."""
-        self._rng_bytes = None
+        self._state_codec.forget_rng()
         super().seed(seed)
 
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
-        unwrapped = self.gym_env.unwrapped
-        steps_beyond = unwrapped.steps_beyond_terminated if self._has_steps_beyond else None
-        elapsed = None if self._time_limit is None else self._time_limit._elapsed_steps
-        last_u = unwrapped.last_u if self._has_last_u else None
-        rng = self._rng_bytes
-        if rng is None:
-            rng = generator_words(unwrapped.np_random).tobytes()
-            if self._cache_rng:
-                self._rng_bytes = rng
-        raw = _pack_state(unwrapped.state, steps_beyond, elapsed, last_u, rng)
+        codec = self._state_codec
         # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
-        return np.ndarray((), self._state_dtype, raw)
+        return np.ndarray((), codec.dtype, codec.pack(codec.read()))
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (or a bare physics vector)."""
         self.check_state(state)
-        unwrapped = self.gym_env.unwrapped
+        codec = self._state_codec
         if state.dtype.names is None:
-            unwrapped.state = np.array(state, dtype=np.float64)
-            return
-        raw = state.tobytes()
-        split = 8 * self._n_physics
-        kind, steps_beyond, elapsed, has_last_u, last_u = _TAIL.unpack_from(raw, split)
-        physics = np.frombuffer(raw, dtype=np.float64, count=self._n_physics).copy()
-        unwrapped.state = _physics_value(physics, kind)
-        if self._has_steps_beyond:
-            unwrapped.steps_beyond_terminated = None if steps_beyond == _NONE else steps_beyond
-        if self._time_limit is not None:
-            self._time_limit._elapsed_steps = max(elapsed, 0)
-        if self._has_last_u:
-            unwrapped.last_u = last_u if has_last_u else None
-        rng = raw[-_RNG_BYTES:]
-        if rng != self._rng_bytes:
-            restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
-            self._rng_bytes = rng if self._cache_rng else None
+            codec.write_physics(state)
+        else:
+            codec.write(codec.unpack(state.tobytes()))
 
     def run_batch_columns(
         self,
@@ -325,15 +180,17 @@ class ClassicControl(PlangymEnv):
 
         The bulk loop performs exactly the operations of the generic path (restore, step
         the gymnasium env ``dt * frameskip`` times, record the state, autoreset) and gives
-        bit-identical results, without per-element method dispatch: input states are read
-        as columns of one record array and new states are written as one.
+        bit-identical results, without the generic path's chain of calls per element: the
+        state codec that :meth:`get_state` and :meth:`set_state` use reads the input states
+        as columns of one record array, moves each into and out of the env, and writes the
+        new states as one record array.
         """
         records = None
         if self._batch_in_bulk and states is not None:
             records = states if is_record_block(states) else None
             if records is None:
-                records = states_to_records(states, self._state_dtype)
-        if records is None or records.dtype != self._state_dtype:
+                records = states_to_records(states, self._codec.dtype)
+        if records is None or records.dtype != self._codec.dtype:
             return super().run_batch_columns(actions, states, dts, want_state, observs_out)
         with _checked_actions(self._gym_env.unwrapped):
             return self._run_records(actions, records, dts, want_state, observs_out)
@@ -348,27 +205,16 @@ class ClassicControl(PlangymEnv):
     ) -> BatchColumns:
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
-        unwrapped = self._gym_env.unwrapped
+        codec = self._codec
+        write, read_into = codec.write, codec.read_into  # set_state's and get_state's moves
         # CartPole's step past the end would warn: apply_action silences it.
-        step = self.apply_action if self._has_steps_beyond else self._gym_env.step
-        time_limit = self._time_limit
-        has_steps_beyond, has_last_u = self._has_steps_beyond, self._has_last_u
+        step = self.apply_action if codec.has_steps_beyond else self._gym_env.step
         autoreset = self.autoreset
         repeats = self.frameskip
         observs, rewards, terminals, truncateds, infos = [], [], [], [], []
-        physics_out, steps_beyond_out, elapsed_out, last_u_out, rng_out = [], [], [], [], []
-        rows = zip(actions, dts, *_record_columns(records), strict=True)
-        for action, dt, physics, steps_beyond, elapsed, last_u, rng in rows:
-            unwrapped.state = physics
-            if has_steps_beyond:
-                unwrapped.steps_beyond_terminated = steps_beyond
-            if time_limit is not None:
-                time_limit._elapsed_steps = elapsed
-            if has_last_u:
-                unwrapped.last_u = last_u
-            if rng != self._rng_bytes:
-                restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
-                self._rng_bytes = rng
+        new_columns = ([], [], [], [], [])  # the new states, field by field
+        for action, dt, fields in zip(actions, dts, codec.rows(records), strict=True):
+            write(fields)
             if dt * repeats == 1:  # repeat_action's work without the call: the same values
                 obs, reward, terminal, truncated, info = step(action)
                 reward = 0.0 + reward
@@ -382,59 +228,13 @@ class ClassicControl(PlangymEnv):
             truncateds.append(truncated)
             infos.append(info)
             if want_state:
-                physics_out.append(unwrapped.state)
-                if has_steps_beyond:
-                    steps_beyond_out.append(unwrapped.steps_beyond_terminated)
-                if time_limit is not None:
-                    elapsed_out.append(time_limit._elapsed_steps)
-                if has_last_u:
-                    last_u_out.append(unwrapped.last_u)
-                if self._rng_bytes is None:
-                    self._rng_bytes = generator_words(unwrapped.np_random).tobytes()
-                rng_out.append(self._rng_bytes)
+                read_into(new_columns)
             if autoreset and (terminal or truncated):
                 self.reset(return_state=False)
-        new_states = None
-        if want_state:
-            new_states = self._records_from_columns(
-                physics_out, steps_beyond_out, elapsed_out, last_u_out, rng_out
-            )
         if observs_out is not None and _fill_rows(observs_out, observs):
             observs = observs_out
+        new_states = codec.records(new_columns) if want_state else None
         return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
-
-    def _records_from_columns(
-        self, physics: list, steps_beyond: list, elapsed: list, last_u: list, rng: list
-    ) -> np.ndarray:
-        """Build the record array of the states :meth:`get_state` would have returned."""
-        n = len(physics)
-        if n <= _FEW_STATES:  # packing each state costs less than a dozen column writes
-            missing = [None] * n
-            columns = zip(
-                physics,
-                steps_beyond or missing,
-                elapsed or missing,
-                last_u or missing,
-                rng,
-                strict=True,
-            )
-            return np.frombuffer(
-                b"".join([_pack_state(*values) for values in columns]), self._state_dtype
-            )
-        records = np.zeros(n, self._state_dtype)
-        records["physics"] = np.asarray(physics, dtype=np.float64)
-        records["physics_kind"] = [_physics_kind(value) for value in physics]
-        records["steps_beyond_terminated"] = _NONE
-        records["elapsed_steps"] = _NONE
-        if steps_beyond:
-            records["steps_beyond_terminated"] = [_NONE if v is None else v for v in steps_beyond]
-        if elapsed:
-            records["elapsed_steps"] = [_NONE if v is None else v for v in elapsed]
-        if last_u:
-            records["has_last_u"] = [u is not None for u in last_u]
-            records["last_u"] = [0.0 if u is None else u for u in last_u]
-        records["rng"] = np.frombuffer(b"".join(rng), dtype=np.uint64).reshape(len(rng), -1)
-        return records
 
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
@@ -461,3 +261,22 @@ class ClassicControl(PlangymEnv):
             f"{name}: expected a {self.name} state (a 0-d record array from get_state(), or "
             f"a float array of shape {expected['physics'].shape}), received {describe(state)}"
         )
+
+
+# The methods a batch in the bulk loop does not call, or calls in a fixed way, with the class
+# whose version the loop reproduces. A subclass that overrides any of them takes the generic
+# path (PlanEnv.run_batch_columns), so its override runs.
+_BULK_LOOP_REPLACES: dict[str, type] = {
+    "_step_checked": PlanEnv,  # restore, step, process, record the state, autoreset
+    "step_with_dt": PlanEnv,  # repeat the action dt * frameskip times
+    "_underlying_step": PlanEnv,  # one step: apply_action, then process_apply_action
+    "process_apply_action": PlanEnv,  # not called: an identity
+    "process_step": PlanEnv,  # not called: the process_* hooks are identities (checked apart)
+    "apply_action": ClassicControl,  # CartPole's is called; the others step gymnasium's env
+    "get_state": ClassicControl,  # both done by the codec, without packing each state
+    "set_state": ClassicControl,
+    # Called by the loop on autoreset, as by the generic path; listed so that a subclass
+    # that changes how episodes start takes the generic path, as it always has.
+    "reset": PlanEnv,
+    "apply_reset": ClassicControl,
+}
