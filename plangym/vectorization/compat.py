@@ -193,7 +193,7 @@ class BatchEnv:
         if not blocking:
             return [worker.set_state(state, blocking=False) for worker in self.workers]
         request = CallRequest("call", "set_state", (state,))
-        self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), "set_state", True)
+        self.scheduler.broadcast_all(request, "set_state", True)
         return None
 
     def reset(self, indices: Sequence[int] | None = None, return_states: bool = True) -> tuple:

@@ -218,19 +218,19 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """
         state = self.plan_env.get_state() if state is None else state
         request = CallRequest("call", "set_state", (state,))
-        self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), "set_state", True)
+        self.scheduler.broadcast_all(request, "set_state", True)
 
     @idle_only
     def call(self, name: str, *args: Any, **kwargs: Any) -> list:
         """Call ``env.name(*args, **kwargs)`` in every worker; return their results."""
         request = CallRequest("call", name, args, kwargs)
-        return self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), name)
+        return self.scheduler.broadcast_all(request, name)
 
     @idle_only
     def get_attr(self, name: str) -> list:
         """Return attribute ``name`` of every worker's env."""
         request = CallRequest("getattr", name)
-        return self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), name)
+        return self.scheduler.broadcast_all(request, name)
 
     @idle_only
     def set_attr(self, name: str, values: Any) -> None:

@@ -118,4 +118,4 @@ class RayEnv(VectorizedEnv):
     def locations(self) -> list[dict[str, Any]]:
         """Where each actor runs (see :meth:`RemoteEnv.location`), in worker order."""
         request = CallRequest("actor", "location")
-        return self.scheduler.broadcast(dict.fromkeys(range(self.n_workers), request), "location")
+        return self.scheduler.broadcast_all(request, "location")

@@ -226,6 +226,12 @@ class Scheduler:
         self.gather_or_abandon(batch)
         return [task.result for task in batch.tasks]
 
+    def broadcast_all(self, request: Any, label: str, rerunnable: bool = False) -> list[Any]:
+        """:meth:`broadcast` the same ``request`` to every worker."""
+        return self.broadcast(
+            dict.fromkeys(range(self.backend.n_workers), request), label, rerunnable
+        )
+
     # Internals --------------------------------------------------------------------------------
     def _submit(self, task: Task, worker: int, batch: Batch) -> None:
         task.worker = worker
