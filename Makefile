@@ -15,7 +15,7 @@ DEMO_SEED ?= 0
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,ray,mujoco,dm_control,box2d]"
 	touch $(INSTALLED)
 
 install: $(INSTALLED)

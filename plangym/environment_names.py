@@ -1,9 +1,16 @@
 """Names of the environments plangym can build, one list per family.
 
+Every list is importable whatever extras are installed; :data:`FAMILY_EXTRAS` says which
+extra a family needs, and :func:`plangym.make` names it when it is missing.
+
 >>> "CartPole-v1" in CLASSIC_CONTROL
 True
 >>> "ALE/MsPacman-v5" in ATARI
 True
+>>> "walker-walk" in DM_CONTROL, "Hopper-v5" in MUJOCO, "LunarLander-v3" in BOX_2D
+(True, True, True)
+>>> FAMILY_EXTRAS["dm_control"]
+'dm_control'
 """
 
 from __future__ import annotations
@@ -34,6 +41,118 @@ def _ale_ids() -> list[str]:
 
 ATARI = _ale_ids()
 
-FAMILIES = {"classic_control": CLASSIC_CONTROL, "atari": ATARI}
+_MUJOCO_GAMES = [
+    "Ant",
+    "HalfCheetah",
+    "Hopper",
+    "Humanoid",
+    "HumanoidStandup",
+    "InvertedDoublePendulum",
+    "InvertedPendulum",
+    "Pusher",
+    "Reacher",
+    "Swimmer",
+    "Walker2d",
+]
+# gymnasium's MuJoCo envs on the `mujoco` bindings (v2 and v3 need the retired mujoco-py;
+# gymnasium refuses Pusher-v4 on mujoco >= 3, the version the extra installs).
+MUJOCO = [
+    f"{game}-{version}"
+    for game in _MUJOCO_GAMES
+    for version in ("v4", "v5")
+    if f"{game}-{version}" != "Pusher-v4"
+]
+
+# The dm_control suite's tasks as "domain-task" (dm_control.suite.ALL_TASKS, dm-control 1.0.50).
+DM_CONTROL = [
+    "acrobot-swingup",
+    "acrobot-swingup_sparse",
+    "ball_in_cup-catch",
+    "cartpole-balance",
+    "cartpole-balance_sparse",
+    "cartpole-swingup",
+    "cartpole-swingup_sparse",
+    "cartpole-three_poles",
+    "cartpole-two_poles",
+    "cheetah-run",
+    "dog-fetch",
+    "dog-run",
+    "dog-stand",
+    "dog-trot",
+    "dog-walk",
+    "finger-spin",
+    "finger-turn_easy",
+    "finger-turn_hard",
+    "fish-swim",
+    "fish-upright",
+    "hopper-hop",
+    "hopper-stand",
+    "humanoid-run",
+    "humanoid-run_pure_state",
+    "humanoid-stand",
+    "humanoid-walk",
+    "humanoid_CMU-run",
+    "humanoid_CMU-stand",
+    "humanoid_CMU-walk",
+    "lqr-lqr_2_1",
+    "lqr-lqr_6_2",
+    "manipulator-bring_ball",
+    "manipulator-bring_peg",
+    "manipulator-insert_ball",
+    "manipulator-insert_peg",
+    "pendulum-swingup",
+    "point_mass-easy",
+    "point_mass-hard",
+    "quadruped-escape",
+    "quadruped-fetch",
+    "quadruped-run",
+    "quadruped-walk",
+    "reacher-easy",
+    "reacher-hard",
+    "stacker-stack_2",
+    "stacker-stack_4",
+    "swimmer-swimmer15",
+    "swimmer-swimmer6",
+    "walker-run",
+    "walker-stand",
+    "walker-walk",
+]
+
+BOX_2D = [
+    "LunarLander-v3",
+    "LunarLanderContinuous-v3",
+    "BipedalWalker-v3",
+    "BipedalWalkerHardcore-v3",
+    "CarRacing-v3",
+    "FastLunarLander-v0",
+]
+
+# plangym 0.1's Balloon Learning Environment: the name is kept, the package does not import
+# on the Pythons plangym supports (see plangym.control.balloon).
+BALLOON = ["BalloonLearningEnvironment-v0"]
+
+FAMILIES = {
+    "classic_control": CLASSIC_CONTROL,
+    "atari": ATARI,
+    "mujoco": MUJOCO,
+    "dm_control": DM_CONTROL,
+    "box2d": BOX_2D,
+    "balloon": BALLOON,
+}
+
+# The optional extra (pip install 'plangym[EXTRA]') a family needs; absent: none.
+FAMILY_EXTRAS = {"mujoco": "mujoco", "dm_control": "dm_control", "box2d": "box2d"}
 
 ALL = [name for names in FAMILIES.values() for name in names]
+
+
+def family_of(name: str) -> str | None:
+    """Return the family of the environment called ``name``, or None.
+
+    >>> family_of("Hopper-v5"), family_of("nothing")
+    ('mujoco', None)
+    """
+    for family, names in FAMILIES.items():
+        if name in names:
+            return family
+    return None

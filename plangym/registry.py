@@ -12,22 +12,41 @@ ValueError: name: unknown environment 'CartPol-v1'; closest known names: CartPol
 from __future__ import annotations
 
 import difflib
+import importlib
 from typing import Any
 
 from plangym import environment_names
 from plangym.core import PlanEnv
 
+# Where each family's class lives: imported only when the family is asked for, so a
+# missing extra costs nothing until then (and its ImportError names the extra).
+FAMILY_CLASSES = {
+    "classic_control": "plangym.control.classic_control:ClassicControl",
+    "atari": "plangym.videogames.atari:AtariEnv",
+    "mujoco": "plangym.control.mujoco:MujocoEnv",
+    "dm_control": "plangym.control.dm_control:DMControlEnv",
+    "box2d": "plangym.control.box_2d:Box2DEnv",
+    "balloon": "plangym.control.balloon:BalloonEnv",
+}
+# Names whose class is not their family's.
+NAME_CLASSES = {"FastLunarLander-v0": "plangym.control.lunar_lander:LunarLander"}
+
+
+def _import_class(path: str) -> type[PlanEnv]:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
 
 def get_planenv_class(name: str) -> type[PlanEnv]:
-    """Return the :class:`PlanEnv` class that runs the environment ``name``."""
-    if name in environment_names.CLASSIC_CONTROL:
-        from plangym.control.classic_control import ClassicControl
+    """Return the :class:`PlanEnv` class that runs the environment ``name``.
 
-        return ClassicControl
-    if name in environment_names.ATARI:
-        from plangym.videogames.atari import AtariEnv
-
-        return AtariEnv
+    Raises ImportError naming the extra to install when the family needs one that is missing.
+    """
+    if name in NAME_CLASSES:
+        return _import_class(NAME_CLASSES[name])
+    family = environment_names.family_of(name) if isinstance(name, str) else None
+    if family is not None:
+        return _import_class(FAMILY_CLASSES[family])
     if not isinstance(name, str):
         raise TypeError(f"name: expected an environment name (str), received {name!r}")
     closest = difflib.get_close_matches(name, environment_names.ALL, n=5, cutoff=0.5)
@@ -58,7 +77,45 @@ def get_environment_class(
     return None, env_class
 
 
-def make(name: str, n_workers: int | None = None, ray: bool = False, **kwargs: Any) -> PlanEnv:
+def resolve_name(name: str | None, domain_name: str | None, task_name: str | None) -> str:
+    """Return the environment name of a :func:`make` call (dm_control's names included).
+
+    >>> resolve_name(None, "walker", "walk"), resolve_name("cartpole-swingup", None, None)
+    ('walker-walk', 'cartpole-swingup')
+    >>> resolve_name(None, None, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: name: expected an environment name, or domain_name and task_name ...
+    """
+    if domain_name is None and task_name is None:
+        if name is None:
+            raise ValueError(
+                "name: expected an environment name, or domain_name and task_name "
+                "(dm_control), received neither"
+            )
+        return name
+    if domain_name is None or task_name is None:
+        raise ValueError(
+            "domain_name, task_name: expected both (a dm_control task, e.g. "
+            f"domain_name='walker', task_name='walk'), received {domain_name=!r}, "
+            f"{task_name=!r}"
+        )
+    joined = f"{domain_name}-{task_name}"
+    if name is not None and name != joined:
+        raise ValueError(
+            f"name: {name!r} contradicts domain_name={domain_name!r}, task_name={task_name!r}"
+        )
+    return joined
+
+
+def make(
+    name: str | None = None,
+    n_workers: int | None = None,
+    ray: bool = False,
+    domain_name: str | None = None,
+    task_name: str | None = None,
+    **kwargs: Any,
+) -> PlanEnv:
     """Create the environment called ``name``.
 
     Args:
@@ -66,8 +123,12 @@ def make(name: str, n_workers: int | None = None, ray: bool = False, **kwargs: A
         n_workers: Number of worker processes (a ``ParallelEnv``); None for one process.
         ray: Run the workers as Ray actors (a ``RayEnv``; needs ``n_workers`` and the
             ``ray`` extra). Pass ``address="HOST:PORT"`` to use a running cluster.
+        domain_name: With ``task_name``, a dm_control suite task instead of ``name``:
+            ``make(domain_name="walker", task_name="walk")`` is ``make("walker-walk")``.
+        task_name: See ``domain_name``.
         kwargs: Passed to the environment's constructor.
     """
+    name = resolve_name(name, domain_name, task_name)
     vectorized_class, env_class = get_environment_class(name, n_workers=n_workers, ray=ray)
     if vectorized_class is not None:
         return vectorized_class(env_class=env_class, name=name, n_workers=n_workers, **kwargs)

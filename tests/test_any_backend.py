@@ -29,6 +29,8 @@ CASES = [
     ("ALE/MsPacman-v5", {"frameskip": 3, "repeat_action_probability": 0.25, "autoreset": False}),
     ("ALE/Pong-v5", {"obs_type": "ram"}),
     ("ALE/Breakout-v5", {"obs_type": "grayscale", "remove_time_limit": False}),
+    ("Hopper-v5", {}),
+    ("Ant-v5", {"frameskip": 2, "render_mode": None, "remove_time_limit": False}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in CASES]
 

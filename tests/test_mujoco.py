@@ -1,0 +1,233 @@
+"""MujocoEnv: gymnasium's MuJoCo envs, exact on every id, every backend, with pictures."""
+
+import pickle
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from vectorized_contract import random_states
+
+import plangym
+from plangym.api_tests import TestPlangymEnv, assert_identical  # noqa: F401
+from plangym.control import MujocoEnv
+from plangym.environment_names import MUJOCO
+from plangym.exactness import replay
+from plangym.selfcheck import run_checks
+
+pytestmark = pytest.mark.filterwarnings("ignore:MuJoCo. compiler attribute:RuntimeWarning")
+
+
+@pytest.fixture(params=["Hopper-v5", "Reacher-v4"])
+def env(request):
+    env = plangym.make(request.param, render_mode=None)
+    yield env
+    env.close()
+
+
+def warm_state(env, seed: int, n_steps: int = 20) -> np.ndarray:
+    env.seed(seed)
+    env.action_space.seed(seed)
+    env.reset()
+    for _ in range(n_steps):
+        env.step(env.sample_action())
+    return env.get_state()
+
+
+@pytest.mark.parametrize("name", MUJOCO)
+def test_every_id_replays_exactly_in_the_same_and_a_fresh_instance(name):
+    env = plangym.make(name, render_mode=None)
+    fresh = plangym.make(name, render_mode=None)
+    try:
+        state = warm_state(env, seed=len(name))
+        actions = [env.sample_action() for _ in range(30)]
+        expected = replay(env, state, actions, dt=2)
+        for _ in range(5):  # leave the env somewhere else
+            env.step(env.sample_action())
+        assert_identical(replay(env, state, actions, dt=2), expected)
+        assert_identical(replay(fresh, state, actions, dt=2), expected)
+    finally:
+        env.close()
+        fresh.close()
+
+
+def test_an_episode_boundary_replays_exactly():
+    """Hopper falls, autoreset draws the new episode's noise from the restored generator."""
+    env = plangym.make("Hopper-v5", render_mode=None, remove_time_limit=False)
+    fresh = env.clone()
+    state = warm_state(env, seed=1, n_steps=2)
+    actions = [np.ones(3, dtype=np.float32)] * 60  # full torque: the hopper falls quickly
+    expected = replay(env, state, actions)
+    terminals = [step[3] for step in expected]
+    assert any(terminals), "the window must cross an episode end"
+    assert_identical(replay(fresh, state, actions), expected)
+    env.close()
+    fresh.close()
+
+
+def test_state_records_the_generator_and_the_time_limit():
+    env = plangym.make("Swimmer-v5", render_mode=None, remove_time_limit=False)
+    env.seed(4)
+    env.reset()
+    for _ in range(998):  # the limit is 1,000 steps
+        env.step(env.sample_action())
+    near_limit = env.get_state()
+    assert int(near_limit["elapsed_steps"]) == 998
+    fresh = env.clone()
+    fresh.set_state(near_limit)
+    zero = np.zeros(2, dtype=np.float32)
+    assert not fresh.step(zero)[3]
+    *_, truncated, info = fresh.step(zero)
+    assert truncated and info["n_step"] == 1
+    # The next reset's noise comes from the generator the state recorded.
+    fresh.set_state(near_limit)
+    env.set_state(near_limit)
+    assert_identical(fresh.reset(), env.reset())
+    env.close()
+    fresh.close()
+
+
+def test_without_the_lagging_body_positions_ant_gets_another_reward():
+    """Why xpos/xipos are in the state: recomputing them from qpos changes Ant's reward."""
+    env = plangym.make("Ant-v5", render_mode=None)
+    state = warm_state(env, seed=2)
+    action = env.sample_action()
+    *_, reward, _, _, _ = env.step(action, state=state)
+    env.set_state(state)
+    mujoco.mj_kinematics(env.model, env.data)  # body positions from qpos, as a naive restore
+    _, recomputed_reward, *_ = env.step(action)
+    assert recomputed_reward != reward
+    env.close()
+
+
+def test_restore_updates_what_mujoco_derives_from_the_state():
+    env = plangym.make("Hopper-v5", render_mode=None)
+    state = warm_state(env, seed=3)
+    expected = env.data.geom_xpos.copy()
+    env.step(env.sample_action())
+    env.set_state(state)
+    qpos = env.data.qpos.copy()
+    mujoco.mj_kinematics(env.model, env.data)
+    assert np.array_equal(env.data.qpos, qpos)
+    assert np.array_equal(env.data.geom_xpos, expected) or not np.array_equal(env.data.geom_xpos, 0)
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "message"),
+    [
+        (np.full(3, np.nan, dtype=np.float32), ValueError, "expected values within"),
+        (np.array([0.0, 2.0, 0.0], dtype=np.float32), ValueError, "expected values within"),
+        (np.zeros(4, dtype=np.float32), TypeError, r"shape \(3,\)"),
+        (np.zeros((1, 3), dtype=np.float32), TypeError, r"shape \(3,\)"),
+        ("left", TypeError, "numeric array"),
+    ],
+    ids=["nan", "out-of-box", "too-long", "2-d", "str"],
+)
+def test_bad_actions_are_rejected_before_stepping(action, error, message):
+    env = plangym.make("Hopper-v5", render_mode=None)
+    state = warm_state(env, seed=5, n_steps=3)
+    good = np.zeros(3, dtype=np.float32)
+    with pytest.raises(error, match=message):
+        env.step(action, state=state)
+    with pytest.raises(error, match=r"actions\[2\]"):
+        env.step_batch([good, good, action], states=[state] * 3)
+    assert_identical(env.get_state(), state)
+    env.close()
+
+
+def test_a_whole_batch_of_bad_actions_names_the_first_bad_one():
+    env = plangym.make("Hopper-v5", render_mode=None)
+    state, *_ = env.reset()
+    actions = np.zeros((5, 3), dtype=np.float32)
+    actions[3, 1] = -1.5
+    with pytest.raises(ValueError, match=r"actions\[3\]"):
+        env.step_batch(actions, states=[state] * 5)
+    env.close()
+
+
+def test_foreign_states_name_the_env():
+    hopper = plangym.make("Hopper-v5", render_mode=None)
+    walker = plangym.make("Walker2d-v5", render_mode=None)
+    state, *_ = walker.reset()
+    with pytest.raises(TypeError, match="expected a Hopper-v5 state"):
+        hopper.set_state(state)
+    hopper.close()
+    walker.close()
+
+
+def test_states_pickle_and_cross_processes_as_records():
+    env = plangym.make("Ant-v5", render_mode=None)
+    state = warm_state(env, seed=6)
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy.dtype == env.state_dtype
+    assert_identical(copy, state)
+    env.close()
+
+
+@pytest.mark.parametrize("backend", ["processes", "ray"])
+def test_workers_step_batches_bit_identical_to_the_single_env(backend, request):
+    kwargs = {"render_mode": None, "frameskip": 2, "remove_time_limit": False}
+    single = plangym.make("Ant-v5", **kwargs)
+    if backend == "ray":
+        request.getfixturevalue("ray_cluster")
+        workers = plangym.make("Ant-v5", n_workers=2, ray=True, **kwargs)
+    else:
+        workers = plangym.make("Ant-v5", n_workers=2, inline_small_batches=False, **kwargs)
+    try:
+        states = random_states(single, 8, seed=7)
+        actions = [single.sample_action() for _ in states]
+        dt = [1, 2, 3, 1, 2, 3, 1, 2]
+        expected = single.step_batch(actions, states=states, dt=dt)
+        assert_identical(workers.step_batch(actions, states=states, dt=dt), expected)
+    finally:
+        workers.close()
+        single.close()
+
+
+def test_rgb_observations_follow_the_state():
+    env = plangym.make("InvertedPendulum-v5", obs_type="rgb", width=48, height=40)
+    assert env.obs_shape == (40, 48, 3)
+    state = warm_state(env, seed=8, n_steps=3)
+    actions = [env.sample_action() for _ in range(5)]
+    frames = replay(env, state, actions)
+    assert frames[-1][1].shape == (40, 48, 3) and frames[-1][1].any()
+    assert_identical(replay(env.clone(), state, actions), frames)
+    env.set_state(state)
+    picture = env.get_image()
+    env.step(actions[0])
+    env.set_state(state)
+    assert np.array_equal(env.get_image(), picture)  # set_state brings the picture back too
+    env.close()
+
+
+def test_pictures_need_a_render_mode():
+    with pytest.raises(ValueError, match="render_mode"):
+        plangym.make("Hopper-v5", render_mode=None, obs_type="rgb")
+    env = plangym.make("Hopper-v5", render_mode=None)
+    with pytest.raises(RuntimeError, match="render_mode"):
+        env.get_image()
+    env.close()
+
+
+def test_names_and_errors():
+    assert len(MUJOCO) == 21 and "Pusher-v4" not in MUJOCO
+    with pytest.raises(ValueError, match="Pusher-v5"):
+        plangym.make("Pusher-v4")
+    env = MujocoEnv("Walker2d-v4", render_mode=None, delay_setup=True)
+    assert env.state_dtype.names == ("integration", "xpos", "xipos", "rng", "elapsed_steps")
+    env.close()
+
+
+def test_mujoco_warnings_become_python_warnings(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plangym.make("HalfCheetah-v5", render_mode=None).close()
+    assert any("MuJoCo" in str(w.message) for w in caught)
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+def test_plangym_check_passes():
+    results = run_checks("Walker2d-v5", n_steps=20, env_kwargs={"render_mode": None})
+    assert {r.status for r in results} <= {"PASS", "n/a"}, [r for r in results if r.detail]
