@@ -258,3 +258,13 @@ def test_unwritable_out_fails_before_planning(tmp_path):
     assert result.returncode == 2
     # No emulator was started: the ALE's banner never appears.
     assert "A.L.E" not in result.stderr
+
+
+def test_list_names_each_family_with_its_extra(capsys):
+    from plangym.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "mujoco (21 environments; extra 'mujoco', installed)" in out
+    assert "dm_control (51 environments; extra 'dm_control', installed)" in out
+    assert "box2d (6 environments; extra 'box2d', installed)" in out

@@ -12,9 +12,14 @@ from plangym import environment_names
 
 # Used when plangym runs from a source tree that was never installed (no metadata).
 FALLBACK_EXTRAS = {"classic-control": ["pygame"]}
+# Keys as the installed metadata spells extras (PEP 685: lower case, "-" for "_" and ".").
 EXTRA_PURPOSES = {
     "classic-control": "draw classic control tasks (obs_type rgb/grayscale, GIFs)",
     "ray": "run workers as Ray actors",
+    "images": "resize frames with plangym.utils.process_frame*",
+    "mujoco": "gymnasium's MuJoCo envs",
+    "dm-control": "the dm_control suite",
+    "box2d": "gymnasium's Box2D envs and FastLunarLander",
     "dev": "tests and linting",
 }
 
@@ -38,10 +43,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the families, their names and the extras."""
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
+    available = extras()
     for family, names in environment_names.FAMILIES.items():
         if args.family and family != args.family:
             continue
-        print(f"{family} ({len(names)} environments)")
+        extra = environment_names.FAMILY_EXTRAS.get(family)
+        needs = ""
+        if extra is not None:
+            packages = available.get(normalize(extra), [])
+            found = bool(packages) and all(installed_version(p) for p in packages)
+            needs = f"; extra '{extra}', {'installed' if found else 'not installed'}"
+        print(f"{family} ({len(names)} environments{needs})")
         print(
             textwrap.fill(
                 ", ".join(names),
@@ -53,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print()
     print("optional extras (pip install 'plangym[EXTRA]')")
-    for extra, packages in extras().items():
+    for extra, packages in available.items():
         found = [installed_version(package) for package in packages]
         status = "installed" if all(found) else "not installed"
         versions = ", ".join(
@@ -65,8 +77,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def normalize(extra: str) -> str:
+    """Spell an extra's name as installed metadata does: ``normalize("dm_control")``.
+
+    >>> normalize("dm_control"), normalize("Classic.Control")
+    ('dm-control', 'classic-control')
+    """
+    return re.sub(r"[-_.]+", "-", extra).lower()
+
+
 def extras() -> dict[str, list[str]]:
-    """Return the optional extras of the installed plangym and the packages each needs."""
+    """Return the optional extras of the installed plangym and the packages each needs.
+
+    The names are normalized (see :func:`normalize`), as the installed metadata has them.
+    """
     try:
         requirements = metadata.requires("plangym") or []
     except metadata.PackageNotFoundError:
@@ -76,7 +100,7 @@ def extras() -> dict[str, list[str]]:
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
         name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
         if extra and name:
-            found.setdefault(extra.group(1), []).append(name.group(0))
+            found.setdefault(normalize(extra.group(1)), []).append(name.group(0))
     return found or dict(FALLBACK_EXTRAS)
 
 
