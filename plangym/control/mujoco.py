@@ -34,17 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from plangym.control.mujoco_runtime import load_mujoco
-from plangym.control.record_state import RecordLayout
+from plangym.control.mujoco_state import MujocoStateCodec, mujoco
 from plangym.core import PlangymEnv, wrap_callable
-from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import find_time_limit
 
-mujoco = load_mujoco(family="MuJoCo")
-
 __all__ = ["MujocoEnv"]
-
-INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 
 
 class MujocoEnv(PlangymEnv):
@@ -96,34 +90,24 @@ class MujocoEnv(PlangymEnv):
         )
 
     def setup(self) -> None:
-        """Build the gymnasium env and the record type of its states."""
+        """Build the gymnasium env and the codec of its states."""
         super().setup()
+        unwrapped = self._gym_env.unwrapped
         # gymnasium's MuJoCo envs draw from np_random only in reset; without user wrappers
         # (which might draw in step) the generator's words can be kept between resets.
-        self._rng_cache = _GeneratorWords(cache=not self._wrappers)
-        unwrapped = self._gym_env.unwrapped
-        model = unwrapped.model
-        n_bodies = model.nbody
-        self._layout = RecordLayout(
-            self.name,
-            {
-                "integration": (np.float64, (mujoco.mj_stateSize(model, INTEGRATION),)),
-                "xpos": (np.float64, (n_bodies, 3)),
-                "xipos": (np.float64, (n_bodies, 3)),
-                "rng": (np.uint64, (N_WORDS,)),
-                "elapsed_steps": (np.int64, ()),
-            },
+        self._codec = MujocoStateCodec(
+            self.name, unwrapped.model, unwrapped.data, cache_rng=not self._wrappers
         )
 
     @property
-    def _state_layout(self) -> RecordLayout:
+    def _state_codec(self) -> MujocoStateCodec:
         self.gym_env  # noqa: B018 - builds the env when setup was delayed
-        return self._layout
+        return self._codec
 
     @property
     def state_dtype(self) -> np.dtype:
         """NumPy record type of this env's states."""
-        return self._state_layout.dtype
+        return self._state_codec.dtype
 
     @property
     def model(self) -> Any:
@@ -137,64 +121,40 @@ class MujocoEnv(PlangymEnv):
 
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
-        layout = self._state_layout
+        codec = self._state_codec
         gym_env = self._gym_env
-        unwrapped = gym_env.unwrapped
-        model, data = unwrapped.model, unwrapped.data
-        record = np.empty((), layout.dtype)
-        mujoco.mj_getState(model, data, record["integration"], INTEGRATION)
-        record["xpos"] = data.xpos
-        record["xipos"] = data.xipos
-        record["rng"] = self._rng_cache.read(unwrapped.np_random)
         time_limit = find_time_limit(gym_env)
-        record["elapsed_steps"] = -1 if time_limit is None else time_limit._elapsed_steps
-        record.flags.writeable = False
-        return record
+        elapsed = -1 if time_limit is None else time_limit._elapsed_steps
+        return codec.read(gym_env.unwrapped.np_random, elapsed)
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`; ``env.data`` is then up to date."""
-        self._state_layout.check(state)
+        self._state_codec.layout.check(state)
         self._restore(state, forward=True)
 
     def _restore(self, state: np.ndarray, forward: bool) -> None:
-        """Put a checked state in the simulator.
-
-        ``forward=False`` leaves the quantities MuJoCo derives from the state (contacts,
-        sensors, geom poses) as they were: only for a restore that a step follows at once,
-        because ``mj_step`` recomputes them all before integrating.
-        """
         gym_env = self._gym_env
-        unwrapped = gym_env.unwrapped
-        model, data = unwrapped.model, unwrapped.data
-        mujoco.mj_setState(model, data, state["integration"], INTEGRATION)
-        if forward:
-            mujoco.mj_forward(model, data)
-        # After mj_forward they match qpos; the recorded ones lag a substep, as stepping
-        # left them, and Ant, Humanoid, Reacher and Pusher read them before stepping.
-        data.xpos[:] = state["xpos"]
-        data.xipos[:] = state["xipos"]
-        self._rng_cache.write(unwrapped.np_random, state["rng"])
+        elapsed = self._codec.write(state, gym_env.unwrapped.np_random, forward)
         time_limit = find_time_limit(gym_env)
         if time_limit is not None:
-            time_limit._elapsed_steps = int(state["elapsed_steps"])
+            time_limit._elapsed_steps = elapsed
 
     def _step_checked(self, action: Any, state: Any, dt: int, want_state: bool) -> tuple:
         if state is not None and not self._wrappers:
-            # A user wrapper could read derived data before stepping: then restore fully.
+            # Restore without mj_forward: the step recomputes it all. A user wrapper could
+            # read derived data before stepping: then restore fully (set_state).
             self._restore(state, forward=False)
             state = None
         return super()._step_checked(action, state, dt, want_state)
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Reset the gymnasium env, which draws its noise from the env's generator."""
-        self._state_layout  # noqa: B018 - builds the env when setup was delayed
-        self._rng_cache.forget()
+        self._state_codec.forget_rng()
         return super().apply_reset(**kwargs)
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the env's generator and action space, and start a new episode."""
-        self._state_layout  # noqa: B018 - builds the env when setup was delayed
-        self._rng_cache.forget()
+        self._state_codec.forget_rng()
         super().seed(seed)
 
     def get_image(self) -> np.ndarray:
@@ -214,11 +174,11 @@ class MujocoEnv(PlangymEnv):
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise TypeError unless ``state`` is a state of this env."""
-        self._state_layout.check(state, name=name)
+        self._state_codec.layout.check(state, name=name)
 
     def check_states(self, states: list) -> None:
         """Check a batch of states; the error names the first bad one, ``states[i]``."""
-        self._state_layout.check_all(states)
+        self._state_codec.layout.check_all(states)
 
 
 def _aim_camera(renderer: Any, model: Any) -> None:
@@ -228,40 +188,3 @@ def _aim_camera(renderer: Any, model: Any) -> None:
     mujoco.mj_forward(model, initial_pose)
     viewer.cam.lookat[:] = np.median(initial_pose.geom_xpos, axis=0)
     renderer._set_cam_config()  # the env's own camera settings win, as in gymnasium
-
-
-class _GeneratorWords:
-    """The words of an env's generator, read once per episode instead of once per state.
-
-    Reading a generator's state costs about as much as a MuJoCo substep. While nothing
-    draws from the generator (between resets, for gymnasium's MuJoCo envs) its words stay
-    what they were, so they are kept; restoring the words it already has does nothing.
-    """
-
-    __slots__ = ("cache", "key", "words")
-
-    def __init__(self, cache: bool):
-        self.cache = cache
-        self.words: np.ndarray | None = None
-        self.key = b""  # the words' bytes: comparing them is the cheapest equality test
-
-    def forget(self) -> None:
-        """Drop the words: the generator is about to be drawn from or reseeded."""
-        self.words = None
-        self.key = b""
-
-    def read(self, generator: np.random.Generator) -> np.ndarray:
-        """Return the generator's words."""
-        if self.words is None or not self.cache:
-            self.words = generator_words(generator)
-            self.key = self.words.tobytes()
-        return self.words
-
-    def write(self, generator: np.random.Generator, words: np.ndarray) -> None:
-        """Put ``words`` in the generator (unless it holds them already)."""
-        key = words.tobytes()
-        if self.cache and key == self.key:
-            return
-        restore_generator(generator, words)
-        self.words = np.array(words)
-        self.key = key

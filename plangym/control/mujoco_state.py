@@ -1,0 +1,150 @@
+"""The state codec of gymnasium's MuJoCo envs: moves a state between the simulator and a record.
+
+A state is a 0-d record of five fields (see :mod:`plangym.control.mujoco`). Every field is
+made of 8-byte words, so a record is read and written as one flat float64 buffer with
+fixed slices, and the simulator's arrays are reached through views made once: MuJoCo's
+bindings build a new NumPy wrapper on every ``data.xpos`` access, and per-field record
+views cost about as much, which in a batch is a good part of a cheap env's step.
+
+>>> import gymnasium
+>>> gym_env = gymnasium.make("Hopper-v5").unwrapped
+>>> _ = gym_env.reset(seed=0)
+>>> codec = MujocoStateCodec("Hopper-v5", gym_env.model, gym_env.data, cache_rng=True)
+>>> state = codec.read(gym_env.np_random, elapsed_steps=-1)
+>>> state.dtype.names
+('integration', 'xpos', 'xipos', 'rng', 'elapsed_steps')
+>>> _ = gym_env.step(gym_env.action_space.sample())
+>>> codec.write(state, gym_env.np_random, forward=True)  # returns the time-limit count
+-1
+>>> bool(codec.read(gym_env.np_random, elapsed_steps=-1) == state)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plangym.control.mujoco_runtime import load_mujoco
+from plangym.control.record_state import RecordLayout
+from plangym.rng import N_WORDS, generator_words, restore_generator
+
+mujoco = load_mujoco(family="MuJoCo")
+INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
+
+
+class MujocoStateCodec:
+    """Reads and writes the states of one MuJoCo simulation (``model``, ``data``).
+
+    Args:
+        env_name: Name shown in error messages.
+        model: The ``mujoco.MjModel``.
+        data: Its ``mujoco.MjData`` (its arrays never move, so views of them stay valid).
+        cache_rng: Keep the generator's words between resets (true when nothing but reset
+            draws from it, as in gymnasium's MuJoCo envs without user wrappers).
+    """
+
+    def __init__(self, env_name: str, model: Any, data: Any, cache_rng: bool):
+        self.model, self.data = model, data
+        n_state = mujoco.mj_stateSize(model, INTEGRATION)
+        n_bodies = model.nbody
+        self.layout = RecordLayout(
+            env_name,
+            {
+                "integration": (np.float64, (n_state,)),
+                "xpos": (np.float64, (n_bodies, 3)),
+                "xipos": (np.float64, (n_bodies, 3)),
+                "rng": (np.uint64, (N_WORDS,)),
+                "elapsed_steps": (np.int64, ()),
+            },
+        )
+        ends = np.cumsum([n_state, 3 * n_bodies, 3 * n_bodies, N_WORDS, 1])
+        self.n_words = int(ends[-1])
+        self.integration = slice(0, int(ends[0]))
+        self.xpos = slice(int(ends[0]), int(ends[1]))
+        self.xipos = slice(int(ends[1]), int(ends[2]))
+        self.rng = slice(int(ends[2]), int(ends[3]))
+        self.elapsed = int(ends[3])
+        self.xpos_view = data.xpos.reshape(-1)
+        self.xipos_view = data.xipos.reshape(-1)
+        self.rng_words = _GeneratorWords(cache_rng)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The record type of the states."""
+        return self.layout.dtype
+
+    def forget_rng(self) -> None:
+        """Read the generator again next time: it is about to be drawn from or reseeded."""
+        self.rng_words.forget()
+
+    def read(self, generator: np.random.Generator, elapsed_steps: int) -> np.ndarray:
+        """Return the simulation's state as a read-only 0-d record."""
+        flat = np.empty(self.n_words, np.float64)
+        mujoco.mj_getState(self.model, self.data, flat[self.integration], INTEGRATION)
+        flat[self.xpos] = self.xpos_view
+        flat[self.xipos] = self.xipos_view
+        words = flat.view(np.int64)
+        words[self.rng] = self.rng_words.read(generator)
+        words[self.elapsed] = elapsed_steps
+        flat.flags.writeable = False
+        return np.ndarray((), self.layout.dtype, flat)
+
+    def write(self, state: np.ndarray, generator: np.random.Generator, forward: bool) -> int:
+        """Put a checked state in the simulation; return its time-limit count.
+
+        ``forward=False`` leaves what MuJoCo derives from the state (contacts, sensors, geom
+        poses) as it was: only for a restore that a step follows at once, because
+        ``mj_step`` recomputes all of it before integrating.
+        """
+        flat = state.reshape(1).view(np.float64) if state.flags.c_contiguous else None
+        if flat is None:  # a view into someone's record block: copy it out first
+            flat = state.copy().reshape(1).view(np.float64)
+        mujoco.mj_setState(self.model, self.data, flat[self.integration], INTEGRATION)
+        if forward:
+            mujoco.mj_forward(self.model, self.data)
+        # After mj_forward they match qpos; the recorded ones lag a substep, as stepping
+        # left them, and Ant, Humanoid, Reacher and Pusher read them before stepping.
+        self.xpos_view[:] = flat[self.xpos]
+        self.xipos_view[:] = flat[self.xipos]
+        words = flat.view(np.uint64)
+        self.rng_words.write(generator, words[self.rng])
+        return int(flat.view(np.int64)[self.elapsed])
+
+
+class _GeneratorWords:
+    """The words of an env's generator, read once per episode instead of once per state.
+
+    Reading a generator's state costs about as much as a MuJoCo substep. While nothing
+    draws from the generator (between resets, for gymnasium's MuJoCo envs) its words stay
+    what they were, so they are kept; restoring the words it already has does nothing.
+    """
+
+    __slots__ = ("cache", "key", "words")
+
+    def __init__(self, cache: bool):
+        self.cache = cache
+        self.words: np.ndarray | None = None
+        self.key = b""  # the words' bytes: comparing them is the cheapest equality test
+
+    def forget(self) -> None:
+        """Drop the words: the generator is about to be drawn from or reseeded."""
+        self.words = None
+        self.key = b""
+
+    def read(self, generator: np.random.Generator) -> np.ndarray:
+        """Return the generator's words."""
+        if self.words is None or not self.cache:
+            self.words = generator_words(generator)
+            self.key = self.words.tobytes()
+        return self.words
+
+    def write(self, generator: np.random.Generator, words: np.ndarray) -> None:
+        """Put ``words`` in the generator (unless it holds them already)."""
+        key = words.tobytes()
+        if self.cache and key == self.key:
+            return
+        restore_generator(generator, words)
+        self.words = np.array(words)
+        self.key = key
