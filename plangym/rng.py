@@ -46,3 +46,40 @@ def restore_generator(generator: np.random.Generator, words: np.ndarray) -> None
         "has_uint32": has_uint32,
         "uinteger": uinteger,
     }
+
+
+# numpy.random.RandomState (the legacy generator dm_control's tasks draw from) -------------
+MT19937_KEY_WORDS = 624
+
+
+def random_state_fields(random_state: np.random.RandomState) -> tuple[np.ndarray, int, int, float]:
+    """Return the MT19937 state of ``random_state``: ``(key, pos, has_gauss, cached_gaussian)``.
+
+    ``key`` is a fresh uint32 array of :data:`MT19937_KEY_WORDS` words; a cached Gaussian
+    (``randn`` draws them in pairs) is part of the state too.
+
+    >>> random_state = np.random.RandomState(3)
+    >>> _ = random_state.randn()  # leaves the pair's second Gaussian cached
+    >>> key, pos, has_gauss, cached = random_state_fields(random_state)
+    >>> key.dtype, key.shape, has_gauss
+    (dtype('uint32'), (624,), 1)
+    >>> expected = random_state.randn(3)
+    >>> restore_random_state(random_state, key, pos, has_gauss, cached)
+    >>> bool((random_state.randn(3) == expected).all())
+    True
+    """
+    kind, key, pos, has_gauss, cached_gaussian = random_state.get_state()
+    if kind != "MT19937":
+        raise NotImplementedError(f"random: expected an MT19937 RandomState, received {kind}")
+    return np.array(key, dtype=np.uint32), int(pos), int(has_gauss), float(cached_gaussian)
+
+
+def restore_random_state(
+    random_state: np.random.RandomState,
+    key: np.ndarray,
+    pos: int,
+    has_gauss: int,
+    cached_gaussian: float,
+) -> None:
+    """Put ``random_state`` back in the state :func:`random_state_fields` returned."""
+    random_state.set_state(("MT19937", key, int(pos), int(has_gauss), float(cached_gaussian)))

@@ -39,3 +39,22 @@ def ray_cluster():
     yield ray
     ray.shutdown()
     shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--run-slow", action="store_true", help="also run the tests marked slow (long sweeps)"
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a long sweep, run only with --run-slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow sweep: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
