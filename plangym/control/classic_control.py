@@ -23,31 +23,18 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from plangym.columns import BatchColumns, is_record_block, states_to_records
+from plangym.control.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.classic_state import ClassicStateCodec, classic_state_dtype
-from plangym.core import PlanEnv, PlangymEnv, inherits_unchanged, repeat_action
+from plangym.core import PlangymEnv
 from plangym.validation import describe
 
 __all__ = ["ClassicControl", "classic_state_dtype"]
-
-
-def _fill_rows(out: np.ndarray, rows: list) -> bool:
-    """Write ``rows`` into ``out`` when each is an array of exactly its row's shape and dtype."""
-    shape, dtype = out.shape[1:], out.dtype
-    if len(rows) != len(out) or not all(
-        type(row) is np.ndarray
-        and (row.dtype is dtype or row.dtype == dtype)
-        and row.shape == shape
-        for row in rows
-    ):
-        return False
-    if rows:
-        out[:] = rows
-    return True
 
 
 class _CheckedActionSpace:
@@ -104,16 +91,7 @@ class ClassicControl(PlangymEnv):
         super().setup()
         # Without wrappers, only reset draws from np_random: the codec may cache its words.
         self._codec = ClassicStateCodec(self._gym_env, cache_rng=not self._wrappers)
-        self._batch_in_bulk = self._plain_dynamics()
-
-    def _plain_dynamics(self) -> bool:
-        """Whether a batch may run in the bulk loop: it would skip nothing that does work.
-
-        True when there are no user wrappers, no pictures to add, every ``process_*`` hook
-        is an identity, and no method in :data:`_BULK_LOOP_REPLACES` is overridden.
-        """
-        unchanged = inherits_unchanged(type(self), _BULK_LOOP_REPLACES)
-        return unchanged and not self._wrappers and not self.return_image and self._identity_hooks
+        self._batch_in_bulk = runs_in_bulk(self, ClassicControl)
 
     def apply_action(self, action: Any) -> tuple:
         """Step the gymnasium env once, quietly when it steps on past the episode's end.
@@ -206,33 +184,19 @@ class ClassicControl(PlangymEnv):
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
         codec = self._codec
-        write, read_into = codec.write, codec.read_into  # set_state's and get_state's moves
-        # CartPole's step past the end would warn: apply_action silences it.
-        step = self.apply_action if codec.has_steps_beyond else self._gym_env.step
-        autoreset = self.autoreset
-        repeats = self.frameskip
-        observs, rewards, terminals, truncateds, infos = [], [], [], [], []
         new_columns = ([], [], [], [], [])  # the new states, field by field
-        for action, dt, fields in zip(actions, dts, codec.rows(records), strict=True):
-            write(fields)
-            if dt * repeats == 1:  # repeat_action's work without the call: the same values
-                obs, reward, terminal, truncated, info = step(action)
-                reward = 0.0 + reward
-                info = {**info, "n_step": 1, "dt": dt}
-            else:
-                obs, reward, terminal, truncated, info = repeat_action(step, action, dt * repeats)
-                info["dt"] = dt
-            observs.append(obs)
-            rewards.append(reward)
-            terminals.append(terminal)
-            truncateds.append(truncated)
-            infos.append(info)
-            if want_state:
-                read_into(new_columns)
-            if autoreset and (terminal or truncated):
-                self.reset(return_state=False)
-        if observs_out is not None and _fill_rows(observs_out, observs):
-            observs = observs_out
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            codec.rows(records),
+            actions,
+            dts,
+            restore=codec.write,  # set_state's and get_state's moves, without packing
+            # CartPole's step past the end would warn: apply_action silences it.
+            step=self.apply_action if codec.has_steps_beyond else self._gym_env.step,
+            record=partial(codec.read_into, new_columns) if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
         new_states = codec.records(new_columns) if want_state else None
         return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
 
@@ -261,22 +225,3 @@ class ClassicControl(PlangymEnv):
             f"{name}: expected a {self.name} state (a 0-d record array from get_state(), or "
             f"a float array of shape {expected['physics'].shape}), received {describe(state)}"
         )
-
-
-# The methods a batch in the bulk loop does not call, or calls in a fixed way, with the class
-# whose version the loop reproduces. A subclass that overrides any of them takes the generic
-# path (PlanEnv.run_batch_columns), so its override runs.
-_BULK_LOOP_REPLACES: dict[str, type] = {
-    "_step_checked": PlanEnv,  # restore, step, process, record the state, autoreset
-    "step_with_dt": PlanEnv,  # repeat the action dt * frameskip times
-    "_underlying_step": PlanEnv,  # one step: apply_action, then process_apply_action
-    "process_apply_action": PlanEnv,  # not called: an identity
-    "process_step": PlanEnv,  # not called: the process_* hooks are identities (checked apart)
-    "apply_action": ClassicControl,  # CartPole's is called; the others step gymnasium's env
-    "get_state": ClassicControl,  # both done by the codec, without packing each state
-    "set_state": ClassicControl,
-    # Called by the loop on autoreset, as by the generic path; listed so that a subclass
-    # that changes how episodes start takes the generic path, as it always has.
-    "reset": PlanEnv,
-    "apply_reset": ClassicControl,
-}

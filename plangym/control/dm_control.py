@@ -33,84 +33,44 @@ tasks and the OpenGL backend.
 
 from __future__ import annotations
 
-import ctypes.util
 import difflib
 import os
-import struct
-import sys
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Box
 
 from plangym.columns import BatchColumns, is_record_block
-from plangym.control.record_state import RecordLayout
-from plangym.core import PlanEnv, PlangymEnv, inherits_unchanged, repeat_action, wrap_callable
+from plangym.control.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
+from plangym.control.mujoco_runtime import load_mujoco
+from plangym.core import PlangymEnv, wrap_callable
 from plangym.environment_names import DM_CONTROL
 from plangym.extras import require
-from plangym.rng import MT19937_KEY_WORDS, random_state_fields, restore_random_state
 
-
-def _default_gl_backend() -> None:
-    """Choose dm_control's OpenGL backend on a headless Linux machine, before its import.
-
-    dm_control reads ``MUJOCO_GL`` once, when imported, and by default picks GLFW, which
-    imports fine without a display and then fails on the first picture, and on every
-    ``quadruped-escape`` reset (it uploads its new terrain to the GL context). OSMesa
-    renders in software anywhere its library is installed; a machine with a GPU can set
-    ``MUJOCO_GL=egl`` itself, which this leaves alone. Rendering calls stay on the calling
-    thread: a plangym env is used from one thread, and dm_control's render thread cannot
-    free its contexts at interpreter exit (it prints a traceback there).
-    """
-    os.environ.setdefault("DISABLE_RENDER_THREAD_OFFLOADING", "1")
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if (
-        "MUJOCO_GL" not in os.environ
-        and sys.platform.startswith("linux")
-        and headless
-        and ctypes.util.find_library("OSMesa")
-    ):
-        os.environ["MUJOCO_GL"] = "osmesa"
-
-
-_default_gl_backend()
+# Pictures are drawn on the calling thread: a plangym env is used from one thread, and
+# dm_control's render thread cannot free its contexts at interpreter exit (it prints a
+# traceback there). Set before dm_control is imported, which reads it then.
+os.environ.setdefault("DISABLE_RENDER_THREAD_OFFLOADING", "1")
+mujoco = load_mujoco(family="dm_control", extra="dm_control")  # picks the GL backend first
 require("dm_control", extra="dm_control", family="dm_control")
-mujoco = require("mujoco", extra="dm_control", family="dm_control")
 from dm_control import suite  # noqa: E402 - after the backend is chosen
 from dm_control.rl.control import PhysicsError, flatten_observation  # noqa: E402
 from dm_env import StepType  # noqa: E402
 
+from plangym.control.dm_control_state import (  # noqa: E402
+    EPISODE_MODEL_FIELDS,
+    DMControlStateCodec,
+)
+
 __all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED"]
-
-# What mj_getState / mj_setState move: everything mj_step reads that is not derived.
-STATE_SIG = int(mujoco.mjtState.mjSTATE_INTEGRATION)
-
-# MjModel fields a task rewrites when an episode starts (its target, terrain or obstacles),
-# keyed by task name or by domain. Found by comparing every model array across resets of all
-# 51 suite tasks (dm-control 1.0.50); tests/test_dm_control.py checks it again. mat_rgba,
-# which visualize_reward rewrites on every step, is handled apart.
-EPISODE_MODEL_FIELDS: dict[str, tuple[str, ...]] = {
-    "finger-turn_easy": ("site_pos",),
-    "finger-turn_hard": ("site_pos",),
-    "fish-swim": ("geom_pos",),
-    "manipulator": ("body_pos", "body_quat"),
-    "point_mass-hard": ("wrap_prm",),
-    "quadruped-escape": ("hfield_data",),
-    "reacher": ("geom_pos",),
-    "stacker": ("body_pos",),
-    "swimmer": ("geom_pos", "light_pos"),  # light_pos: the light that follows the target
-}
 
 # The lqr tasks draw their model (stiffness, damping, actuated bodies) from the task's
 # generator when they are built. plangym always builds them from this seed, so that every
 # instance, clone and worker simulates the same system and takes the others' states; the
 # ``seed`` argument then seeds the generator the episodes start from.
 LQR_MODEL_SEED = 0
-
-_RNG_FIELDS = ("rng_key", "rng_pos", "rng_has_gauss", "rng_gauss")
-# step_count (int64) and reset_next_step (bool), packed as the record stores them.
-_COUNTERS = struct.Struct("<q?")
 
 
 def split_name(name: str, domain_name: str | None, task_name: str | None) -> tuple[str, str]:
@@ -237,7 +197,7 @@ class DMControlEnv(PlangymEnv):
     def state_dtype(self) -> np.dtype:
         """NumPy record type of this env's states."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        return self._layout.dtype
+        return self._codec.layout.dtype
 
     @property
     def obs_layout(self) -> tuple[tuple[str, int, int], ...]:
@@ -279,52 +239,12 @@ class DMControlEnv(PlangymEnv):
         """Load the task, lay out its states and read its spaces."""
         env = self.init_gym_env()
         self._gym_env = env
-        physics = env.physics
-        self._model_ptr, self._data_ptr = physics.model.ptr, physics.data.ptr
-        self._warning_counters = physics.data.warning.number  # a view of mjData's
-        self._physics_buffer = np.empty(mujoco.mj_stateSize(self._model_ptr, STATE_SIG))
-        self._model_fields = self._episode_model_fields()
-        self._layout = self._make_layout()
-        self._episode_nbytes = self._layout.dtype.fields["physics"][1]
-        self._has_hfield = "hfield_data" in self._model_fields
-        # The colours visualize_reward gives the body, flat (a view of the model's array).
-        self._colours = physics.model.mat_rgba.reshape(-1) if self._visualize_reward else None
-        self._batch_in_bulk = self._plain_dynamics()
+        self._warning_counters = env.physics.data.warning.number  # a view of mjData's
+        self._codec = DMControlStateCodec(self.name, env, self._visualize_reward)
+        self._batch_in_bulk = runs_in_bulk(self, DMControlEnv)
         self._obs_layout = self._read_obs_layout()
         obs, _ = self.apply_reset()
         self._init_spaces(obs)
-
-    def _plain_dynamics(self) -> bool:
-        """Whether a batch may run in the bulk loop: it would skip nothing that does work.
-
-        True when there are no pictures to add, every ``process_*`` hook is an identity and
-        no method in :data:`_BULK_LOOP_REPLACES` is overridden.
-        """
-        unchanged = inherits_unchanged(type(self), _BULK_LOOP_REPLACES)
-        return unchanged and not self.return_image and self._identity_hooks
-
-    def _episode_model_fields(self) -> tuple[str, ...]:
-        fields = EPISODE_MODEL_FIELDS.get(self.name)
-        return fields if fields is not None else EPISODE_MODEL_FIELDS.get(self._domain_name, ())
-
-    def _make_layout(self) -> RecordLayout:
-        """Lay out the record: the episode's fields first (compared as a block), then the step's."""
-        model = self._gym_env.physics.model
-        fields: dict[str, tuple[Any, tuple[int, ...]]] = {
-            "rng_key": (np.uint32, (MT19937_KEY_WORDS,)),
-            "rng_pos": (np.int64, ()),
-            "rng_has_gauss": (np.int64, ()),
-            "rng_gauss": (np.float64, ()),
-        }
-        for field in self._model_fields:
-            array = getattr(model, field)
-            fields[field] = (array.dtype, array.shape)
-        fields["physics"] = (np.float64, self._physics_buffer.shape)
-        if self._visualize_reward:
-            fields["mat_rgba"] = (model.mat_rgba.dtype, model.mat_rgba.shape)
-        fields["step_count"] = (np.int64, ())
-        fields["reset_next_step"] = (np.bool_, ())
-        return RecordLayout(self.name, fields)
 
     def _read_obs_layout(self) -> tuple[tuple[str, int, int], ...]:
         env = self._gym_env
@@ -348,36 +268,13 @@ class DMControlEnv(PlangymEnv):
             shape = image.shape if self.obs_type == "rgb" else image.shape[:2]
             self._obs_space = Box(0, 255, shape=shape, dtype=np.uint8)
 
-    # Episode fields -------------------------------------------------------------------------
-    def _read_episode(self) -> bytes:
-        """Return the bytes of a state's episode block: the generator and the model fields."""
-        record = np.zeros((), self._layout.dtype)
-        key, pos, has_gauss, gauss = random_state_fields(self._gym_env.task.random)
-        record["rng_key"], record["rng_pos"] = key, pos
-        record["rng_has_gauss"], record["rng_gauss"] = has_gauss, gauss
-        model = self._gym_env.physics.model
-        for field in self._model_fields:
-            record[field] = getattr(model, field)
-        return record.tobytes()[: self._episode_nbytes]
-
-    def _write_episode(self, blob: bytes) -> None:
-        """Load the generator and model fields of the state whose record bytes are ``blob``."""
-        state = np.ndarray((), self._layout.dtype, blob)
-        physics = self._gym_env.physics
-        restore_random_state(self._gym_env.task.random, *(state[f] for f in _RNG_FIELDS))
-        for field in self._model_fields:
-            np.copyto(getattr(physics.model, field), state[field])
-        if self._has_hfield:
-            _upload_heightfields(physics)
-        self._episode = blob[: self._episode_nbytes]
-
     # Simulator access -----------------------------------------------------------------------
     def apply_reset(self, **kwargs: Any) -> tuple[np.ndarray, dict]:
         """Start a new episode of the task: ``(obs, info)``."""
         time_step = self.gym_env.reset()
         # Only an episode start draws from the generator or rewrites the model: what the
         # states of this episode hold in their episode block is known until the next one.
-        self._episode = self._read_episode()
+        self._codec.remember_episode()
         return time_step.observation["observations"], {}
 
     def apply_action(self, action: Any) -> tuple:
@@ -415,42 +312,12 @@ class DMControlEnv(PlangymEnv):
         """Return the exact state of the task as a read-only 0-d record array."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
         # Over its own bytes object: read-only, the same record RecordLayout.pack builds.
-        return np.ndarray((), self._layout.dtype, self._capture())
+        return np.ndarray((), self._codec.layout.dtype, self._codec.capture())
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
         self.check_state(state)
-        self._restore(state.tobytes())
-
-    def _capture(self) -> bytes:
-        """Return the bytes of the current state, in the order of the record's fields."""
-        env = self._gym_env
-        buffer = self._physics_buffer
-        mujoco.mj_getState(self._model_ptr, self._data_ptr, buffer, STATE_SIG)
-        counters = _COUNTERS.pack(env._step_count, env._reset_next_step)
-        if self._colours is None:
-            return b"".join((self._episode, buffer.tobytes(), counters))
-        return b"".join((self._episode, buffer.tobytes(), self._colours.tobytes(), counters))
-
-    def _restore(self, blob: bytes) -> None:
-        """Restore the state whose record bytes are ``blob`` (already checked)."""
-        start = self._episode_nbytes
-        if blob[:start] != self._episode:  # another episode: its generator and model
-            self._write_episode(blob)
-        size = self._physics_buffer.size
-        physics = np.frombuffer(blob, np.float64, count=size, offset=start)
-        mujoco.mj_setState(self._model_ptr, self._data_ptr, physics, STATE_SIG)
-        # What the step that produced the state computed last (dm_control's steps end with
-        # mj_step1, and the next one starts with mj_step2 on top of it). Never inside
-        # physics.reset_context(): that would clear the time and the solver's warm start.
-        mujoco.mj_step1(self._model_ptr, self._data_ptr)
-        start += 8 * size
-        colours = self._colours
-        if colours is not None:
-            colours[:] = np.frombuffer(blob, colours.dtype, colours.size, start)
-            start += colours.nbytes
-        env = self._gym_env
-        env._step_count, env._reset_next_step = _COUNTERS.unpack_from(blob, start)
+        self._codec.restore(state.tobytes())
 
     def run_batch_columns(
         self,
@@ -469,51 +336,40 @@ class DMControlEnv(PlangymEnv):
         """
         if states is None or not self._batch_in_bulk:
             return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        codec = self._codec
         if is_record_block(states):
-            if states.dtype != self._layout.dtype:
+            if states.dtype != codec.layout.dtype:
                 return super().run_batch_columns(actions, states, dts, want_state, observs_out)
             blob, size = states.tobytes(), states.dtype.itemsize
             blobs = [blob[i : i + size] for i in range(0, len(blob), size)]
         else:
             blobs = [state.tobytes() for state in states]
-        restore, capture, step = self._restore, self._capture, self.apply_action
-        autoreset, repeats = self.autoreset, self.frameskip
-        observs, rewards, terminals, truncateds, infos, new_blobs = [], [], [], [], [], []
-        for action, dt, blob in zip(actions, dts, blobs, strict=True):
-            restore(blob)
-            if dt * repeats == 1:  # repeat_action's work without the call: the same values
-                obs, reward, terminal, truncated, info = step(action)
-                reward = 0.0 + reward
-                info = {**info, "n_step": 1, "dt": dt}
-            else:
-                obs, reward, terminal, truncated, info = repeat_action(step, action, dt * repeats)
-                info["dt"] = dt
-            observs.append(obs)
-            rewards.append(reward)
-            terminals.append(terminal)
-            truncateds.append(truncated)
-            infos.append(info)
-            if want_state:
-                new_blobs.append(capture())
-            if autoreset and (terminal or truncated):
-                self.reset(return_state=False)
-        if observs_out is not None and len(observs) == len(observs_out) and observs:
-            observs_out[:] = observs
-            observs = observs_out
+        new_blobs: list[bytes] = []
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            blobs,
+            actions,
+            dts,
+            restore=codec.restore,
+            step=self.apply_action,
+            record=(lambda: new_blobs.append(codec.capture())) if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
         new_states = None
         if want_state:
-            new_states = np.frombuffer(b"".join(new_blobs), self._layout.dtype)
+            new_states = np.frombuffer(b"".join(new_blobs), codec.layout.dtype)
         return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise TypeError unless ``state`` is a state of this task."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        self._layout.check(state, name)
+        self._codec.layout.check(state, name)
 
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        self._layout.check_all(states)
+        self._codec.layout.check_all(states)
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space, and start a new episode.
@@ -543,30 +399,3 @@ class DMControlEnv(PlangymEnv):
         if env is not None:
             self._gym_env = None
             env.physics.free()
-
-
-# The methods a batch in the bulk loop does not call, or calls in a fixed way, with the class
-# whose version the loop reproduces. A subclass overriding any of them takes the generic path
-# (PlanEnv.run_batch_columns), so its override runs.
-_BULK_LOOP_REPLACES: dict[str, type] = {
-    "_step_checked": PlanEnv,  # restore, step, process, record the state, autoreset
-    "step_with_dt": PlanEnv,  # repeat the action dt * frameskip times
-    "_underlying_step": PlanEnv,  # one step: apply_action, then process_apply_action
-    "process_apply_action": PlanEnv,  # not called: an identity
-    "process_step": PlanEnv,  # not called: the process_* hooks are identities (checked apart)
-    "apply_action": DMControlEnv,
-    "get_state": DMControlEnv,  # both done on the records' bytes
-    "set_state": DMControlEnv,
-    "reset": PlanEnv,  # called on autoreset, as by the generic path
-    "apply_reset": DMControlEnv,
-}
-
-
-def _upload_heightfields(physics: Any) -> None:
-    """Send rewritten height fields to the GL context, when pictures have created one."""
-    contexts = getattr(physics, "_contexts", None)  # the property would create one
-    if not contexts:
-        return
-    with contexts.gl.make_current() as context:
-        for hfield_id in range(physics.model.nhfield):
-            context.call(mujoco.mjr_uploadHField, physics.model.ptr, contexts.mujoco.ptr, hfield_id)

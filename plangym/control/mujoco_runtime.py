@@ -42,10 +42,10 @@ def _warn(message: str) -> None:
     warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=2)
 
 
-def load_mujoco(family: str) -> ModuleType:
+def load_mujoco(family: str, extra: str = "mujoco") -> ModuleType:
     """Choose the GL backend, import mujoco (or name the extra to install), route warnings."""
     choose_gl_backend()
-    mujoco = require("mujoco", extra="mujoco", family=family)
+    mujoco = require("mujoco", extra=extra, family=family)
     if mujoco.get_mju_user_warning() is None:
         mujoco.set_mju_user_warning(_warn)
     return mujoco
