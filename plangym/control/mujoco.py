@@ -30,10 +30,13 @@ in the same instance, a fresh one or another process.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from plangym.columns import BatchColumns
+from plangym.control.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.mujoco_state import MujocoStateCodec, mujoco
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.utils import find_time_limit
@@ -98,6 +101,8 @@ class MujocoEnv(PlangymEnv):
         self._codec = MujocoStateCodec(
             self.name, unwrapped.model, unwrapped.data, cache_rng=not self._wrappers
         )
+        # The loop restores as MujocoEnv._step_checked does: without mj_forward.
+        self._batch_in_bulk = runs_in_bulk(self, MujocoEnv, family_owns=["_step_checked"])
 
     @property
     def _state_codec(self) -> MujocoStateCodec:
@@ -146,6 +151,49 @@ class MujocoEnv(PlangymEnv):
             self._restore(state, forward=False)
             state = None
         return super()._step_checked(action, state, dt, want_state)
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; with plain dynamics, in one loop (:mod:`~.bulk_loop`).
+
+        The loop reads the input states as rows of one array, restores each without
+        ``mj_forward`` and writes the new states straight into one record array.
+        """
+        if states is None or not self._batch_in_bulk or not len(states):
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        codec, gym_env = self._codec, self._gym_env
+        generator = gym_env.unwrapped.np_random
+        time_limit = find_time_limit(gym_env)
+        new_states = np.empty(len(states), codec.dtype) if want_state else None
+        new_rows = iter(codec.words(new_states)) if want_state else None
+
+        def restore(words: np.ndarray) -> None:
+            elapsed = codec.write_words(words, generator, forward=False)
+            if time_limit is not None:
+                time_limit._elapsed_steps = elapsed
+
+        def record() -> None:
+            elapsed = -1 if time_limit is None else time_limit._elapsed_steps
+            codec.read_into(next(new_rows), generator, elapsed)
+
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            codec.words(states),
+            actions,
+            dts,
+            restore=restore,
+            step=gym_env.step,
+            record=record if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
+        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Reset the gymnasium env, which draws its noise from the env's generator."""

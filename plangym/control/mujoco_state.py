@@ -82,25 +82,39 @@ class MujocoStateCodec:
     def read(self, generator: np.random.Generator, elapsed_steps: int) -> np.ndarray:
         """Return the simulation's state as a read-only 0-d record."""
         flat = np.empty(self.n_words, np.float64)
+        self.read_into(flat, generator, elapsed_steps)
+        flat.flags.writeable = False
+        return np.ndarray((), self.layout.dtype, flat)
+
+    def read_into(self, flat: np.ndarray, generator: np.random.Generator, elapsed: int) -> None:
+        """Write the simulation's state into ``flat``, a record seen as float64 words."""
         mujoco.mj_getState(self.model, self.data, flat[self.integration], INTEGRATION)
         flat[self.xpos] = self.xpos_view
         flat[self.xipos] = self.xipos_view
         words = flat.view(np.int64)
         words[self.rng] = self.rng_words.read(generator)
-        words[self.elapsed] = elapsed_steps
-        flat.flags.writeable = False
-        return np.ndarray((), self.layout.dtype, flat)
+        words[self.elapsed] = elapsed
+
+    def words(self, states: list | np.ndarray) -> np.ndarray:
+        """Return checked states (0-d records, or a record block) as rows of float64 words."""
+        if not isinstance(states, np.ndarray):
+            states = np.frombuffer(b"".join([state.tobytes() for state in states]), self.dtype)
+        return states.view(np.float64).reshape(len(states), self.n_words)
 
     def write(self, state: np.ndarray, generator: np.random.Generator, forward: bool) -> int:
-        """Put a checked state in the simulation; return its time-limit count.
+        """Put a checked 0-d state in the simulation; return its time-limit count."""
+        flat = state.reshape(1).view(np.float64) if state.flags.c_contiguous else None
+        if flat is None:  # a view into someone's record block: copy it out first
+            flat = state.copy().reshape(1).view(np.float64)
+        return self.write_words(flat, generator, forward)
+
+    def write_words(self, flat: np.ndarray, generator: np.random.Generator, forward: bool) -> int:
+        """Put a state seen as float64 words in the simulation; return its time-limit count.
 
         ``forward=False`` leaves what MuJoCo derives from the state (contacts, sensors, geom
         poses) as it was: only for a restore that a step follows at once, because
         ``mj_step`` recomputes all of it before integrating.
         """
-        flat = state.reshape(1).view(np.float64) if state.flags.c_contiguous else None
-        if flat is None:  # a view into someone's record block: copy it out first
-            flat = state.copy().reshape(1).view(np.float64)
         mujoco.mj_setState(self.model, self.data, flat[self.integration], INTEGRATION)
         if forward:
             mujoco.mj_forward(self.model, self.data)
