@@ -31,6 +31,10 @@ CASES = [
     ("ALE/Breakout-v5", {"obs_type": "grayscale", "remove_time_limit": False}),
     ("Hopper-v5", {}),
     ("Ant-v5", {"frameskip": 2, "render_mode": None, "remove_time_limit": False}),
+    ("walker-walk", {}),
+    ("reacher-easy", {"frameskip": 2, "visualize_reward": False, "seed": 3}),
+    ("LunarLander-v3", {}),
+    ("BipedalWalker-v3", {"frameskip": 2, "remove_time_limit": False}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in CASES]
 

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,7 +46,11 @@ from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
 from plangym.validation import check_positive_int
 
-Box2D = require("Box2D", extra="box2d", family="Box2D")
+with warnings.catch_warnings():
+    # The box2d wheel's SWIG types have no __module__, which importing them warns about;
+    # nothing the user can act on.
+    warnings.filterwarnings("ignore", "builtin type [Ss]wig", DeprecationWarning)
+    Box2D = require("Box2D", extra="box2d", family="Box2D")
 
 __all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "fresh_world"]
 
