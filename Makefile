@@ -10,7 +10,7 @@ PYTEST_WORKERS ?= 2
 DEMO_STEPS ?= 300
 DEMO_SEED ?= 0
 
-.PHONY: install test lint demo bench bench-baseline clean
+.PHONY: install test test-slow lint demo bench bench-baseline clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ install: $(INSTALLED)
 test: $(INSTALLED)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
+# The suite plus the long sweeps (every dm_control task, twice): about 2 more minutes.
+test-slow: $(INSTALLED)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q --run-slow
+
 lint: $(INSTALLED)
 	$(BIN)/ruff check plangym tests benchmarks
 	$(BIN)/ruff format --check plangym tests benchmarks
@@ -33,6 +37,9 @@ demo: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/single_process.py
+	$(BIN)/python benchmarks/mujoco_envs.py
+	$(BIN)/python benchmarks/dm_control.py
+	$(BIN)/python benchmarks/box2d.py
 	$(BIN)/python benchmarks/parallel.py
 
 # plangym 0.1.32 in its own virtualenv, for the side-by-side rows of benchmarks/parallel.py.

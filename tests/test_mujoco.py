@@ -263,3 +263,16 @@ def test_bulk_batches_equal_the_generic_path(name):
     )
     bulk.close()
     generic.close()
+
+
+@pytest.mark.parametrize("name", ["Humanoid-v4", "Ant-v5", "Reacher-v4", "Pusher-v5"])
+def test_a_restored_state_steps_as_the_live_env_would_have(name):
+    """plangym 0.1.32 recomputed the bodies' positions on restore: these four then differed
+    from the live run on the first step."""
+    env = plangym.make(name, render_mode=None)
+    state = warm_state(env, seed=10, n_steps=10)
+    actions = [env.sample_action() for _ in range(20)]
+    live = [env.step(action) for action in actions]
+    first = env.step(actions[0], state=state, return_state=False)
+    assert_identical([first] + [env.step(action) for action in actions[1:]], live)
+    env.close()
