@@ -142,6 +142,8 @@ FAMILIES = {
 
 # The optional extra (pip install 'plangym[EXTRA]') a family needs; absent: none.
 FAMILY_EXTRAS = {"mujoco": "mujoco", "dm_control": "dm_control", "box2d": "box2d"}
+# Names listed in a family that needs an extra, which run without it (plangym's own physics).
+NEED_NO_EXTRA = frozenset({"FastLunarLander-v0"})
 
 ALL = [name for names in FAMILIES.values() for name in names]
 

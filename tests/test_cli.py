@@ -267,4 +267,4 @@ def test_list_names_each_family_with_its_extra(capsys):
     out = capsys.readouterr().out
     assert "mujoco (21 environments; extra 'mujoco', installed)" in out
     assert "dm_control (51 environments; extra 'dm_control', installed)" in out
-    assert "box2d (6 environments; extra 'box2d', installed)" in out
+    assert "box2d (6 environments; extra 'box2d', installed; FastLunarLander-v0 needs none)" in out

@@ -19,7 +19,7 @@ EXTRA_PURPOSES = {
     "images": "resize frames with plangym.utils.process_frame*",
     "mujoco": "gymnasium's MuJoCo envs",
     "dm-control": "the dm_control suite",
-    "box2d": "gymnasium's Box2D envs and FastLunarLander",
+    "box2d": "gymnasium's Box2D envs (FastLunarLander-v0 needs no extra)",
     "dev": "tests and linting",
 }
 
@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
             packages = available.get(normalize(extra), [])
             found = bool(packages) and all(installed_version(p) for p in packages)
             needs = f"; extra '{extra}', {'installed' if found else 'not installed'}"
+            free = environment_names.NEED_NO_EXTRA.intersection(names)
+            if free:
+                needs += f"; {', '.join(sorted(free))} needs none"
         print(f"{family} ({len(names)} environments{needs})")
         print(
             textwrap.fill(
