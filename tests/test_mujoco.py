@@ -52,9 +52,11 @@ def test_every_id_replays_exactly_in_the_same_and_a_fresh_instance(name):
         fresh.close()
 
 
-def test_an_episode_boundary_replays_exactly():
+@pytest.mark.parametrize("noise", [None, 0.3], ids=["default-noise", "reset_noise_scale=0.3"])
+def test_an_episode_boundary_replays_exactly(noise):
     """Hopper falls, autoreset draws the new episode's noise from the restored generator."""
-    env = plangym.make("Hopper-v5", render_mode=None, remove_time_limit=False)
+    kwargs = {} if noise is None else {"reset_noise_scale": noise}
+    env = plangym.make("Hopper-v5", render_mode=None, remove_time_limit=False, **kwargs)
     fresh = env.clone()
     state = warm_state(env, seed=1, n_steps=2)
     actions = [np.ones(3, dtype=np.float32)] * 60  # full torque: the hopper falls quickly
