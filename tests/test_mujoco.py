@@ -59,10 +59,11 @@ def test_an_episode_boundary_replays_exactly(noise):
     env = plangym.make("Hopper-v5", render_mode=None, remove_time_limit=False, **kwargs)
     fresh = env.clone()
     state = warm_state(env, seed=1, n_steps=2)
-    actions = [np.ones(3, dtype=np.float32)] * 60  # full torque: the hopper falls quickly
+    rng = np.random.default_rng(1)
+    actions = list(rng.uniform(-1, 1, size=(150, 3)).astype(np.float32))  # falls in ~20-40
     expected = replay(env, state, actions)
     terminals = [step[3] for step in expected]
-    assert any(terminals), "the window must cross an episode end"
+    assert sum(terminals) >= 2, "the window must cross episode ends"
     assert_identical(replay(fresh, state, actions), expected)
     env.close()
     fresh.close()
