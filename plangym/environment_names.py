@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import functools
+
 import ale_py
 import gymnasium as gym
 
@@ -127,6 +129,24 @@ BOX_2D = [
     "FastLunarLander-v0",
 ]
 
+# plangym 0.1's Montezuma's Revenge with Panama Joe's room, level and position (ALE based).
+MONTEZUMA = ["PlanMontezuma-v0"]
+
+# Super Mario Bros (NES): gym-super-mario-bros's ids; any name containing "SuperMarioBros"
+# is routed to plangym.videogames.nes.MarioEnv, as in plangym 0.1.
+_MARIO_VERSIONS = ("v0", "v1", "v2", "v3")
+NES = (
+    [f"SuperMarioBros-{v}" for v in _MARIO_VERSIONS]
+    + [
+        f"SuperMarioBros-{world}-{stage}-{v}"
+        for world in range(1, 9)
+        for stage in range(1, 5)
+        for v in _MARIO_VERSIONS
+    ]
+    + [f"SuperMarioBros2-{v}" for v in _MARIO_VERSIONS]
+    + [f"SuperMarioBrosRandomStages-{v}" for v in _MARIO_VERSIONS]
+)
+
 # plangym 0.1's Balloon Learning Environment: the name is kept, the package does not import
 # on the Pythons plangym supports (see plangym.control.balloon).
 BALLOON = ["BalloonLearningEnvironment-v0"]
@@ -134,27 +154,66 @@ BALLOON = ["BalloonLearningEnvironment-v0"]
 FAMILIES = {
     "classic_control": CLASSIC_CONTROL,
     "atari": ATARI,
+    "montezuma": MONTEZUMA,
     "mujoco": MUJOCO,
     "dm_control": DM_CONTROL,
     "box2d": BOX_2D,
+    "nes": NES,
     "balloon": BALLOON,
 }
 
 # The optional extra (pip install 'plangym[EXTRA]') a family needs; absent: none.
-FAMILY_EXTRAS = {"mujoco": "mujoco", "dm_control": "dm_control", "box2d": "box2d"}
+FAMILY_EXTRAS = {
+    "mujoco": "mujoco",
+    "dm_control": "dm_control",
+    "box2d": "box2d",
+    "retro": "retro",
+    "nes": "nes",
+}
 # Names listed in a family that needs an extra, which run without it (plangym's own physics).
 NEED_NO_EXTRA = frozenset({"FastLunarLander-v0"})
 
 ALL = [name for names in FAMILIES.values() for name in names]
 
 
+@functools.cache
+def _retro_games() -> list[str]:
+    """stable-retro's games (those it has integration data for), read once; [] without it."""
+    try:
+        import retro.data
+    except Exception:  # not installed, or it fails to import: no retro names
+        return []
+    return sorted(retro.data.list_games())
+
+
+def __getattr__(name: str) -> list[str]:
+    # RETRO is read from stable-retro on first use (importing it costs seconds), as in
+    # plangym 0.1; an empty list when the extra is missing.
+    if name == "RETRO":
+        return _retro_games()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def family_of(name: str) -> str | None:
     """Return the family of the environment called ``name``, or None.
 
-    >>> family_of("Hopper-v5"), family_of("nothing")
-    ('mujoco', None)
+    >>> family_of("Hopper-v5"), family_of("SuperMarioBros-1-2-v0"), family_of("nothing")
+    ('mujoco', 'nes', None)
     """
     for family, names in FAMILIES.items():
         if name in names:
             return family
+    if "SuperMarioBros" in name:
+        return "nes"
+    if name in _retro_games() or _retro_spelling(name) in _retro_games():
+        return "retro"
     return None
+
+
+def _retro_spelling(name: str) -> str:
+    """stable-retro's name for plangym 0.1's spelling: "Airstriker-Genesis" -> "-v0" added.
+
+    >>> _retro_spelling("Airstriker-Genesis"), _retro_spelling("Airstriker-Genesis-v0")
+    ('Airstriker-Genesis-v0', 'Airstriker-Genesis-v0')
+    """
+    return name if name.endswith("-v0") else f"{name}-v0"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import re
 from typing import Any
 
 from plangym import environment_names
@@ -27,7 +28,15 @@ FAMILY_CLASSES = {
     "dm_control": "plangym.control.dm_control:DMControlEnv",
     "box2d": "plangym.control.box_2d:Box2DEnv",
     "balloon": "plangym.control.balloon:BalloonEnv",
+    "montezuma": "plangym.videogames.montezuma:MontezumaEnv",
+    "nes": "plangym.videogames.nes:MarioEnv",
+    "retro": "plangym.videogames.retro:RetroEnv",
 }
+# stable-retro names end with the console: "Airstriker-Genesis-v0" (plangym 0.1: no "-v0").
+RETRO_SYSTEMS = re.compile(
+    r"-(Atari2600|Genesis|Sms|GameGear|Nes|Snes|GameBoy|GbColor|GbAdvance|PCEngine|Saturn|32x)"
+    r"(-v0)?$"
+)
 # Names whose class is not their family's.
 NAME_CLASSES = {"FastLunarLander-v0": "plangym.control.lunar_lander:LunarLander"}
 
@@ -49,6 +58,9 @@ def get_planenv_class(name: str) -> type[PlanEnv]:
         return _import_class(FAMILY_CLASSES[family])
     if not isinstance(name, str):
         raise TypeError(f"name: expected an environment name (str), received {name!r}")
+    if RETRO_SYSTEMS.search(name) and not environment_names.RETRO:
+        # A console game's name while stable-retro is missing: say what to install.
+        return _import_class(FAMILY_CLASSES["retro"])
     closest = difflib.get_close_matches(name, environment_names.ALL, n=5, cutoff=0.5)
     hint = (
         f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
@@ -57,10 +69,21 @@ def get_planenv_class(name: str) -> type[PlanEnv]:
 
 
 def get_environment_class(
-    name: str, n_workers: int | None = None, ray: bool = False
+    name: str, n_workers: int | None = None, ray: bool = False, state: str | None = None
 ) -> tuple[type | None, type[PlanEnv]]:
-    """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call."""
-    env_class = get_planenv_class(name)
+    """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call.
+
+    A retro ``state`` makes the env a ``RetroEnv`` whatever the name, as in plangym 0.1.
+    """
+    if state is not None:
+        env_class = _import_class(FAMILY_CLASSES["retro"])
+    else:
+        env_class = get_planenv_class(name)
+    return vectorized_class(n_workers, ray), env_class
+
+
+def vectorized_class(n_workers: int | None, ray: bool) -> type | None:
+    """Return the class that runs an env on workers for these :func:`make` arguments."""
     if ray:
         if n_workers is None:
             raise ValueError(
@@ -69,12 +92,12 @@ def get_environment_class(
             )
         from plangym.vectorization.ray import RayEnv
 
-        return RayEnv, env_class
+        return RayEnv
     if n_workers is not None:
         from plangym.vectorization.parallel import ParallelEnv
 
-        return ParallelEnv, env_class
-    return None, env_class
+        return ParallelEnv
+    return None
 
 
 def resolve_name(name: str | None, domain_name: str | None, task_name: str | None) -> str:
@@ -114,6 +137,7 @@ def make(
     ray: bool = False,
     domain_name: str | None = None,
     task_name: str | None = None,
+    state: str | None = None,
     **kwargs: Any,
 ) -> PlanEnv:
     """Create the environment called ``name``.
@@ -126,10 +150,14 @@ def make(
         domain_name: With ``task_name``, a dm_control suite task instead of ``name``:
             ``make(domain_name="walker", task_name="walk")`` is ``make("walker-walk")``.
         task_name: See ``domain_name``.
+        state: A stable-retro save state to start from (as in plangym 0.1, it makes the
+            env a ``RetroEnv`` whatever the name).
         kwargs: Passed to the environment's constructor.
     """
     name = resolve_name(name, domain_name, task_name)
-    vectorized_class, env_class = get_environment_class(name, n_workers=n_workers, ray=ray)
-    if vectorized_class is not None:
-        return vectorized_class(env_class=env_class, name=name, n_workers=n_workers, **kwargs)
+    workers_class, env_class = get_environment_class(name, n_workers, ray, state)
+    if state is not None:
+        kwargs["state"] = state
+    if workers_class is not None:
+        return workers_class(env_class=env_class, name=name, n_workers=n_workers, **kwargs)
     return env_class(name=name, **kwargs)
