@@ -20,6 +20,8 @@ EXTRA_PURPOSES = {
     "mujoco": "gymnasium's MuJoCo envs",
     "dm-control": "the dm_control suite",
     "box2d": "gymnasium's Box2D envs (FastLunarLander-v0 needs no extra)",
+    "retro": "console games through stable-retro",
+    "nes": "Super Mario Bros through the NES emulator",
     "dev": "tests and linting",
 }
 
@@ -34,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--family",
-        choices=sorted(environment_names.FAMILIES),
+        choices=sorted([*environment_names.FAMILIES, "retro"]),
         help="list only this family",
     )
     parser.set_defaults(run=run)
@@ -44,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the families, their names and the extras."""
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
     available = extras()
-    for family, names in environment_names.FAMILIES.items():
+    # RETRO is read from stable-retro (when installed) only here, not at import.
+    families = {**environment_names.FAMILIES, "retro": environment_names.RETRO}
+    for family, names in families.items():
         if args.family and family != args.family:
             continue
         extra = environment_names.FAMILY_EXTRAS.get(family)
@@ -56,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
             free = environment_names.NEED_NO_EXTRA.intersection(names)
             if free:
                 needs += f"; {', '.join(sorted(free))} needs none"
-        print(f"{family} ({len(names)} environments{needs})")
+        noun = "environment" if len(names) == 1 else "environments"
+        print(f"{family} ({len(names)} {noun}{needs})")
         print(
             textwrap.fill(
                 ", ".join(names),
