@@ -180,10 +180,10 @@ ALL = [name for names in FAMILIES.values() for name in names]
 def _retro_games() -> list[str]:
     """stable-retro's games (those it has integration data for), read once; [] without it."""
     try:
-        import retro.data
+        import stable_retro.data as retro_data
     except Exception:  # not installed, or it fails to import: no retro names
         return []
-    return sorted(retro.data.list_games())
+    return sorted(retro_data.list_games())
 
 
 def __getattr__(name: str) -> list[str]:

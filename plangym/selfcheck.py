@@ -21,7 +21,9 @@ Unlike :mod:`plangym.api_tests` this needs no pytest, so it runs on any install.
 from __future__ import annotations
 
 import inspect
+import multiprocessing
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,11 +113,38 @@ def check_same_instance(env: Any, n_steps: int, seed: int) -> str | None:
 def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
     """Replay random actions from one state in ``env`` and in ``env.clone()``."""
     state, actions = _warm_state(env, seed), _actions(env, n_steps, seed + 1)
-    fresh = env.clone()
+    expected = replay(env, state, actions)
+    return difference(expected, replay_in_fresh_instance(env, state, actions), "steps")
+
+
+def replay_in_fresh_instance(env: Any, state: Any, actions: list, dt: int = 1) -> list[tuple]:
+    """Replay ``actions`` from ``state`` in a new env built like ``env``.
+
+    A ``SINGLETON`` env (one emulator per process) gets its new instance in a new process.
+    """
+    if not env.SINGLETON:
+        fresh = env.clone()
+        try:
+            return replay(fresh, state, actions, dt=dt)
+        finally:
+            fresh.close()
+    blueprint = env.clone(delay_setup=True)
+    return run_in_fresh_process(_replay_in_new_env, blueprint, state, actions, dt)
+
+
+def run_in_fresh_process(function: Callable, *args: Any) -> Any:
+    """Return ``function(*args)`` computed in a new process, spawned so it inherits nothing."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(function, *args).result()
+
+
+def _replay_in_new_env(blueprint: Any, state: Any, actions: list, dt: int) -> list[tuple]:
+    blueprint.setup()
     try:
-        return difference(replay(env, state, actions), replay(fresh, state, actions), "steps")
+        return replay(blueprint, state, actions, dt=dt)
     finally:
-        fresh.close()
+        blueprint.close()
 
 
 def check_batch(env: Any, n_steps: int, seed: int) -> str | None:

@@ -1,0 +1,600 @@
+"""Console games through stable-retro (Genesis, SNES, NES, Game Boy, ...), exactly restorable.
+
+A state is the emulator's save state plus a header naming the game, as a uint8 vector with
+value semantics. The emulator's save state is about 1 MB, mostly zero bytes: plangym keeps
+only its 256-byte pages that hold a non-zero byte (about 50 KB for Airstriker), which costs
+a few percent of a step where zlib would cost most of one (see ``docs/retro.md``). After
+restoring the emulator plangym refreshes the game's variables from its RAM
+(``data.update_ram()``), without which the first reward after a restore is measured against
+the RAM the emulator had before.
+
+stable-retro runs **one emulator per process**: a second ``RetroEnv`` in a process whose
+first one is still open raises a RuntimeError saying so. ``plangym.make(name, n_workers=N)``
+runs one emulator in each worker process.
+
+Only ``Airstriker-Genesis-v0`` ships with its ROM; import your own with
+``python -m stable_retro.import DIRECTORY``. Examples live in ``docs/retro.md``: building
+an emulator in a module docstring would claim this process's only emulator for every other
+doctest run after it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import json
+import os
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from plangym.core import STEP_HOOKS, PlanEnv, inherits_unchanged, wrap_callable
+from plangym.extras import require
+from plangym.utils import to_grayscale
+from plangym.validation import describe
+from plangym.videogames.env import LIFE_KEY, VideogameEnv
+
+retro = require("stable_retro", extra="retro", family="Retro")
+
+# State layout: header, then the indices of the emulator state's non-zero pages (uint32),
+# then those pages. The header names the game so a state of another game is refused before
+# the emulator sees it (the emulator accepts any bytes of the right length).
+MAGIC = b"PGRETRO1"
+PAGE_SIZE = 256
+_NAME_BYTES = 64
+_HEADER_DTYPE = np.dtype(
+    [
+        ("magic", "S8"),
+        ("game", f"S{_NAME_BYTES}"),
+        ("raw_size", "<u4"),  # length of the emulator's save state
+        ("n_pages", "<u4"),  # non-zero pages kept
+    ]
+)
+HEADER_SIZE = _HEADER_DTYPE.itemsize
+
+
+class _EmulatorSlot:
+    """Which env holds this process's emulator (stable-retro allows one per process)."""
+
+    holder: weakref.ref | None = None
+
+    @classmethod
+    def current(cls) -> RetroEnv | None:
+        """Return the env holding the emulator, if any is alive."""
+        return cls.holder() if cls.holder is not None else None
+
+
+GENESIS_BUTTONS = ("B", "A", "MODE", "START", "UP", "DOWN", "LEFT", "RIGHT", "C", "Y", "X", "Z")
+SONIC_ACTIONS = (
+    ("LEFT",),
+    ("RIGHT",),
+    ("LEFT", "DOWN"),
+    ("RIGHT", "DOWN"),
+    ("DOWN",),
+    ("DOWN", "B"),
+    ("B",),
+)
+
+
+class ActionDiscretizer(gym.ActionWrapper):
+    """Give a stable-retro env a small discrete action set: each action presses some buttons.
+
+    Args:
+        env: A stable-retro env (possibly wrapped) built with a MultiBinary action space,
+            or a RetroEnv's default Discrete one: the wrapper then drives the buttons.
+        actions: One list of button names per action (the console's names, e.g.
+            ``["LEFT", "B"]``); the default is plangym 0.1's seven Sonic actions.
+
+    Use it as ``RetroEnv(name, wrappers=[ActionDiscretizer])`` or with
+    ``(ActionDiscretizer, {"actions": [["LEFT"], ["RIGHT", "B"]]})``.
+    """
+
+    def __init__(self, env: gym.Env, actions: Sequence[Sequence[str]] | None = None):
+        super().__init__(env)
+        unwrapped = env.unwrapped
+        buttons = list(getattr(unwrapped, "buttons", GENESIS_BUTTONS))
+        actions = SONIC_ACTIONS if actions is None else actions
+        masks = []
+        for i, combo in enumerate(actions):
+            unknown = [button for button in combo if button not in buttons]
+            if unknown:
+                raise ValueError(
+                    f"actions[{i}]: expected button names among {buttons}, received {unknown}"
+                )
+            mask = np.zeros(len(buttons), dtype=np.uint8)
+            mask[[buttons.index(button) for button in combo]] = 1
+            masks.append(mask)
+        if not masks:
+            raise ValueError("actions: expected at least one list of buttons, received none")
+        if not isinstance(env.action_space, spaces.MultiBinary):
+            raise TypeError(
+                "env: expected a stable-retro env with button actions (MultiBinary, "
+                f"use_restricted_actions=FILTERED), received {env.action_space}"
+            )
+        self._actions = masks
+        self.action_space = spaces.Discrete(len(masks))
+
+    def action(self, action: int) -> np.ndarray:
+        """Return the button mask of ``action``."""
+        return self._actions[int(action)].copy()
+
+
+class RetroEnv(VideogameEnv):
+    """A stable-retro game, plannable and exactly restorable.
+
+    Args:
+        name: A stable-retro game ("Airstriker-Genesis-v0"; plangym 0.1's
+            "Airstriker-Genesis" works too).
+        frameskip: Emulator frames per agent step.
+        episodic_life: End the episode as soon as a life is lost (needs a "lives" variable
+            in the game's data).
+        autoreset: Reset after an episode ends.
+        delay_setup: Build the emulator later, in :meth:`setup`.
+        remove_time_limit: Accepted for plangym 0.1 compatibility: stable-retro has no
+            time limit to remove.
+        obs_type: "rgb" (the screen), "grayscale" or "ram" (the game's RAM).
+        render_mode: None, "human" or "rgb_array".
+        wrappers: gymnasium wrappers (e.g. :class:`ActionDiscretizer`). With wrappers every
+            frame goes through ``gym_env.step``; without them frames go straight to the
+            emulator (faster, same results).
+        state: A save state of the game to start episodes from (its name, e.g. "Level1");
+            None is the game's default.
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to ``stable_retro.make`` (``scenario``, ``info``, ``players``,
+            ``inttype``, ``use_restricted_actions``, ...). The default action space is
+            stable-retro's ``Actions.DISCRETE`` (every valid button combination), so
+            planners can sample it; plangym 0.1 used stable-retro's ``MultiBinary``.
+    """
+
+    AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    SINGLETON = True
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 5,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        obs_type: str = "rgb",
+        render_mode: str | None = "rgb_array",
+        wrappers: Iterable[wrap_callable] | None = None,
+        state: str | None = None,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        self._game = resolve_game(name)
+        self._save_state = state
+        check_not_scripted(self._game, kwargs.get("scenario"), kwargs.get("inttype"))
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            episodic_life=episodic_life,
+            autoreset=autoreset,
+            delay_setup=delay_setup,
+            remove_time_limit=remove_time_limit,
+            obs_type=obs_type,
+            render_mode=render_mode,
+            wrappers=wrappers,
+            return_image=return_image,
+            **kwargs,
+        )
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def game(self) -> str:
+        """stable-retro's name of the game ("Airstriker-Genesis-v0")."""
+        return self._game
+
+    @property
+    def save_state(self) -> str | None:
+        """The save state episodes start from (None: the game's default)."""
+        return self._save_state
+
+    @property
+    def retro_env(self) -> Any:
+        """The stable-retro env under any wrappers."""
+        return self._built().unwrapped
+
+    @property
+    def em(self) -> Any:
+        """The stable-retro emulator."""
+        return self.retro_env.em
+
+    @property
+    def data(self) -> Any:
+        """The game's variables, reward and end conditions (stable-retro's ``GameData``)."""
+        return self.retro_env.data
+
+    def _built(self) -> gym.Env:
+        """Return the gymnasium env; a singleton is never built behind the caller's back."""
+        if self._gym_env is None:
+            raise RuntimeError(
+                f"{self.name}: the emulator is not built; call setup() first "
+                "(delay_setup=True, or after close())"
+            )
+        return self._gym_env
+
+    # Setup ----------------------------------------------------------------------------------
+    def init_gym_env(self) -> gym.Env:
+        """Build the stable-retro env, refusing a second emulator in this process."""
+        claim_emulator(self)
+        # Planners sample Discrete spaces; ActionDiscretizer needs the buttons themselves.
+        discretized = any(
+            (item[0] if isinstance(item, tuple) else item) is ActionDiscretizer
+            for item in self._wrappers or ()
+        )
+        default = retro.Actions.FILTERED if discretized else retro.Actions.DISCRETE
+        kwargs = {"use_restricted_actions": default}
+        kwargs.update(self._gym_env_kwargs)
+        if self._save_state is not None:
+            kwargs["state"] = self._save_state
+        kwargs["obs_type"] = (
+            retro.Observations.RAM if self.obs_type == "ram" else retro.Observations.IMAGE
+        )
+        # stable-retro draws only for "human"; plangym reads the screen itself otherwise.
+        kwargs["render_mode"] = "human" if self.render_mode == "human" else None
+        try:
+            gym_env = retro.make(self._game, **kwargs)
+        except BaseException:
+            release_emulator(self)
+            raise
+        gym_env.reset()
+        return gym_env
+
+    def setup(self) -> None:
+        """Build the emulator and remember the size of its save states."""
+        super().setup()
+        unwrapped = self._gym_env.unwrapped
+        if self.obs_type == "grayscale":
+            height, width = self._gym_env.observation_space.shape[:2]
+            self._obs_space = spaces.Box(0, 255, shape=(height, width), dtype=np.uint8)
+        self._raw_size = len(unwrapped.em.get_state())
+        content_size, gaps = find_written_bytes(unwrapped.em)
+        pointers = find_ignored_pointers(unwrapped.em, content_size)
+        self._content_size = content_size
+        self._volatile = np.union1d(gaps, pointers)
+        unwrapped.data.update_ram()
+        self._has_lives = "lives" in unwrapped.data.list_variables()
+        # Frames may go straight to the emulator only when nothing would see them on the way.
+        self._direct_frames = (
+            not self._wrappers
+            and self.render_mode != "human"
+            and type(self).apply_action is RetroEnv.apply_action
+            and not unwrapped.movie
+        )
+
+    def close(self) -> None:
+        """Release the emulator (and this process's emulator slot)."""
+        gym_env = getattr(self, "_gym_env", None)
+        if gym_env is None:
+            return
+        self._gym_env = None
+        gym_env.close()
+        del gym_env
+        gc.collect()  # the emulator goes only when nothing refers to it any more
+        release_emulator(self)
+
+    # Emulator access ------------------------------------------------------------------------
+    def lives(self) -> int:
+        """Lives left according to the game's "lives" variable (-1 without one)."""
+        if not self._has_lives:
+            return -1
+        return int(self.data.lookup_value("lives"))
+
+    def get_ram(self) -> np.ndarray:
+        """Return the game's RAM as a uint8 vector (64 KB on the Genesis)."""
+        return self.retro_env.get_ram()
+
+    def get_image(self) -> np.ndarray:
+        """Return the screen as an RGB array; render_mode=None refuses."""
+        self.check_can_draw()
+        return self.retro_env.get_screen(apply_rotation=True)
+
+    def get_state(self) -> np.ndarray:
+        """Return the emulator's save state (its non-zero pages) with a header, as uint8."""
+        raw = np.frombuffer(self.em.get_state(), dtype=np.uint8)[: self._content_size].copy()
+        # Bytes the save leaves as memory held them, or addresses in this process.
+        raw[self._volatile] = 0
+        return encode_state(raw, self._game, self._raw_size)
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        self.em.set_state(decode_state(state))
+        # The game's variables are read from RAM: without this the next reward would be the
+        # difference between the new RAM and the RAM before the restore.
+        self.data.update_ram()
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this game, from :meth:`get_state`."""
+        if not (isinstance(state, np.ndarray) and state.dtype == np.uint8 and state.ndim == 1):
+            raise TypeError(
+                f"{name}: expected a {self._game} state (a uint8 vector from get_state()), "
+                f"received {describe(state)}"
+            )
+        self._built()
+        problem = state_problem(state, self._game, self._raw_size)
+        if problem:
+            raise ValueError(f"{name}: expected a state of {self._game}, received {problem}")
+
+    # Stepping -------------------------------------------------------------------------------
+    def step_hooks_are_identity(self) -> bool:
+        """Hooks are identities unless observations are converted to grayscale."""
+        cls = type(self)
+        return (
+            inherits_unchanged(cls, dict.fromkeys(STEP_HOOKS[1:], PlanEnv))
+            and cls.process_obs is RetroEnv.process_obs
+            and self.obs_type != "grayscale"
+        )
+
+    def process_obs(self, obs: np.ndarray, **kwargs: Any) -> np.ndarray:
+        """Return the emulator's observation, in grayscale when asked."""
+        if self.obs_type == "grayscale" and obs.ndim == 3:
+            return to_grayscale(obs)
+        return obs
+
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one emulator frame through the gymnasium env."""
+        return self.gym_env.step(action)
+
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` for ``dt * frameskip`` frames.
+
+        Without wrappers the frames go straight to the emulator, doing what stable-retro's
+        ``step`` does for each (buttons, frame, RAM variables, reward, end), and the screen
+        is read once at the end; otherwise every frame goes through ``gym_env.step``.
+        """
+        if not self._direct_frames:
+            obs, reward, terminal, truncated, info = super().step_with_dt(action, dt)
+            info["lives"] = info[LIFE_KEY]
+            return obs, reward, terminal, truncated, info
+        unwrapped = self._gym_env.unwrapped
+        em, data = unwrapped.em, unwrapped.data
+        masks = unwrapped.action_to_array(action)
+        lives_before = self.lives()
+        reward = 0.0
+        n_step = 0
+        terminal = lost_life = False
+        for _ in range(dt * self.frameskip):
+            for player, mask in enumerate(masks):
+                em.set_button_mask(mask, player)
+            em.step()
+            data.update_ram()
+            reward += data.current_reward()
+            n_step += 1
+            lost_life = self.lives() < lives_before
+            terminal = bool(data.is_done()) or (self.episodic_life and lost_life)
+            if terminal:
+                break
+        obs = (
+            unwrapped.get_ram()
+            if self.obs_type == "ram"
+            else unwrapped.get_screen(apply_rotation=True)
+        )
+        info = dict(data.lookup_all())
+        lives = self.lives()
+        info.update(
+            {"lives": lives, LIFE_KEY: lives, "lost_life": lost_life, "n_step": n_step, "dt": dt}
+        )
+        return obs, reward, terminal, False, info
+
+
+def resolve_game(name: Any) -> str:
+    """Return stable-retro's name for ``name`` ("Airstriker-Genesis" gets its "-v0").
+
+    >>> resolve_game("Airstriker-Genesis")
+    'Airstriker-Genesis-v0'
+    >>> resolve_game("Airstriker-Genesis-v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: name: expected a stable-retro game, received 'Airstriker-Genesis-v1' ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a stable-retro game name (str), received {name!r}")
+    games = set(retro.data.list_games(retro.data.Integrations.ALL))
+    for candidate in (name, f"{name}-v0"):
+        if candidate in games:
+            return candidate
+    raise ValueError(
+        f"name: expected a stable-retro game, received {name!r} (stable_retro.data."
+        "list_games() lists them; only Airstriker-Genesis-v0 ships with its ROM)"
+    )
+
+
+def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = None) -> None:
+    """Refuse games whose scenario runs a Lua script: its variables live outside the state.
+
+    stable-retro's Lua scenarios (53 games, most of them contributed integrations) keep
+    their own counters in the Lua interpreter, which no save state holds, so replay from a
+    restored state could differ.
+
+    >>> check_not_scripted("Airstriker-Genesis-v0")
+    """
+    inttype = retro.data.Integrations.ALL if inttype is None else inttype
+    scenario = "scenario" if scenario is None else scenario
+    path = (
+        scenario
+        if scenario.endswith(".json")
+        else retro.data.get_file_path(game, f"{scenario}.json", inttype)
+    )
+    if not path or not os.path.exists(path):
+        return  # stable-retro reports a missing scenario itself
+    with open(path) as file:
+        text = file.read()
+    if "lua:" in text or '"scripts"' in json.dumps(json.loads(text)):
+        raise ValueError(
+            f"name: {game}'s scenario ({os.path.basename(path)}) runs a Lua script, whose "
+            "state no emulator save state holds, so plangym cannot restore it exactly; "
+            "pass scenario= a scenario file without 'scripts'"
+        )
+
+
+# States ---------------------------------------------------------------------------------------
+def find_written_bytes(em: Any, attempts: int = 4) -> tuple[int, np.ndarray]:
+    """Return how much of a save state the emulator writes, and the bytes it skips there.
+
+    stable-retro hands out save states in buffers it does not clear: the core writes the
+    first part (145 KB of 1 MB on the Genesis, skipping a few bytes there) and the rest is
+    whatever that memory held before, so two saves of one game differ. Freeing a buffer
+    of a save's size filled with a known byte just before saving makes the allocator hand
+    that buffer to the save; the bytes still holding the fill byte, for two different
+    fill bytes, are the ones the core leaves alone. Two attempts must agree.
+    """
+    size = len(em.get_state())
+    found = []
+    for _ in range(attempts):
+        unwritten = np.ones(size, dtype=bool)
+        for fill in (0xA5, 0x5A):
+            filled = bytearray([fill]) * (size + 64)
+            del filled
+            unwritten &= np.frombuffer(em.get_state(), dtype=np.uint8) == fill
+        written = np.flatnonzero(~unwritten)
+        end = int(written[-1]) + 1 if len(written) else 0
+        found.append((end, np.flatnonzero(unwritten[:end])))
+        agree = len(found) >= 2 and found[-1][0] == found[-2][0]
+        if agree and np.array_equal(found[-1][1], found[-2][1]):
+            return found[-1]
+    raise RuntimeError(  # pragma: no cover - an allocator that never reuses the buffer
+        "RetroEnv: cannot tell which bytes of the emulator's save state it writes, so its "
+        "states would not compare exactly"
+    )
+
+
+def find_ignored_pointers(em: Any, content_size: int) -> np.ndarray:
+    """Return the bytes of a save state that hold addresses of this process, unread on load.
+
+    Cores save some structures whole, pointers included; those differ from process to
+    process and a restore recomputes them instead of reading them. Candidates are the
+    8-byte words that point into this process's mapped memory; a candidate counts when a
+    restore of the state with it zeroed saves it back unchanged (so a restore ignores it).
+    The emulator's state is left as it was.
+    """
+    original = em.get_state()
+    raw = np.frombuffer(original, dtype=np.uint8)[:content_size]
+    ranges = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            start, end = line.split()[0].split("-")
+            ranges.append((int(start, 16), int(end, 16)))
+    starts = np.array([r[0] for r in ranges], dtype=np.uint64)
+    ends = np.array([r[1] for r in ranges], dtype=np.uint64)
+    candidates = []
+    for shift in range(8):  # saves pack fields: pointers sit at any offset
+        words = raw[shift : shift + 8 * ((len(raw) - shift) // 8)].view("<u8")
+        where = np.clip(np.searchsorted(starts, words, side="right") - 1, 0, None)
+        mapped = (words >= starts[where]) & (words < ends[where]) & (words > 1 << 16)
+        candidates.extend(shift + 8 * np.flatnonzero(mapped))
+    if not candidates:
+        return np.zeros(0, dtype=np.int64)
+    candidate_bytes = (np.array(candidates)[:, None] + np.arange(8)).ravel()
+    probe = bytearray(original)
+    for index in candidate_bytes:
+        probe[index] = 0
+    em.set_state(bytes(probe))
+    back = np.frombuffer(em.get_state(), dtype=np.uint8)[:content_size]
+    em.set_state(original)
+    words_back = back[candidate_bytes].reshape(-1, 8)
+    ignored = (words_back == raw[candidate_bytes].reshape(-1, 8)).all(axis=1)
+    return np.unique(candidate_bytes.reshape(-1, 8)[ignored].ravel())
+
+
+def encode_state(raw: np.ndarray, game: str, raw_size: int) -> np.ndarray:
+    """Return a save state as a header plus its non-zero pages.
+
+    ``raw`` is the start of a ``raw_size``-byte save state whose other bytes are zeros.
+    """
+    n_pages = -(-len(raw) // PAGE_SIZE)
+    if len(raw) % PAGE_SIZE:
+        raw = np.concatenate([raw, np.zeros(n_pages * PAGE_SIZE - len(raw), dtype=np.uint8)])
+    pages = raw.reshape(n_pages, PAGE_SIZE)
+    # Testing 8 bytes at a time is several times faster than testing bytes.
+    kept = np.flatnonzero(pages.view(np.uint64).any(axis=1)).astype("<u4")
+    header = np.zeros((), dtype=_HEADER_DTYPE)
+    header["magic"] = MAGIC
+    header["game"] = game.encode()[:_NAME_BYTES]
+    header["raw_size"] = raw_size
+    header["n_pages"] = len(kept)
+    return np.concatenate(
+        [np.frombuffer(header.tobytes(), np.uint8), kept.view(np.uint8), pages[kept].ravel()]
+    )
+
+
+def decode_state(state: np.ndarray) -> bytes:
+    """Return the emulator save state a checked ``state`` holds."""
+    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
+    raw_size, n_kept = int(header["raw_size"]), int(header["n_pages"])
+    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
+    pages = np.zeros((-(-raw_size // PAGE_SIZE), PAGE_SIZE), dtype=np.uint8)
+    pages[kept] = state[HEADER_SIZE + 4 * n_kept :].reshape(n_kept, PAGE_SIZE)
+    return pages.reshape(-1)[:raw_size].tobytes()
+
+
+def state_problem(state: np.ndarray, game: str, raw_size: int) -> str | None:
+    """Say what is wrong with a uint8 vector offered as a ``game`` state (None: nothing)."""
+    if len(state) < HEADER_SIZE:
+        return f"{len(state)} bytes, shorter than a state's {HEADER_SIZE}-byte header"
+    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
+    if bytes(header["magic"]) != MAGIC:
+        return "bytes without a plangym retro state header"
+    owner = bytes(header["game"]).decode(errors="replace")
+    if owner != game[:_NAME_BYTES]:
+        return f"a state of {owner}"
+    n_kept = int(header["n_pages"])
+    n_total = -(-raw_size // PAGE_SIZE)
+    if int(header["raw_size"]) != raw_size or n_kept > n_total:
+        return f"a state of {int(header['raw_size'])} emulator bytes, this one has {raw_size}"
+    if len(state) != HEADER_SIZE + n_kept * (4 + PAGE_SIZE):
+        return f"{len(state)} bytes where the header announces {n_kept} pages (corrupt)"
+    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
+    if n_kept and (kept[-1] >= n_total or np.any(np.diff(kept.astype(np.int64)) <= 0)):
+        return "page indices out of order or range (corrupt)"
+    return None
+
+
+# One emulator per process ---------------------------------------------------------------------
+def claim_emulator(env: RetroEnv) -> None:
+    """Make ``env`` this process's emulator holder, or raise if another env holds it."""
+    holder = _EmulatorSlot.current()
+    if holder is not None and holder is not env and holder._gym_env is not None:
+        raise RuntimeError(
+            f"RetroEnv: stable-retro runs one emulator per process and {holder.name} holds "
+            "this one's; close() it first, or run emulators in worker processes with "
+            "plangym.make(name, n_workers=N)"
+        )
+    _EmulatorSlot.holder = weakref.ref(env)
+
+
+def release_emulator(env: RetroEnv) -> None:
+    """Free this process's emulator slot if ``env`` holds it."""
+    if _EmulatorSlot.current() is env:
+        _EmulatorSlot.holder = None
+
+
+def _drop_inherited_emulator() -> None:
+    """In a forked child, free the emulator inherited from the parent.
+
+    stable-retro refuses a new emulator while one exists in the process, and a child forked
+    from a process holding one (a worker of ``plangym.make(name, n_workers=N)``) has a copy.
+    The child never steps that copy, so freeing it lets the child build its own.
+    """
+    holder = _EmulatorSlot.current()
+    if holder is not None:
+        holder.close()
+
+
+def _close_at_exit() -> None:
+    """Close the emulator before the interpreter tears down the modules it needs."""
+    holder = _EmulatorSlot.current()
+    if holder is not None:
+        holder.close()
+
+
+os.register_at_fork(after_in_child=_drop_inherited_emulator)
+atexit.register(_close_at_exit)
