@@ -169,14 +169,23 @@ class AtariEnv(VideogameEnv):
         return self._full_action_space
 
     # Setup ----------------------------------------------------------------------------------
+    @property
+    def game_id(self) -> str:
+        """The ale-py id this env plays (its name, unless a subclass plays a variant)."""
+        return self.name
+
+    def ale_obs_type(self) -> str:
+        """Return the observation the ALE itself produces (subclasses derive theirs from it)."""
+        return self.obs_type
+
     def init_gym_env(self) -> gym.Env:
         """Build the ale-py env with one frame per step and the chosen frame limit."""
-        spec = gym.spec(self.name)
+        spec = gym.spec(self.game_id)
         frame_limit = (
             0 if self.remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
         )
         kwargs = {
-            "obs_type": self.obs_type,
+            "obs_type": self.ale_obs_type(),
             "frameskip": 1,
             "repeat_action_probability": 0.0,  # plangym applies sticky actions itself
             "full_action_space": self.full_action_space,
@@ -245,6 +254,10 @@ class AtariEnv(VideogameEnv):
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
         self.check_state(state)
+        self._restore_checked(state)
+
+    def _restore_checked(self, state: np.ndarray) -> None:
+        """Restore the emulator and the sticky-action bookkeeping from a checked state."""
         trailer = state[-TRAILER_SIZE:].view(_TRAILER_DTYPE)[0]
         self.ale.restoreState(ale_py.ALEState(state[:-TRAILER_SIZE].tobytes()))
         self._last_action = int(trailer["last_action"])
@@ -327,11 +340,17 @@ class AtariEnv(VideogameEnv):
         reward = 0.0
         n_step = 0
         terminal = truncated = lost_life = False
+        after_frame = self._after_frame
         for _ in range(dt * self.frameskip):
-            reward += ale.act(ale_actions[self._sticky(action)])
+            frame_reward = ale.act(ale_actions[self._sticky(action)])
+            reward += frame_reward
             n_step += 1
             lost_life = ale.lives() < lives_before
-            terminal = ale.game_over(with_truncation=False) or (self.episodic_life and lost_life)
+            terminal = (
+                after_frame(frame_reward)
+                or ale.game_over(with_truncation=False)
+                or (self.episodic_life and lost_life)
+            )
             truncated = ale.game_truncated()
             if terminal or truncated:
                 break
@@ -345,7 +364,18 @@ class AtariEnv(VideogameEnv):
             "n_step": n_step,
             "dt": dt,
         }
+        self._add_frame_info(info)
         return reward, terminal, truncated, info
+
+    def _after_frame(self, reward: float) -> bool:
+        """Account for one frame played straight on the ALE; True ends the episode.
+
+        Games that keep their own bookkeeping (Montezuma's rooms) override it.
+        """
+        return False
+
+    def _add_frame_info(self, info: dict[str, Any]) -> None:
+        """Add a subclass's own keys to the info of frames played straight on the ALE."""
 
     def _observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Read the observation from the ALE, into ``out`` when given."""

@@ -1,0 +1,120 @@
+"""PlanMontezuma-v0: single-process ``step_batch`` against a raw ALE loop, and ``set_state``.
+
+* ``step_batch``: 256 distinct states, coords observations, states returned, through the
+  public API (input checks, sticky-action bookkeeping, Joe's tracker after every frame).
+  The raw loop does the same emulator work by hand: restore the serialized state, play the
+  frames, clone the state with its RNG and serialize it, read the RAM for the coords.
+  The two alternate for several rounds, the first starting in turn, and the ratio is the
+  median of the per-round ratios, so machine noise hits both alike. Goal: >= 0.8.
+* ``set_state``: plangym 0.1.32 reset the env in every restore (7.5 ms, measured by the
+  issue's author); here a restore is the ALE's restore plus the bookkeeping header.
+
+Run: ``python benchmarks/montezuma.py [--rounds 7] [--frameskip 1 4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import ale_py
+import numpy as np
+
+import plangym
+
+BATCH = 256
+PLANGYM_01_SET_STATE_MS = 7.5
+
+
+def walk_states(env, n: int, seed: int) -> list[np.ndarray]:
+    """``n`` distinct states along a random walk, restarting when Joe dies."""
+    rng = np.random.default_rng(seed)
+    env.reset()
+    states = []
+    while len(states) < n:
+        *_, terminal, _, _ = env.step(int(rng.integers(env.n_actions)))
+        if terminal:
+            env.reset()
+        states.append(env.get_state())
+    return states
+
+
+def bench_step_batch(frameskip: int, rounds: int) -> tuple[float, float, float]:
+    """Return (plangym steps/s, raw steps/s, median per-round ratio)."""
+    # No autoreset: a reset (about 20 ms for this game) is work the raw loop does not do.
+    env = plangym.make("PlanMontezuma-v0", obs_type="coords", frameskip=frameskip, autoreset=False)
+    states = walk_states(env, BATCH, seed=frameskip)
+    actions = np.random.default_rng(1).integers(env.n_actions, size=BATCH)
+    ale = env.ale
+    ale_actions = env.gym_env.unwrapped._action_set
+    raw_states = []
+    for state in states:
+        env.set_state(state)
+        raw_states.append(ale.cloneState(include_rng=True).serialize())
+
+    def raw() -> None:
+        for state, action in zip(raw_states, actions, strict=True):
+            ale.restoreState(ale_py.ALEState(state))
+            ale_action = ale_actions[action]
+            for _ in range(frameskip):
+                ale.act(ale_action)
+            ale.cloneState(include_rng=True).serialize()
+            ram = ale.getRAM()
+            np.array([ram[42], ram[43], ram[3], ram[65]], dtype=np.float32)
+
+    def ours() -> None:
+        env.step_batch(actions, states=states)
+
+    ratios, ours_times, raw_times = [], [], []
+    for round_ in range(rounds):
+        pair = (ours, raw) if round_ % 2 == 0 else (raw, ours)
+        times = {}
+        for function in pair:
+            start = time.perf_counter()
+            function()
+            times[function] = time.perf_counter() - start
+        ours_times.append(times[ours])
+        raw_times.append(times[raw])
+        ratios.append(times[raw] / times[ours])
+    env.close()
+    return (
+        BATCH / statistics.median(ours_times),
+        BATCH / statistics.median(raw_times),
+        statistics.median(ratios),
+    )
+
+
+def bench_set_state(n: int = 2000) -> float:
+    """Median microseconds of one ``set_state`` of distinct states."""
+    env = plangym.make("PlanMontezuma-v0", obs_type="coords", frameskip=4)
+    states = walk_states(env, 64, seed=0)
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        env.set_state(states[i % len(states)])
+        times.append(time.perf_counter() - start)
+    env.close()
+    return statistics.median(times) * 1e6
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--frameskip", type=int, nargs="+", default=[1, 4])
+    args = parser.parse_args()
+    print(f"{'workload':<42} {'plangym':>10} {'raw ALE':>10} {'ratio':>6}")
+    for frameskip in args.frameskip:
+        ours, raw, ratio = bench_step_batch(frameskip, args.rounds)
+        label = f"step_batch {BATCH} states, frameskip={frameskip} (steps/s)"
+        print(f"{label:<42} {ours:>10.0f} {raw:>10.0f} {ratio:>6.2f}")
+    micro = bench_set_state()
+    print(
+        f"set_state: {micro:.0f} us (plangym 0.1.32: {PLANGYM_01_SET_STATE_MS} ms, "
+        f"{PLANGYM_01_SET_STATE_MS * 1000 / micro:.0f}x slower)"
+    )
+
+
+if __name__ == "__main__":
+    main()

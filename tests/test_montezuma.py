@@ -1,0 +1,174 @@
+"""MontezumaEnv: conformance, exact replay with its bookkeeping, workers, coords against RAM."""
+
+import numpy as np
+import pytest
+
+import plangym
+from plangym import api_tests
+from plangym.api_tests import assert_identical
+from plangym.exactness import replay
+from plangym.selfcheck import run_checks
+from plangym.videogames.atari import AtariEnv
+from plangym.videogames.montezuma import (
+    HEADER_SIZE,
+    PYRAMID,
+    CustomMontezuma,
+    MontezumaEnv,
+    MontezumaPosLevel,
+    room_xy,
+)
+
+RIGHT, LEFT = 3, 4
+
+
+class TestMontezumaConformance(api_tests.TestVideogameEnv):
+    """The conformance suite on the coords observation (the one Go-Explore uses)."""
+
+    @pytest.fixture
+    def env(self):
+        env = MontezumaEnv(obs_type="coords", frameskip=2, repeat_action_probability=0.25)
+        env.api_test_steps = 20
+        yield env
+        env.close()
+
+
+@pytest.fixture(scope="module")
+def coords_env():
+    env = plangym.make("PlanMontezuma-v0", obs_type="coords", frameskip=4)
+    yield env
+    env.close()
+
+
+def random_walk(env, n: int, seed: int) -> list:
+    """States along a seeded random walk (restarting from a reset when Joe dies)."""
+    rng = np.random.default_rng(seed)
+    env.reset()
+    states = []
+    for _ in range(n):
+        *_, terminal, _, _ = env.step(int(rng.integers(env.n_actions)))
+        if terminal:
+            env.reset()
+        states.append(env.get_state())
+    return states
+
+
+@pytest.mark.parametrize("sticky", [0.0, 0.25])
+def test_replay_of_150_steps_is_exact(sticky):
+    env = MontezumaEnv(obs_type="coords", frameskip=3, repeat_action_probability=sticky)
+    fresh = env.clone()
+    try:
+        state = random_walk(env, 10, seed=1)[-1]
+        actions = np.random.default_rng(2).integers(env.n_actions, size=160).tolist()
+        first = replay(env, state, actions)
+        for action in actions[:7]:  # leave the env elsewhere
+            env.step(action)
+        assert_identical(replay(env, state, actions), first)
+        assert_identical(replay(fresh, state, actions), first)
+    finally:
+        env.close()
+        fresh.close()
+
+
+def test_bookkeeping_is_restored(coords_env):
+    env = coords_env
+    env.reset()
+    for _ in range(5):
+        env.step(RIGHT)
+    state = env.get_state()
+    before = (env.pos, env.rooms, env.tracker.get_restore(), env.get_coords().tolist())
+    env.tracker.restore((123.0, 7, 1, 0b111))  # scramble what the RAM does not hold
+    env.reset()
+    env.set_state(state)
+    assert (env.pos, env.rooms, env.tracker.get_restore(), env.get_coords().tolist()) == before
+    assert_identical(env.get_state(), state)
+    assert env.tracker.get_restore()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
+
+
+@pytest.mark.parametrize("backend", ["processes", "ray"])
+def test_workers_match_the_single_env(backend, request, coords_env):
+    kwargs = {"obs_type": "coords", "frameskip": 4, "repeat_action_probability": 0.25}
+    if backend == "ray":
+        request.getfixturevalue("ray_cluster")
+        workers = plangym.make("PlanMontezuma-v0", n_workers=2, ray=True, **kwargs)
+    else:
+        workers = plangym.make(
+            "PlanMontezuma-v0", n_workers=2, inline_small_batches=False, **kwargs
+        )
+    single = plangym.make("PlanMontezuma-v0", **kwargs)
+    try:
+        states = random_walk(single, 12, seed=3)
+        actions = np.random.default_rng(4).integers(single.n_actions, size=12).tolist()
+        dts = [1 + i % 3 for i in range(12)]
+        expected = single.step_batch(actions, states=states, dt=dts)
+        assert_identical(workers.step_batch(actions, states=states, dt=dts), expected)
+    finally:
+        workers.close()
+        single.close()
+
+
+def test_bad_actions_and_foreign_states_are_rejected_before_stepping(coords_env):
+    env = coords_env
+    state = random_walk(env, 5, seed=5)[-1]
+    atari = AtariEnv("ALE/MontezumaRevenge-v5", frameskip=1)
+    try:
+        atari_state, *_ = atari.reset()
+        # A plain Atari Montezuma state lacks the bookkeeping: refused, and vice versa.
+        with pytest.raises(ValueError, match=r"states\[1\].*plain Atari"):
+            env.step_batch([0, 0], states=[state, atari_state])
+        with pytest.raises(ValueError, match="state"):
+            atari.set_state(state)
+        with pytest.raises(ValueError, match="state"):
+            env.set_state(state[HEADER_SIZE:])
+        with pytest.raises((ValueError, TypeError), match=r"actions\[1\]"):
+            env.step_batch([0, env.n_actions], states=[state, state])
+        assert_identical(env.get_state(), state)
+    finally:
+        atari.close()
+
+
+def test_selfcheck_passes():
+    results = run_checks("PlanMontezuma-v0", n_steps=20)
+    assert {r.status for r in results} == {"PASS"}, [r for r in results if r.status != "PASS"]
+
+
+def test_coords_follow_the_ram_and_movement(coords_env):
+    env = coords_env
+    _, obs, info = env.reset()
+    assert obs.tolist() == [79.0, 29.0, 1.0, 0.0]  # Joe on the top of room 1
+    for action, sign in ((RIGHT, 1), (LEFT, -1)):  # 3 steps more would drop Joe off
+        _, obs, info = env.reset()
+        x_before = obs[0]
+        for _ in range(3):
+            obs, _, terminal, _, info = env.step(action)
+            assert not terminal
+        ram = env.get_ram().astype(int)
+        assert obs.tolist() == [ram[42] + 2, 264 - ram[43], ram[3], 0.0]
+        assert (info["x"], info["y"], info["room"], info["level"]) == (
+            ram[42] + 2,
+            264 - ram[43],
+            ram[3],
+            ram[57],
+        )
+        assert sign * (obs[0] - x_before) == 12  # one pixel a frame
+
+
+def test_a_fall_ends_the_episode():
+    env = MontezumaEnv(obs_type="coords", frameskip=4, autoreset=False)
+    try:
+        env.reset()
+        for step in range(50):  # noqa: B007 - read after the loop; walk off the left edge of the top floor: Joe falls
+            *_, terminal, _, info = env.step(LEFT)
+            if terminal:
+                break
+        assert terminal and 3 <= step < 20
+    finally:
+        env.close()
+
+
+def test_pyramid_and_position_types():
+    assert room_xy(1) == (4, 0) and PYRAMID[0][4] == 1
+    assert all(room_xy(room) is not None for room in range(24))
+    pos = MontezumaPosLevel(0, 0, 1, 79, 29)
+    assert {pos: 1}[MontezumaPosLevel(0, 0, 1, 79, 29)] == 1
+    with pytest.raises(ValueError, match="objects_from_pixels"):
+        CustomMontezuma(objects_from_pixels=True)
