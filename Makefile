@@ -12,10 +12,14 @@ DEMO_SEED ?= 0
 
 .PHONY: install test test-slow lint demo bench bench-baseline clean
 
+# Every extra. The nes extra pins pyglet below what retro needs (pyglet only draws nes-py's
+# window), so its packages go in without their dependency pins, next to retro's pyglet.
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,ray,mujoco,dm_control,box2d]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,ray,mujoco,dm_control,box2d,retro]"
+	$(BIN)/python -m pip install --quiet --no-deps \
+		fragile-gym==1.21.1 fragile-nes-py==10.0.1 fragile-gym-super-mario-bros==7.4.1
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
@@ -28,8 +32,8 @@ test-slow: $(INSTALLED)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q --run-slow
 
 lint: $(INSTALLED)
-	$(BIN)/ruff check plangym tests benchmarks
-	$(BIN)/ruff format --check plangym tests benchmarks
+	$(BIN)/ruff check plangym tests benchmarks examples
+	$(BIN)/ruff format --check plangym tests benchmarks examples
 
 demo: $(INSTALLED)
 	$(BIN)/plangym plan ALE/MsPacman-v5 --planner swarm --workers 2 \

@@ -1,0 +1,180 @@
+"""MarioEnv: conformance, exact replay across deaths, workers, input checks, settings."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("nes_py", reason="needs the 'nes' extra")
+
+import plangym
+from plangym.api_tests import (
+    TestVideogameEnv,  # noqa: F401  (collected by pytest)
+    assert_identical,
+)
+from plangym.exactness import difference
+from plangym.selfcheck import run_checks
+from plangym.videogames.nes import (
+    COMPLEX_MOVEMENT,
+    RIGHT_ONLY,
+    SIMPLE_MOVEMENT,
+    JoypadSpace,
+    MarioEnv,
+)
+
+NAME = "SuperMarioBros-1-1-v0"
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = MarioEnv(NAME, frameskip=2)
+    env.api_test_steps = 10
+    yield env
+    env.close()
+
+
+def running_right(n: int, seed: int = 0) -> list[int]:
+    """Mostly right, sometimes jumping: Mario meets goombas and pits, and dies."""
+    return np.random.default_rng(seed).choice([1, 3, 1, 3, 2, 0, 5], n).tolist()
+
+
+def test_replay_of_1500_frames_with_deaths_is_exact():
+    """300 steps of 5 frames through 4 deaths and a game over, replayed twice and fresh."""
+    env = MarioEnv("SuperMarioBros-v0", frameskip=5)
+    state, *_ = env.reset()
+    actions = running_right(300)
+    env.set_state(state)
+    first = [env.step(action, return_state=True) for action in actions]
+    assert sum(row[-1]["n_step"] for row in first) >= 1490
+    assert sum(row[-1]["lost_life"] for row in first) >= 3
+    assert any(row[3] for row in first)  # the game ended (and autoreset started another)
+    for other in (env, env.clone()):
+        other.set_state(state)
+        again = [other.step(action, return_state=True) for action in actions]
+        assert difference(first, again, "steps") is None
+    env.close()
+
+
+@pytest.mark.parametrize("backend", ["parallel", "ray"])
+def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
+    kwargs = {"frameskip": 2}
+    if backend == "ray":
+        request.getfixturevalue("ray_cluster")
+        vectorized = plangym.make(NAME, n_workers=2, ray=True, **kwargs)
+    else:
+        vectorized = plangym.make(NAME, n_workers=2, inline_small_batches=False, **kwargs)
+    single = MarioEnv(NAME, **kwargs)
+    try:
+        single.reset()
+        states = []
+        for action in running_right(8, seed=1):
+            states.append(single.get_state())
+            single.step(action)
+        actions = running_right(8, seed=2)
+        dts = [1, 2, 3, 1, 2, 3, 1, 2]
+        expected = single.step_batch(actions, states=states, dt=dts)
+        assert_identical(vectorized.step_batch(actions, states=states, dt=dts), expected)
+    finally:
+        vectorized.close()
+        single.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [(-1, ValueError), (7, ValueError), (1.5, TypeError), ("1", TypeError), (None, TypeError)],
+)
+def test_bad_actions_are_rejected_before_stepping(env, action, error):
+    state, *_ = env.reset()
+    with pytest.raises(error, match="action"):
+        env.step(action, state=state)
+    with pytest.raises(error, match=r"actions\[1\]"):
+        env.step_batch([1, action], states=[state, state])
+    assert_identical(env.get_state(), state)
+
+
+def test_foreign_states_are_rejected_with_what_was_expected(env):
+    state, *_ = env.reset()
+    other = MarioEnv("SuperMarioBros-1-2-v0")
+    try:
+        with pytest.raises(ValueError, match=r"expected a state of SuperMarioBros-1-1-v0.*1-2"):
+            env.step(1, state=other.reset()[0])
+    finally:
+        other.close()
+    with pytest.raises(ValueError, match="bytes"):
+        env.set_state(state[:-1])
+    bare = state.copy()
+    bare[:8] = 0
+    with pytest.raises(ValueError, match="header"):
+        env.step_batch([1, 1], states=[state, bare])
+    with pytest.raises(TypeError, match="uint8 vector"):
+        env.set_state(state.astype(np.int16))
+    assert_identical(env.get_state(), state)
+
+
+def test_states_are_values():
+    env = MarioEnv(NAME, frameskip=3)
+    state, *_ = env.reset()
+    new_state, *_ = env.step(1, state=state)
+    assert not np.shares_memory(state, new_state)
+    assert env.get_state().tobytes() == new_state.tobytes()
+    assert bytes(state[8:29]) == NAME.encode()  # the header names the game
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("movement_type", "buttons"),
+    [("right", RIGHT_ONLY), ("simple", SIMPLE_MOVEMENT), ("complex", COMPLEX_MOVEMENT)],
+)
+def test_movement_type_is_honoured(movement_type, buttons):
+    env = MarioEnv(NAME, movement_type=movement_type, delay_setup=True)
+    assert (
+        env.action_space.n
+        == len(buttons)
+        == {"right": 5, "simple": 7, "complex": 12}[movement_type]
+    )
+    assert env.gym_env.action_bytes == [JoypadSpace.byte(b) for b in buttons]
+    env.close()
+    with pytest.raises(ValueError, match="movement_type"):
+        MarioEnv(NAME, movement_type="diagonal")
+
+
+def test_info_reports_the_true_x_position():
+    """The fork's x_pos forgets the page (wraps at 256); plangym's does not."""
+    env = MarioEnv(NAME, movement_type="right", frameskip=4, autoreset=False)
+    env.reset()
+    positions = []
+    for action in [4] * 60:  # run right and jump: past the first pipes
+        *_, terminal, _, info = env.step(action)
+        ram = env.get_ram()
+        assert info["x_pos"] == int(ram[0x6D]) * 256 + int(ram[0x86])
+        assert env.nes_env._get_info()["x_pos"] == int(ram[0x86])
+        positions.append(info["x_pos"])
+        if terminal:
+            break
+    assert max(positions) > 300
+    env.close()
+
+
+def test_plangym_reward_is_the_position_score(env):
+    state, _, info = env.reset()
+    *_, reward, _, _, info = env.step(1, state=state, dt=2)
+    assert reward == 25000 * 1 + 5000 * 1 + info["x_pos"]
+
+
+@pytest.mark.parametrize(("obs_type", "shape"), [("grayscale", (240, 256)), ("ram", (2048,))])
+def test_observation_types(obs_type, shape):
+    env = MarioEnv(NAME, obs_type=obs_type, frameskip=2, delay_setup=True)
+    state, obs, _ = env.reset()
+    assert obs.shape == shape == env.obs_shape
+    assert_identical(env.step(1, state=state), env.step(1, state=state))
+    env.close()
+
+
+def test_coords_observation():
+    env = MarioEnv(NAME, obs_type="coords", frameskip=2)
+    _, obs, info = env.reset()
+    assert obs.tolist()[:4] == [info["x_pos"], info["y_pos"], 1, 1]
+    env.close()
+
+
+def test_selfcheck_passes():
+    results = run_checks(NAME, n_steps=15)
+    assert results and all(result.status in ("PASS", "n/a") for result in results), results
