@@ -35,6 +35,8 @@ CASES = [
     ("reacher-easy", {"frameskip": 2, "visualize_reward": False, "seed": 3}),
     ("LunarLander-v3", {}),
     ("BipedalWalker-v3", {"frameskip": 2, "remove_time_limit": False}),
+    ("PlanMontezuma-v0", {"obs_type": "coords"}),
+    ("SuperMarioBros-1-1-v0", {"movement_type": "right"}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in CASES]
 

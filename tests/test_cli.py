@@ -268,3 +268,6 @@ def test_list_names_each_family_with_its_extra(capsys):
     assert "mujoco (21 environments; extra 'mujoco', installed)" in out
     assert "dm_control (51 environments; extra 'dm_control', installed)" in out
     assert "box2d (6 environments; extra 'box2d', installed; FastLunarLander-v0 needs none)" in out
+    assert "montezuma (1 environment)" in out
+    assert "nes (140 environments; extra 'nes', installed)" in out
+    assert "extra 'retro', installed" in out
