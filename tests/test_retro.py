@@ -15,13 +15,8 @@ pytest.importorskip("stable_retro")
 import plangym
 from plangym.api_tests import TestVideogameEnv, assert_identical  # noqa: F401 (collected)
 from plangym.selfcheck import run_checks, run_in_fresh_process
-from plangym.videogames.retro import (
-    HEADER_SIZE,
-    ActionDiscretizer,
-    RetroEnv,
-    decode_state,
-    find_written_bytes,
-)
+from plangym.videogames.retro import ActionDiscretizer, RetroEnv
+from plangym.videogames.retro_state import HEADER_SIZE, decode_state, find_written_bytes
 
 NAME = "Airstriker-Genesis-v0"
 

@@ -20,11 +20,9 @@ doctest run after it.
 
 from __future__ import annotations
 
-import atexit
 import gc
 import json
 import os
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,36 +35,16 @@ from plangym.extras import require
 from plangym.utils import to_grayscale
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
+from plangym.videogames.retro_slot import claim_emulator, release_emulator
+from plangym.videogames.retro_state import (
+    decode_state,
+    encode_state,
+    find_ignored_pointers,
+    find_written_bytes,
+    state_problem,
+)
 
 retro = require("stable_retro", extra="retro", family="Retro")
-
-# State layout: header, then the indices of the emulator state's non-zero pages (uint32),
-# then those pages. The header names the game so a state of another game is refused before
-# the emulator sees it (the emulator accepts any bytes of the right length).
-MAGIC = b"PGRETRO1"
-PAGE_SIZE = 256
-_NAME_BYTES = 64
-_HEADER_DTYPE = np.dtype(
-    [
-        ("magic", "S8"),
-        ("game", f"S{_NAME_BYTES}"),
-        ("raw_size", "<u4"),  # length of the emulator's save state
-        ("n_pages", "<u4"),  # non-zero pages kept
-    ]
-)
-HEADER_SIZE = _HEADER_DTYPE.itemsize
-
-
-class _EmulatorSlot:
-    """Which env holds this process's emulator (stable-retro allows one per process)."""
-
-    holder: weakref.ref | None = None
-
-    @classmethod
-    def current(cls) -> RetroEnv | None:
-        """Return the env holding the emulator, if any is alive."""
-        return cls.holder() if cls.holder is not None else None
-
 
 GENESIS_BUTTONS = ("B", "A", "MODE", "START", "UP", "DOWN", "LEFT", "RIGHT", "C", "Y", "X", "Z")
 SONIC_ACTIONS = (
@@ -434,167 +412,3 @@ def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = No
             "state no emulator save state holds, so plangym cannot restore it exactly; "
             "pass scenario= a scenario file without 'scripts'"
         )
-
-
-# States ---------------------------------------------------------------------------------------
-def find_written_bytes(em: Any, attempts: int = 4) -> tuple[int, np.ndarray]:
-    """Return how much of a save state the emulator writes, and the bytes it skips there.
-
-    stable-retro hands out save states in buffers it does not clear: the core writes the
-    first part (145 KB of 1 MB on the Genesis, skipping a few bytes there) and the rest is
-    whatever that memory held before, so two saves of one game differ. Freeing a buffer
-    of a save's size filled with a known byte just before saving makes the allocator hand
-    that buffer to the save; the bytes still holding the fill byte, for two different
-    fill bytes, are the ones the core leaves alone. Two attempts must agree.
-    """
-    size = len(em.get_state())
-    found = []
-    for _ in range(attempts):
-        unwritten = np.ones(size, dtype=bool)
-        for fill in (0xA5, 0x5A):
-            filled = bytearray([fill]) * (size + 64)
-            del filled
-            unwritten &= np.frombuffer(em.get_state(), dtype=np.uint8) == fill
-        written = np.flatnonzero(~unwritten)
-        end = int(written[-1]) + 1 if len(written) else 0
-        found.append((end, np.flatnonzero(unwritten[:end])))
-        agree = len(found) >= 2 and found[-1][0] == found[-2][0]
-        if agree and np.array_equal(found[-1][1], found[-2][1]):
-            return found[-1]
-    raise RuntimeError(  # pragma: no cover - an allocator that never reuses the buffer
-        "RetroEnv: cannot tell which bytes of the emulator's save state it writes, so its "
-        "states would not compare exactly"
-    )
-
-
-def find_ignored_pointers(em: Any, content_size: int) -> np.ndarray:
-    """Return the bytes of a save state that hold addresses of this process, unread on load.
-
-    Cores save some structures whole, pointers included; those differ from process to
-    process and a restore recomputes them instead of reading them. Candidates are the
-    8-byte words that point into this process's mapped memory; a candidate counts when a
-    restore of the state with it zeroed saves it back unchanged (so a restore ignores it).
-    The emulator's state is left as it was.
-    """
-    original = em.get_state()
-    raw = np.frombuffer(original, dtype=np.uint8)[:content_size]
-    ranges = []
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            start, end = line.split()[0].split("-")
-            ranges.append((int(start, 16), int(end, 16)))
-    starts = np.array([r[0] for r in ranges], dtype=np.uint64)
-    ends = np.array([r[1] for r in ranges], dtype=np.uint64)
-    candidates = []
-    for shift in range(8):  # saves pack fields: pointers sit at any offset
-        words = raw[shift : shift + 8 * ((len(raw) - shift) // 8)].view("<u8")
-        where = np.clip(np.searchsorted(starts, words, side="right") - 1, 0, None)
-        mapped = (words >= starts[where]) & (words < ends[where]) & (words > 1 << 16)
-        candidates.extend(shift + 8 * np.flatnonzero(mapped))
-    if not candidates:
-        return np.zeros(0, dtype=np.int64)
-    candidate_bytes = (np.array(candidates)[:, None] + np.arange(8)).ravel()
-    probe = bytearray(original)
-    for index in candidate_bytes:
-        probe[index] = 0
-    em.set_state(bytes(probe))
-    back = np.frombuffer(em.get_state(), dtype=np.uint8)[:content_size]
-    em.set_state(original)
-    words_back = back[candidate_bytes].reshape(-1, 8)
-    ignored = (words_back == raw[candidate_bytes].reshape(-1, 8)).all(axis=1)
-    return np.unique(candidate_bytes.reshape(-1, 8)[ignored].ravel())
-
-
-def encode_state(raw: np.ndarray, game: str, raw_size: int) -> np.ndarray:
-    """Return a save state as a header plus its non-zero pages.
-
-    ``raw`` is the start of a ``raw_size``-byte save state whose other bytes are zeros.
-    """
-    n_pages = -(-len(raw) // PAGE_SIZE)
-    if len(raw) % PAGE_SIZE:
-        raw = np.concatenate([raw, np.zeros(n_pages * PAGE_SIZE - len(raw), dtype=np.uint8)])
-    pages = raw.reshape(n_pages, PAGE_SIZE)
-    # Testing 8 bytes at a time is several times faster than testing bytes.
-    kept = np.flatnonzero(pages.view(np.uint64).any(axis=1)).astype("<u4")
-    header = np.zeros((), dtype=_HEADER_DTYPE)
-    header["magic"] = MAGIC
-    header["game"] = game.encode()[:_NAME_BYTES]
-    header["raw_size"] = raw_size
-    header["n_pages"] = len(kept)
-    return np.concatenate(
-        [np.frombuffer(header.tobytes(), np.uint8), kept.view(np.uint8), pages[kept].ravel()]
-    )
-
-
-def decode_state(state: np.ndarray) -> bytes:
-    """Return the emulator save state a checked ``state`` holds."""
-    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
-    raw_size, n_kept = int(header["raw_size"]), int(header["n_pages"])
-    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
-    pages = np.zeros((-(-raw_size // PAGE_SIZE), PAGE_SIZE), dtype=np.uint8)
-    pages[kept] = state[HEADER_SIZE + 4 * n_kept :].reshape(n_kept, PAGE_SIZE)
-    return pages.reshape(-1)[:raw_size].tobytes()
-
-
-def state_problem(state: np.ndarray, game: str, raw_size: int) -> str | None:
-    """Say what is wrong with a uint8 vector offered as a ``game`` state (None: nothing)."""
-    if len(state) < HEADER_SIZE:
-        return f"{len(state)} bytes, shorter than a state's {HEADER_SIZE}-byte header"
-    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
-    if bytes(header["magic"]) != MAGIC:
-        return "bytes without a plangym retro state header"
-    owner = bytes(header["game"]).decode(errors="replace")
-    if owner != game[:_NAME_BYTES]:
-        return f"a state of {owner}"
-    n_kept = int(header["n_pages"])
-    n_total = -(-raw_size // PAGE_SIZE)
-    if int(header["raw_size"]) != raw_size or n_kept > n_total:
-        return f"a state of {int(header['raw_size'])} emulator bytes, this one has {raw_size}"
-    if len(state) != HEADER_SIZE + n_kept * (4 + PAGE_SIZE):
-        return f"{len(state)} bytes where the header announces {n_kept} pages (corrupt)"
-    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
-    if n_kept and (kept[-1] >= n_total or np.any(np.diff(kept.astype(np.int64)) <= 0)):
-        return "page indices out of order or range (corrupt)"
-    return None
-
-
-# One emulator per process ---------------------------------------------------------------------
-def claim_emulator(env: RetroEnv) -> None:
-    """Make ``env`` this process's emulator holder, or raise if another env holds it."""
-    holder = _EmulatorSlot.current()
-    if holder is not None and holder is not env and holder._gym_env is not None:
-        raise RuntimeError(
-            f"RetroEnv: stable-retro runs one emulator per process and {holder.name} holds "
-            "this one's; close() it first, or run emulators in worker processes with "
-            "plangym.make(name, n_workers=N)"
-        )
-    _EmulatorSlot.holder = weakref.ref(env)
-
-
-def release_emulator(env: RetroEnv) -> None:
-    """Free this process's emulator slot if ``env`` holds it."""
-    if _EmulatorSlot.current() is env:
-        _EmulatorSlot.holder = None
-
-
-def _drop_inherited_emulator() -> None:
-    """In a forked child, free the emulator inherited from the parent.
-
-    stable-retro refuses a new emulator while one exists in the process, and a child forked
-    from a process holding one (a worker of ``plangym.make(name, n_workers=N)``) has a copy.
-    The child never steps that copy, so freeing it lets the child build its own.
-    """
-    holder = _EmulatorSlot.current()
-    if holder is not None:
-        holder.close()
-
-
-def _close_at_exit() -> None:
-    """Close the emulator before the interpreter tears down the modules it needs."""
-    holder = _EmulatorSlot.current()
-    if holder is not None:
-        holder.close()
-
-
-os.register_at_fork(after_in_child=_drop_inherited_emulator)
-atexit.register(_close_at_exit)
