@@ -40,12 +40,12 @@ def walk_states(env, n: int, seed: int) -> list[np.ndarray]:
     return states
 
 
-def bench_step_batch(frameskip: int, rounds: int) -> tuple[float, float, float]:
+def bench_step_batch(frameskip: int, rounds: int, batch: int) -> tuple[float, float, float]:
     """Return (plangym steps/s, raw steps/s, median per-round ratio)."""
     # No autoreset: a reset (about 20 ms for this game) is work the raw loop does not do.
     env = plangym.make("PlanMontezuma-v0", obs_type="coords", frameskip=frameskip, autoreset=False)
-    states = walk_states(env, BATCH, seed=frameskip)
-    actions = np.random.default_rng(1).integers(env.n_actions, size=BATCH)
+    states = walk_states(env, batch, seed=frameskip)
+    actions = np.random.default_rng(1).integers(env.n_actions, size=batch)
     ale = env.ale
     ale_actions = env.gym_env.unwrapped._action_set
     raw_states = []
@@ -79,8 +79,8 @@ def bench_step_batch(frameskip: int, rounds: int) -> tuple[float, float, float]:
         ratios.append(times[raw] / times[ours])
     env.close()
     return (
-        BATCH / statistics.median(ours_times),
-        BATCH / statistics.median(raw_times),
+        batch / statistics.median(ours_times),
+        batch / statistics.median(raw_times),
         statistics.median(ratios),
     )
 
@@ -103,11 +103,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--frameskip", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--batch", type=int, default=BATCH)
     args = parser.parse_args()
     print(f"{'workload':<42} {'plangym':>10} {'raw ALE':>10} {'ratio':>6}")
     for frameskip in args.frameskip:
-        ours, raw, ratio = bench_step_batch(frameskip, args.rounds)
-        label = f"step_batch {BATCH} states, frameskip={frameskip} (steps/s)"
+        ours, raw, ratio = bench_step_batch(frameskip, args.rounds, args.batch)
+        label = f"step_batch {args.batch} states, frameskip={frameskip} (steps/s)"
         print(f"{label:<42} {ours:>10.0f} {raw:>10.0f} {ratio:>6.2f}")
     micro = bench_set_state()
     print(

@@ -1,4 +1,4 @@
-"""The physics families' benchmark scripts run and print their tables (tiny settings).
+"""The family benchmark scripts run and print their tables (tiny settings).
 
 Speed goals are read off the scripts' own tables (see benchmarks/RESULTS.md), never
 asserted here: this only keeps the scripts working as the code they measure changes.
@@ -16,6 +16,9 @@ RUNS = {
     "dm_control.py": (["cartpole-balance", "--rounds", "1", "--batch", "8"], "cartpole-balance"),
     "lunar_lander.py": (["--rounds", "1", "--batch", "8"], "Fast batch"),
     "box2d.py": (["--rounds", "1", "--games", "LunarLander-v3"], "LunarLander-v3"),
+    "montezuma.py": (["--rounds", "1", "--batch", "8", "--frameskip", "1"], "set_state"),
+    "retro.py": (["--rounds", "1", "--batch", "4"], "ratio"),
+    "nes.py": (["--rounds", "1", "--batch", "4"], "ratio"),
 }
 
 
