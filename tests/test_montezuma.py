@@ -172,3 +172,100 @@ def test_pyramid_and_position_types():
     assert {pos: 1}[MontezumaPosLevel(0, 0, 1, 79, 29)] == 1
     with pytest.raises(ValueError, match="objects_from_pixels"):
         CustomMontezuma(objects_from_pixels=True)
+
+
+# Actions (action, times) that take Joe from the start into room 0, found by
+# examples/go_explore.py (seed 0) with its ENV_KWARGS; 514 agent steps of 4 frames.
+TO_ROOM_0 = [
+    (14, 2),
+    (12, 10),
+    (10, 2),
+    (4, 21),
+    (11, 1),
+    (10, 33),
+    (14, 1),
+    (5, 8),
+    (14, 11),
+    (15, 1),
+    (4, 5),
+    (10, 2),
+    (11, 13),
+    (9, 14),
+    (10, 1),
+    (9, 1),
+    (2, 20),
+    (17, 13),
+    (15, 9),
+    (2, 5),
+    (9, 26),
+    (6, 13),
+    (12, 2),
+    (11, 1),
+    (2, 6),
+    (10, 8),
+    (17, 2),
+    (13, 5),
+    (9, 11),
+    (7, 3),
+    (16, 5),
+    (17, 1),
+    (12, 7),
+    (3, 2),
+    (0, 3),
+    (13, 8),
+    (14, 11),
+    (3, 5),
+    (5, 7),
+    (2, 2),
+    (14, 11),
+    (3, 5),
+    (8, 17),
+    (14, 1),
+    (1, 3),
+    (0, 2),
+    (5, 19),
+    (11, 4),
+    (2, 10),
+    (6, 7),
+    (4, 5),
+    (1, 1),
+    (6, 5),
+    (17, 10),
+    (9, 1),
+    (6, 20),
+    (17, 9),
+    (3, 4),
+    (10, 40),
+    (16, 1),
+    (4, 4),
+    (15, 6),
+    (1, 7),
+    (9, 2),
+    (15, 5),
+    (2, 10),
+    (4, 4),
+]
+
+
+def test_joe_walks_out_of_the_first_room_and_the_trip_replays_exactly():
+    env = plangym.make(
+        "PlanMontezuma-v0", obs_type="coords", frameskip=4, score_objects=True, render_mode=None
+    )
+    env.reset()
+    actions = [action for action, times in TO_ROOM_0 for _ in range(times)]
+    halfway = None
+    rooms = []
+    for i, action in enumerate(actions):
+        if i == len(actions) // 2:
+            halfway = env.get_state()
+        obs, _, end, _, info = env.step(action)
+        assert not end
+        rooms.append(info["room"])
+        assert obs[2] == info["room"] == env.get_ram()[3]
+    assert rooms[0] == 1 and rooms[-1] == 0 and set(rooms) == {0, 1}
+    assert 0 in env.rooms
+    fresh = env.clone()
+    rest = actions[len(actions) // 2 :]
+    assert_identical(replay(fresh, halfway, rest), replay(env, halfway, rest))
+    env.close()
+    fresh.close()
