@@ -3,7 +3,8 @@
 * ``step_batch``: 256 distinct states, coords observations, states returned, through the
   public API (input checks, sticky-action bookkeeping, Joe's tracker after every frame).
   The raw loop does the same emulator work by hand: restore the serialized state, play the
-  frames, clone the state with its RNG and serialize it, read the RAM for the coords.
+  frames, clone the state with its RNG and serialize it, read the RAM for the coords, and
+  keep the new states and coords (as ``step_batch`` returns them).
   The two alternate for several rounds, the first starting in turn, and the ratio is the
   median of the per-round ratios, so machine noise hits both alike. Goal: >= 0.8.
 * ``set_state``: plangym 0.1.32 reset the env in every restore (7.5 ms, measured by the
@@ -53,15 +54,20 @@ def bench_step_batch(frameskip: int, rounds: int, batch: int) -> tuple[float, fl
         env.set_state(state)
         raw_states.append(ale.cloneState(include_rng=True).serialize())
 
-    def raw() -> None:
+    def raw() -> list:
+        # The new states and observations are kept, as a planner keeps them (and as
+        # step_batch returns them): dropping them would let the loop reuse hot memory.
+        kept = []
         for state, action in zip(raw_states, actions, strict=True):
             ale.restoreState(ale_py.ALEState(state))
             ale_action = ale_actions[action]
             for _ in range(frameskip):
                 ale.act(ale_action)
-            ale.cloneState(include_rng=True).serialize()
+            new_state = ale.cloneState(include_rng=True).serialize()
             ram = ale.getRAM()
-            np.array([ram[42], ram[43], ram[3], ram[65]], dtype=np.float32)
+            coords = np.array([ram[42], ram[43], ram[3], ram[65]], dtype=np.float32)
+            kept.append((new_state, coords))
+        return kept
 
     def ours() -> None:
         env.step_batch(actions, states=states)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -50,8 +51,9 @@ _MD5 = re.compile(rb"[0-9a-f]{32}")
 # Cartridges whose save rounds part of their state (the DPC chip of Pitfall II keeps its
 # sound clock fraction to 8 decimals), so the running emulator drifts from a state it saved.
 _LOSSY_CARTRIDGES = (b"CartridgeDPC",)
-_TRAILER_DTYPE = np.dtype([("last_action", "<i8"), ("sticky_rng", "<u8", (N_WORDS,))])
-TRAILER_SIZE = _TRAILER_DTYPE.itemsize
+_LAST_ACTION = struct.Struct("<q")
+_WORDS = struct.Struct(f"<{N_WORDS}Q")
+TRAILER_SIZE = _LAST_ACTION.size + _WORDS.size
 
 
 def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
@@ -127,6 +129,8 @@ class AtariEnv(VideogameEnv):
         self.possible_to_win = possible_to_win
         self.clone_seeds = clone_seeds
         self._sticky_rng = np.random.default_rng()
+        # The generator's words as a state holds them, while known (None: read them).
+        self._sticky_words: bytes | None = None
         self._last_action = 0
         super().__init__(
             name=name,
@@ -246,10 +250,14 @@ class AtariEnv(VideogameEnv):
         if self._lossy_save:
             # Continue from exactly what the state says, as a restored copy would.
             ale.restoreState(ale_py.ALEState(ale_bytes))
-        trailer = np.zeros((), dtype=_TRAILER_DTYPE)
-        trailer["last_action"] = self._last_action
-        trailer["sticky_rng"] = generator_words(self._sticky_rng)
-        return np.frombuffer(ale_bytes + trailer.tobytes(), dtype=np.uint8)
+        if self._sticky_words is None:  # drawn from since last read (sticky actions on)
+            self._sticky_words = _WORDS.pack(*generator_words(self._sticky_rng).tolist())
+        parts = (self._state_prefix(), ale_bytes, _LAST_ACTION.pack(self._last_action))
+        return np.frombuffer(b"".join((*parts, self._sticky_words)), dtype=np.uint8)
+
+    def _state_prefix(self) -> bytes:
+        """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
+        return b""
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
@@ -258,10 +266,15 @@ class AtariEnv(VideogameEnv):
 
     def _restore_checked(self, state: np.ndarray) -> None:
         """Restore the emulator and the sticky-action bookkeeping from a checked state."""
-        trailer = state[-TRAILER_SIZE:].view(_TRAILER_DTYPE)[0]
         self.ale.restoreState(ale_py.ALEState(state[:-TRAILER_SIZE].tobytes()))
-        self._last_action = int(trailer["last_action"])
-        restore_generator(self._sticky_rng, trailer["sticky_rng"])
+        trailer = state[-TRAILER_SIZE:].tobytes()
+        (self._last_action,) = _LAST_ACTION.unpack_from(trailer)
+        words = trailer[_LAST_ACTION.size :]
+        if words != self._sticky_words:
+            restore_generator(self._sticky_rng, np.frombuffer(words, "<u8"))
+        # The words the generator now holds; without sticky actions it is never drawn
+        # from, so they stay valid until the next restore or seed.
+        self._sticky_words = words
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game."""
@@ -283,6 +296,7 @@ class AtariEnv(VideogameEnv):
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
         self._sticky_rng = np.random.default_rng(seed)
+        self._sticky_words = None
         super().seed(seed)
         self._last_action = 0
         self._settle_after_reset()
@@ -316,8 +330,10 @@ class AtariEnv(VideogameEnv):
     def _sticky(self, action: int) -> int:
         """Return the action the console receives: the previous one with probability p."""
         p = self._repeat_action_probability
-        if p > 0.0 and self._sticky_rng.random() < p:
-            return self._last_action
+        if p > 0.0:
+            self._sticky_words = None  # the generator moves: read it again for a state
+            if self._sticky_rng.random() < p:
+                return self._last_action
         self._last_action = int(action)
         return self._last_action
 

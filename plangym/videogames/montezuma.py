@@ -32,6 +32,7 @@ and the rooms visited. Sticky actions are the Atari family's: exact.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,16 +68,9 @@ RESET_NOOPS = 3
 # The tracker's bookkeeping, stored before the Atari state. The tag tells our states from a
 # plain Atari Montezuma state, whose bytes start with the ALE's own serialization.
 STATE_TAG = b"PLANMZ01"
-_HEADER_DTYPE = np.dtype(
-    [
-        ("tag", "S8"),
-        ("score", "<f8"),
-        ("steps", "<i8"),
-        ("lives_seen", "<i8"),
-        ("visited", "<u8"),
-    ]
-)
-HEADER_SIZE = _HEADER_DTYPE.itemsize
+# tag, the episode's score, frames played, most lives seen, visited rooms (a bit per room).
+_HEADER = struct.Struct("<8sdqqQ")
+HEADER_SIZE = _HEADER.size
 
 
 def room_xy(room: int) -> tuple[int, int] | None:
@@ -452,30 +446,19 @@ class MontezumaEnv(AtariEnv):
         info.update(self._tracker.info(self.ale.getRAM()))
 
     # States ---------------------------------------------------------------------------------
-    def get_state(self) -> np.ndarray:
-        """Return the tracker's bookkeeping followed by the Atari state, as uint8."""
-        header = np.zeros((), dtype=_HEADER_DTYPE)
+    def _state_prefix(self) -> bytes:
+        """Return the tracker's bookkeeping (not in the RAM), put before the Atari state."""
         tracker = self.tracker
-        header["tag"] = STATE_TAG
-        header["score"] = tracker.cur_score
-        header["steps"] = tracker.cur_steps
-        header["lives_seen"] = tracker.cur_lives
-        header["visited"] = tracker.visited
-        return np.concatenate([np.frombuffer(header.tobytes(), np.uint8), super().get_state()])
+        return _HEADER.pack(
+            STATE_TAG, tracker.cur_score, tracker.cur_steps, tracker.cur_lives, tracker.visited
+        )
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state`: no reset, only the emulator and bookkeeping."""
         self.check_state(state)
-        header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
+        _, score, steps, lives_seen, visited = _HEADER.unpack_from(state[:HEADER_SIZE].tobytes())
         self._restore_checked(state[HEADER_SIZE:])
-        self._tracker.restore(
-            (
-                float(header["score"]),
-                int(header["steps"]),
-                int(header["lives_seen"]),
-                int(header["visited"]),
-            )
-        )
+        self._tracker.restore((score, steps, lives_seen, visited))
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a PlanMontezuma state (not a plain Atari one)."""
