@@ -22,7 +22,7 @@ bit-exact; ``==`` compares games.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -34,37 +34,21 @@ from plangym.extras import require
 from plangym.utils import to_grayscale
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
+from plangym.videogames.nes_joypad import (  # plangym 0.1 imported them from here
+    COMPLEX_MOVEMENT,
+    RIGHT_ONLY,
+    SIMPLE_MOVEMENT,
+    JoypadSpace,
+)
 
-# Button lists of gym-super-mario-bros (plangym 0.1 exported the same names).
-RIGHT_ONLY = [
-    ["NOOP"],
-    ["right"],
-    ["right", "A"],
-    ["right", "B"],
-    ["right", "A", "B"],
+__all__ = [
+    "COMPLEX_MOVEMENT",
+    "RIGHT_ONLY",
+    "SIMPLE_MOVEMENT",
+    "JoypadSpace",
+    "MarioEnv",
+    "NesEnv",
 ]
-SIMPLE_MOVEMENT = [*RIGHT_ONLY, ["A"], ["left"]]
-COMPLEX_MOVEMENT = [
-    *SIMPLE_MOVEMENT,
-    ["left", "A"],
-    ["left", "B"],
-    ["left", "A", "B"],
-    ["down"],
-    ["up"],
-]
-
-# Bit of each button in the byte the NES controller reads.
-BUTTONS = {
-    "right": 0b10000000,
-    "left": 0b01000000,
-    "down": 0b00100000,
-    "up": 0b00010000,
-    "start": 0b00001000,
-    "select": 0b00000100,
-    "B": 0b00000010,
-    "A": 0b00000001,
-    "NOOP": 0b00000000,
-}
 
 # The header in front of the emulator dump. "game" names the env; "stage" is the stage a
 # random-stages env is playing (NO_STAGE otherwise); the rest is Python-side state of the
@@ -109,50 +93,6 @@ def _nes_py() -> Any:
 def _game_tag(name: str) -> bytes:
     """Return the bytes a state stores to name its game (the end of long names: ROM paths)."""
     return name.encode("utf-8")[-_HEADER["game"].itemsize :]
-
-
-class JoypadSpace(gym.ActionWrapper):
-    """Map a discrete action to a controller byte from a list of button combinations.
-
-    >>> JoypadSpace.byte(["right", "A"]), JoypadSpace.buttons()[:2]
-    (129, ['right', 'left'])
-    """
-
-    def __init__(self, env: gym.Env, actions: Sequence[Sequence[str]]):
-        super().__init__(env)
-        self.action_space = Discrete(len(actions))
-        self._bytes = [self.byte(buttons) for buttons in actions]
-        self._meanings = [" ".join(buttons) for buttons in actions]
-
-    @staticmethod
-    def buttons() -> list[str]:
-        """Names of the buttons a combination may hold."""
-        return list(BUTTONS)
-
-    @staticmethod
-    def byte(buttons: Iterable[str]) -> int:
-        """Return the controller byte pressing ``buttons``."""
-        value = 0
-        for button in buttons:
-            if button not in BUTTONS:
-                raise ValueError(
-                    f"buttons: expected names from {list(BUTTONS)}, received {button!r}"
-                )
-            value |= BUTTONS[button]
-        return value
-
-    @property
-    def action_bytes(self) -> list[int]:
-        """Controller byte of each discrete action."""
-        return list(self._bytes)
-
-    def action(self, action: Any) -> int:
-        """Return the controller byte of ``action``."""
-        return self._bytes[int(action)]
-
-    def get_action_meanings(self) -> list[str]:
-        """Return the buttons of each action, as text."""
-        return list(self._meanings)
 
 
 class NesGymnasiumEnv(gym.Env):
