@@ -10,7 +10,7 @@ from plangym.api_tests import (
     TestVideogameEnv,  # noqa: F401  (collected by pytest)
     assert_identical,
 )
-from plangym.exactness import difference
+from plangym.exactness import difference, replay
 from plangym.selfcheck import run_checks
 from plangym.videogames.nes import (
     COMPLEX_MOVEMENT,
@@ -178,3 +178,22 @@ def test_coords_observation():
 def test_selfcheck_passes():
     results = run_checks(NAME, n_steps=15)
     assert results and all(result.status in ("PASS", "n/a") for result in results), results
+
+
+def test_random_stages_replay_exactly_across_a_new_game():
+    """The next game's stage is drawn from a generator the state carries."""
+    env = plangym.make("SuperMarioBrosRandomStages-v0", movement_type="right")
+    fresh = plangym.make("SuperMarioBrosRandomStages-v0", movement_type="right")
+    env.seed(3)
+    stages = set()
+    for _ in range(3):
+        state, _, info = env.reset()
+        stages.add((info["world"], info["stage"]))
+    assert len(stages) > 1
+    actions = [1] * 60  # runs right into the first enemy: the game ends, a new one starts
+    expected = replay(env, state, actions)
+    assert any(step[3] or step[4] for step in expected)
+    assert_identical(replay(env, state, actions), expected)
+    assert_identical(replay(fresh, state, actions), expected)
+    env.close()
+    fresh.close()

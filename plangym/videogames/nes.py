@@ -31,6 +31,7 @@ from gymnasium.spaces import Box, Discrete
 
 from plangym.core import wrap_callable
 from plangym.extras import require
+from plangym.rng import N_WORDS, generator_words, restore_generator
 from plangym.utils import to_grayscale
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
@@ -51,8 +52,9 @@ __all__ = [
 ]
 
 # The header in front of the emulator dump. "game" names the env; "stage" is the stage a
-# random-stages env is playing (NO_STAGE otherwise); the rest is Python-side state of the
-# gym env that the emulator dump does not hold.
+# random-stages env is playing (NO_STAGE otherwise) and "stage_rng" the generator that
+# draws the next game's stage (an autoreset inside a replay draws from it); the rest is
+# Python-side state of the gym env that the emulator dump does not hold.
 _HEADER = np.dtype(
     [
         ("magic", "S8"),
@@ -62,6 +64,7 @@ _HEADER = np.dtype(
         ("done", "u1"),
         ("time_last", "<i4"),
         ("x_position_last", "<i4"),
+        ("stage_rng", "<u8", (N_WORDS,)),
     ]
 )
 HEADER_SIZE = _HEADER.itemsize
@@ -177,6 +180,7 @@ class NesEnv(VideogameEnv):
     ):
         self._emulators: dict[int, Any] = {}
         self._stage = NO_STAGE
+        self._stage_rng = np.random.default_rng()  # draws random-stage games' stages
         super().__init__(
             name=name,
             frameskip=frameskip,
@@ -315,6 +319,7 @@ class NesEnv(VideogameEnv):
         header["done"] = emulator.done
         header["time_last"] = getattr(emulator, "_time_last", 0)
         header["x_position_last"] = getattr(emulator, "_x_position_last", 0)
+        header["stage_rng"] = generator_words(self._stage_rng)
         # The emulator writes its dump straight behind the header: no second copy.
         self._lib.DumpState(emulator._env, state.ctypes.data + HEADER_SIZE)
         return state
@@ -325,6 +330,7 @@ class NesEnv(VideogameEnv):
         state = np.ascontiguousarray(state)
         header = state[:HEADER_SIZE].view(_HEADER)[0]
         self._stage = int(header["stage"])
+        restore_generator(self._stage_rng, header["stage_rng"])
         emulator = self._emulator(self._stage)
         self._lib.LoadState(emulator._env, state.ctypes.data + HEADER_SIZE)
         emulator.done = bool(header["done"])
@@ -472,7 +478,6 @@ class MarioEnv(NesEnv):
             )
         self._movement_type = movement_type
         self._original_reward = bool(original_reward)
-        self._stage_rng = np.random.default_rng()
         super().__init__(name=name, **kwargs)
 
     @property
