@@ -1,5 +1,7 @@
 """MarioEnv: conformance, exact replay across deaths, workers, input checks, settings."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from plangym.videogames.nes import (
     SIMPLE_MOVEMENT,
     JoypadSpace,
     MarioEnv,
+    NesEnv,
 )
 
 NAME = "SuperMarioBros-1-1-v0"
@@ -195,5 +198,23 @@ def test_random_stages_replay_exactly_across_a_new_game():
     assert any(step[3] or step[4] for step in expected)
     assert_identical(replay(env, state, actions), expected)
     assert_identical(replay(fresh, state, actions), expected)
+    env.close()
+    fresh.close()
+
+
+def test_any_nes_rom_plays_with_every_controller_byte_and_replays_exactly():
+    """NesEnv takes an iNES ROM path; its actions are the 256 controller bytes."""
+    gym_super_mario_bros = pytest.importorskip("gym_super_mario_bros")
+    rom = os.path.join(
+        os.path.dirname(gym_super_mario_bros.__file__), "_roms", "super-mario-bros.nes"
+    )
+    env, fresh = NesEnv(rom), NesEnv(rom)
+    assert env.action_space.n == 256
+    state, *_ = env.reset()
+    actions = [int(a) for a in np.random.default_rng(0).integers(256, size=40)]
+    expected = replay(env, state, actions)
+    assert_identical(replay(fresh, state, actions), expected)
+    with pytest.raises(ValueError, match="action"):
+        env.step(256, state=state)
     env.close()
     fresh.close()
