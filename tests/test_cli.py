@@ -95,6 +95,15 @@ def test_bench_prints_rates_for_both_setups():
     assert "one process" in result.stdout and "ParallelEnv, 2 workers" in result.stdout
 
 
+def test_bench_times_a_one_emulator_per_process_env_before_its_workers():
+    pytest.importorskip("stable_retro")
+    result = run(
+        "bench", "Airstriker-Genesis-v0", "--workers", "2", "--batch", "4", "--rounds", "1"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "one process" in result.stdout and "ParallelEnv, 2 workers" in result.stdout
+
+
 REQUIRED_KEYS = {
     "env",
     "planner",

@@ -63,31 +63,57 @@ def run(args: argparse.Namespace) -> int:
 def measure(
     name: str, workers: int, batch: int, rounds: int, dt: int, frameskip: int, seed: int
 ) -> list[tuple[str, float, float]]:
-    """``(label, steps/s, frames/s)`` for one process and for ``ParallelEnv(workers)``."""
+    """``(label, steps/s, frames/s)`` for one process and for ``ParallelEnv(workers)``.
+
+    The two are timed round by round, in turn, so machine noise hits both alike; an env
+    that allows one simulator per process (``SINGLETON``, e.g. stable-retro) is timed alone
+    first and closed before the workers start.
+    """
     single = plangym.make(name, frameskip=frameskip)
-    parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
+    parallel_label = f"ParallelEnv, {workers} workers"
     try:
         states = distinct_states(single, batch, seed)
         actions = ActionSampler(single.action_space, np.random.default_rng(seed)).sample(batch)
-        envs = {"one process": single, f"ParallelEnv, {workers} workers": parallel}
-        times: dict[str, list[float]] = {label: [] for label in envs}
-        frames: dict[str, int] = {}
-        for round_index in range(rounds + 1):  # the first round warms up, untimed
-            for label, env in envs.items():
-                start = time.perf_counter()
-                *_, infos = env.step_batch(actions, states=states, dt=dt)
-                elapsed = time.perf_counter() - start
-                frames[label] = sum(int(info.get("n_step", dt * frameskip)) for info in infos)
-                if round_index:
-                    times[label].append(elapsed)
+        if single.SINGLETON:
+            timed = time_rounds({"one process": single}, actions, states, dt, frameskip, rounds)
+            single.close()
+            parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
+            envs = {parallel_label: parallel}
+        else:
+            timed = {}
+            parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
+            envs = {"one process": single, parallel_label: parallel}
+        try:
+            timed.update(time_rounds(envs, actions, states, dt, frameskip, rounds))
+        finally:
+            parallel.close()
     finally:
-        parallel.close()
         single.close()
     rows = []
-    for label, measured in times.items():
+    for label, (measured, frames) in timed.items():
         median = statistics.median(measured)
-        rows.append((label, batch / median, frames[label] / median))
+        rows.append((label, batch / median, frames / median))
     return rows
+
+
+def time_rounds(
+    envs: dict[str, Any], actions: Any, states: list, dt: int, frameskip: int, rounds: int
+) -> dict[str, tuple[list[float], int]]:
+    """Step the batch on each env in turn, ``rounds`` times after one untimed warm-up round.
+
+    Returns ``{label: (seconds of each round, frames of one batch)}``.
+    """
+    times: dict[str, list[float]] = {label: [] for label in envs}
+    frames: dict[str, int] = {}
+    for round_index in range(rounds + 1):
+        for label, env in envs.items():
+            start = time.perf_counter()
+            *_, infos = env.step_batch(actions, states=states, dt=dt)
+            elapsed = time.perf_counter() - start
+            frames[label] = sum(int(info.get("n_step", dt * frameskip)) for info in infos)
+            if round_index:
+                times[label].append(elapsed)
+    return {label: (times[label], frames[label]) for label in envs}
 
 
 def distinct_states(env: Any, n: int, seed: int) -> list:
