@@ -49,6 +49,53 @@ def restore_generator(generator: np.random.Generator, words: np.ndarray) -> None
     }
 
 
+class GeneratorWords:
+    """A generator's words as bytes, read only when the generator may have moved.
+
+    Reading a generator's state costs about as much as a cheap env's step. Envs whose
+    generator is drawn from only at known moments (a reset, a sticky-action coin flip) keep
+    its words between those moments; :meth:`forget` marks one. Restoring the words the
+    generator already holds does nothing. With ``cache=False`` the words are read and
+    written every time (a wrapper might draw from the generator at any step).
+
+    >>> generator = np.random.default_rng(3)
+    >>> words = GeneratorWords(cache=True)
+    >>> saved = words.read(generator)
+    >>> first = generator.random()
+    >>> words.forget()  # it was drawn from
+    >>> words.write(generator, saved)
+    >>> generator.random() == first
+    True
+    """
+
+    __slots__ = ("cache", "words")
+
+    def __init__(self, cache: bool):
+        self.cache = cache
+        self.words: bytes | None = None  # the generator's words while known
+
+    def forget(self) -> None:
+        """Read the generator again next time: it is about to be drawn from or reseeded."""
+        self.words = None
+
+    def read(self, generator: np.random.Generator) -> bytes:
+        """Return the generator's words (the bytes of :func:`generator_words`)."""
+        words = self.words
+        if words is None:
+            words = generator_words(generator).astype("<u8").tobytes()
+            if self.cache:
+                self.words = words
+        return words
+
+    def write(self, generator: np.random.Generator, words: bytes) -> None:
+        """Put ``words`` (from :meth:`read`) in the generator, unless it holds them."""
+        if words == self.words:
+            return
+        restore_generator(generator, np.frombuffer(words, dtype="<u8"))
+        if self.cache:
+            self.words = words
+
+
 # numpy.random.RandomState (the legacy generator dm_control's tasks draw from) -------------
 MT19937_KEY_WORDS = 624
 

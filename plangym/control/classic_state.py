@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import intern_dtype
-from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.rng import N_WORDS, GeneratorWords
 from plangym.utils import find_time_limit
 
 # How the physics vector is stored by the gymnasium env, so it is restored the same way.
@@ -90,13 +90,12 @@ class ClassicStateCodec:
     """
 
     __slots__ = (
-        "_rng",
         "_tail",
-        "cache_rng",
         "dtype",
         "has_last_u",
         "has_steps_beyond",
         "n_physics",
+        "rng_words",
         "time_limit",
         "unwrapped",
     )
@@ -109,9 +108,8 @@ class ClassicStateCodec:
         self.has_steps_beyond = hasattr(unwrapped, "steps_beyond_terminated")
         self.has_last_u = hasattr(unwrapped, "last_u")
         self.dtype = classic_state_dtype(self.n_physics)
-        self.cache_rng = cache_rng
         self._tail = self.dtype.fields["physics_kind"][1]  # where the fields after physics start
-        self._rng: bytes | None = None  # the generator's words, while known without reading
+        self.rng_words = GeneratorWords(cache=cache_rng)
 
     # The env <-> fields ---------------------------------------------------------------------
     def read(self) -> tuple:
@@ -122,7 +120,7 @@ class ClassicStateCodec:
             unwrapped.steps_beyond_terminated if self.has_steps_beyond else None,
             None if time_limit is None else time_limit._elapsed_steps,
             unwrapped.last_u if self.has_last_u else None,
-            self._rng or self._read_rng(),
+            self.rng_words.read(unwrapped.np_random),
         )
 
     def read_into(self, columns: tuple[list, list, list, list, list]) -> None:
@@ -140,14 +138,7 @@ class ClassicStateCodec:
             elapsed.append(time_limit._elapsed_steps)
         if self.has_last_u:
             last_u.append(unwrapped.last_u)
-        rng.append(self._rng or self._read_rng())
-
-    def _read_rng(self) -> bytes:
-        """Return the generator's words, kept until the next reset when they may be."""
-        rng = generator_words(self.unwrapped.np_random).tobytes()
-        if self.cache_rng:
-            self._rng = rng
-        return rng
+        rng.append(self.rng_words.read(unwrapped.np_random))
 
     def write(self, fields: tuple) -> None:
         """Put the env in the state of ``fields`` (from read, unpack or rows)."""
@@ -160,9 +151,7 @@ class ClassicStateCodec:
             time_limit._elapsed_steps = elapsed
         if self.has_last_u:
             unwrapped.last_u = last_u
-        if rng != self._rng:
-            restore_generator(unwrapped.np_random, np.frombuffer(rng, dtype=np.uint64))
-            self._rng = rng if self.cache_rng else None
+        self.rng_words.write(unwrapped.np_random, rng)
 
     def write_physics(self, physics: np.ndarray) -> None:
         """Set only the physics (a bare vector: plangym 0.1's state format)."""
@@ -170,7 +159,7 @@ class ClassicStateCodec:
 
     def forget_rng(self) -> None:
         """Note that the generator was drawn from (a reset): read it again next time."""
-        self._rng = None
+        self.rng_words.forget()
 
     # Fields <-> records ---------------------------------------------------------------------
     def pack(self, fields: tuple) -> bytes:

@@ -50,7 +50,7 @@ from plangym.control.lander_physics import (
 )
 from plangym.control.record_state import RecordLayout
 from plangym.core import PlangymEnv, wrap_callable
-from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.rng import N_WORDS, GeneratorWords
 
 __all__ = ["STATE_FIELDS", "LanderSim", "LunarLander"]
 
@@ -132,7 +132,6 @@ class LanderSim(gym.Env):
         self.gravity = check_gravity(gravity)
         self.render_mode = render_mode
         self.max_episode_steps = max_episode_steps
-        self.cache_rng = cache_rng
         self.observation_space = spaces.Box(_OBS_LOW, _OBS_HIGH)
         self.action_space = (
             spaces.Box(-1, 1, (2,), dtype=np.float32) if continuous else spaces.Discrete(4)
@@ -140,12 +139,13 @@ class LanderSim(gym.Env):
         self.body, self.terrain = LanderBody(), Terrain(flat_terrain())
         self.prev_shaping, self.game_over = 0.0, False
         self.rest_steps = self.elapsed_steps = 0
-        self._rng_words: bytes | None = None  # the generator's words, while known unread
+        # The generator's words: read once per episode, unless steps draw (dispersion).
+        self.rng_words = GeneratorWords(cache=cache_rng)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple:
         """Draw a terrain and a push, then take one frame with the engines off."""
         super().reset(seed=seed)
-        self._rng_words = None
+        self.rng_words.forget()
         rng = None if self.deterministic else self.np_random
         self.terrain = Terrain(flat_terrain() if rng is None else random_terrain(rng))
         self.body = LanderBody()
@@ -194,7 +194,8 @@ class LanderSim(gym.Env):
         if self.deterministic:
             d0 = d1 = 0.0
         else:  # gymnasium draws the dispersion every frame, engines on or off
-            rng, self._rng_words = self.np_random, None
+            rng = self.np_random
+            self.rng_words.forget()
             d0, d1 = (2 * rng.random() - 1) / SCALE, (2 * rng.random() - 1) / SCALE
         body = self.body
         fire_engines(body, main, side, direction, d0, d1)
@@ -216,10 +217,7 @@ class LanderSim(gym.Env):
 
     def snapshot(self) -> bytes:
         """Return the bytes of a record of :data:`STATE_FIELDS` holding the env's state."""
-        words = self._rng_words
-        if words is None:
-            words = generator_words(self.np_random).tobytes()
-            self._rng_words = words if self.cache_rng else None
+        words = self.rng_words.read(self.np_random)
         body = self.body
         return _RECORD.pack(
             body.x, body.y, body.vx, body.vy, body.angle, body.omega, *body.anchor,
@@ -239,9 +237,7 @@ class LanderSim(gym.Env):
         self.prev_shaping, self.rest_steps, self.elapsed_steps, words = values[_TAIL : _TAIL + 4]
         body.contact[:] = values[_TAIL + 4 : _TAIL + 6]
         self.game_over = values[_TAIL + 6]
-        if words != self._rng_words:
-            restore_generator(self.np_random, np.frombuffer(words, dtype=np.uint64))
-            self._rng_words = words if self.cache_rng else None
+        self.rng_words.write(self.np_random, words)
 
     def render(self) -> np.ndarray | None:
         """Return a (400, 600, 3) picture with ``render_mode="rgb_array"``, else None."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from plangym.control.mujoco_runtime import load_mujoco
 from plangym.control.record_state import RecordLayout
-from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.rng import N_WORDS, GeneratorWords
 
 mujoco = load_mujoco(family="MuJoCo")
 INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -68,7 +68,7 @@ class MujocoStateCodec:
         self.elapsed = int(ends[3])
         self.xpos_view = data.xpos.reshape(-1)
         self.xipos_view = data.xipos.reshape(-1)
-        self.rng_words = _GeneratorWords(cache_rng)
+        self.rng_words = GeneratorWords(cache=cache_rng)
 
     @property
     def dtype(self) -> np.dtype:
@@ -92,7 +92,7 @@ class MujocoStateCodec:
         flat[self.xpos] = self.xpos_view
         flat[self.xipos] = self.xipos_view
         words = flat.view(np.int64)
-        words[self.rng] = self.rng_words.read(generator)
+        words[self.rng] = np.frombuffer(self.rng_words.read(generator), dtype=np.int64)
         words[self.elapsed] = elapsed
 
     def words(self, states: list | np.ndarray) -> np.ndarray:
@@ -122,43 +122,5 @@ class MujocoStateCodec:
         # left them, and Ant, Humanoid, Reacher and Pusher read them before stepping.
         self.xpos_view[:] = flat[self.xpos]
         self.xipos_view[:] = flat[self.xipos]
-        words = flat.view(np.uint64)
-        self.rng_words.write(generator, words[self.rng])
+        self.rng_words.write(generator, flat[self.rng].tobytes())
         return int(flat.view(np.int64)[self.elapsed])
-
-
-class _GeneratorWords:
-    """The words of an env's generator, read once per episode instead of once per state.
-
-    Reading a generator's state costs about as much as a MuJoCo substep. While nothing
-    draws from the generator (between resets, for gymnasium's MuJoCo envs) its words stay
-    what they were, so they are kept; restoring the words it already has does nothing.
-    """
-
-    __slots__ = ("cache", "key", "words")
-
-    def __init__(self, cache: bool):
-        self.cache = cache
-        self.words: np.ndarray | None = None
-        self.key = b""  # the words' bytes: comparing them is the cheapest equality test
-
-    def forget(self) -> None:
-        """Drop the words: the generator is about to be drawn from or reseeded."""
-        self.words = None
-        self.key = b""
-
-    def read(self, generator: np.random.Generator) -> np.ndarray:
-        """Return the generator's words."""
-        if self.words is None or not self.cache:
-            self.words = generator_words(generator)
-            self.key = self.words.tobytes()
-        return self.words
-
-    def write(self, generator: np.random.Generator, words: np.ndarray) -> None:
-        """Put ``words`` in the generator (unless it holds them already)."""
-        key = words.tobytes()
-        if self.cache and key == self.key:
-            return
-        restore_generator(generator, words)
-        self.words = np.array(words)
-        self.key = key

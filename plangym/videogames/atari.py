@@ -37,7 +37,7 @@ import numpy as np
 
 from plangym.columns import BatchColumns
 from plangym.core import PlanEnv, inherits_unchanged, wrap_callable
-from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.rng import N_WORDS, GeneratorWords
 from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv
 
@@ -52,8 +52,7 @@ _MD5 = re.compile(rb"[0-9a-f]{32}")
 # sound clock fraction to 8 decimals), so the running emulator drifts from a state it saved.
 _LOSSY_CARTRIDGES = (b"CartridgeDPC",)
 _LAST_ACTION = struct.Struct("<q")
-_WORDS = struct.Struct(f"<{N_WORDS}Q")
-TRAILER_SIZE = _LAST_ACTION.size + _WORDS.size
+TRAILER_SIZE = _LAST_ACTION.size + 8 * N_WORDS
 
 
 def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
@@ -129,8 +128,8 @@ class AtariEnv(VideogameEnv):
         self.possible_to_win = possible_to_win
         self.clone_seeds = clone_seeds
         self._sticky_rng = np.random.default_rng()
-        # The generator's words as a state holds them, while known (None: read them).
-        self._sticky_words: bytes | None = None
+        # Without sticky actions the generator never draws: its words are read once.
+        self._sticky_words = GeneratorWords(cache=True)
         self._last_action = 0
         super().__init__(
             name=name,
@@ -250,10 +249,9 @@ class AtariEnv(VideogameEnv):
         if self._lossy_save:
             # Continue from exactly what the state says, as a restored copy would.
             ale.restoreState(ale_py.ALEState(ale_bytes))
-        if self._sticky_words is None:  # drawn from since last read (sticky actions on)
-            self._sticky_words = _WORDS.pack(*generator_words(self._sticky_rng).tolist())
-        parts = (self._state_prefix(), ale_bytes, _LAST_ACTION.pack(self._last_action))
-        return np.frombuffer(b"".join((*parts, self._sticky_words)), dtype=np.uint8)
+        words = self._sticky_words.read(self._sticky_rng)
+        parts = (self._state_prefix(), ale_bytes, _LAST_ACTION.pack(self._last_action), words)
+        return np.frombuffer(b"".join(parts), dtype=np.uint8)
 
     def _state_prefix(self) -> bytes:
         """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
@@ -269,12 +267,7 @@ class AtariEnv(VideogameEnv):
         self.ale.restoreState(ale_py.ALEState(state[:-TRAILER_SIZE].tobytes()))
         trailer = state[-TRAILER_SIZE:].tobytes()
         (self._last_action,) = _LAST_ACTION.unpack_from(trailer)
-        words = trailer[_LAST_ACTION.size :]
-        if words != self._sticky_words:
-            restore_generator(self._sticky_rng, np.frombuffer(words, "<u8"))
-        # The words the generator now holds; without sticky actions it is never drawn
-        # from, so they stay valid until the next restore or seed.
-        self._sticky_words = words
+        self._sticky_words.write(self._sticky_rng, trailer[_LAST_ACTION.size :])
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game."""
@@ -296,7 +289,7 @@ class AtariEnv(VideogameEnv):
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
         self._sticky_rng = np.random.default_rng(seed)
-        self._sticky_words = None
+        self._sticky_words.forget()
         super().seed(seed)
         self._last_action = 0
         self._settle_after_reset()
@@ -331,7 +324,7 @@ class AtariEnv(VideogameEnv):
         """Return the action the console receives: the previous one with probability p."""
         p = self._repeat_action_probability
         if p > 0.0:
-            self._sticky_words = None  # the generator moves: read it again for a state
+            self._sticky_words.forget()  # the generator moves: read it again for a state
             if self._sticky_rng.random() < p:
                 return self._last_action
         self._last_action = int(action)
