@@ -599,16 +599,8 @@ class PlangymEnv(PlanEnv):
     def apply_wrappers(self, wrappers: Iterable[wrap_callable]) -> None:
         """Wrap the gymnasium env with each item of ``wrappers`` in order."""
         for item in wrappers:
-            if isinstance(item, tuple):
-                wrapper, params = item
-                if isinstance(params, dict):
-                    self.wrap(wrapper, **params)
-                elif isinstance(params, list | tuple):
-                    self.wrap(wrapper, *params)
-                else:
-                    self.wrap(wrapper, params)
-            else:
-                self.wrap(item)
+            wrapper, args, kwargs = wrapper_call(item)
+            self.wrap(wrapper, *args, **kwargs)
 
     def wrap(self, wrapper: Callable[..., gym.Wrapper], *args: Any, **kwargs: Any) -> None:
         """Wrap the gymnasium env with one wrapper."""
@@ -700,6 +692,25 @@ class PlangymEnv(PlanEnv):
     def get_grayscale_obs(self, obs, **kwargs):
         """Observation for ``obs_type="grayscale"``."""
         return to_grayscale(self.get_rgb_obs(obs, **kwargs))
+
+
+def wrapper_call(item: wrap_callable) -> tuple[Callable[..., gym.Wrapper], tuple, dict]:
+    """Read one item of a ``wrappers`` list as ``(wrapper, args, kwargs)``.
+
+    An item is a wrapper, or ``(wrapper, kwargs_dict)``, ``(wrapper, args_tuple_or_list)``
+    or ``(wrapper, single_argument)``.
+
+    >>> wrapper_call((dict, {"a": 1})), wrapper_call((list, [2]))[1:], wrapper_call(set)[1:]
+    ((<class 'dict'>, (), {'a': 1}), ((2,), {}), ((), {}))
+    """
+    if not isinstance(item, tuple):
+        return item, (), {}
+    wrapper, params = item
+    if isinstance(params, dict):
+        return wrapper, (), params
+    if isinstance(params, list | tuple):
+        return wrapper, tuple(params), {}
+    return wrapper, (params,), {}
 
 
 def inherits_unchanged(cls: type, methods: dict[str, type]) -> bool:

@@ -40,7 +40,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from plangym.control.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
-from plangym.core import PlangymEnv, wrap_callable
+from plangym.core import PlangymEnv, wrap_callable, wrapper_call
 from plangym.extras import require
 from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
@@ -120,18 +120,6 @@ def _stable_repr(value: Any) -> str:
     return type(value).__qualname__
 
 
-def _wrap(env: gym.Env, item: wrap_callable) -> gym.Env:
-    """Apply one item of a ``wrappers`` list (as :meth:`PlangymEnv.apply_wrappers` reads it)."""
-    if not isinstance(item, tuple):
-        return item(env)
-    wrapper, params = item
-    if isinstance(params, dict):
-        return wrapper(env, **params)
-    if isinstance(params, list | tuple):
-        return wrapper(env, *params)
-    return wrapper(env, params)
-
-
 class Box2DEnv(PlangymEnv):
     """LunarLander, LunarLanderContinuous, BipedalWalker(Hardcore) and CarRacing, exactly.
 
@@ -209,7 +197,8 @@ class Box2DEnv(PlangymEnv):
     def _build_gym_env(self) -> gym.Env:
         env = self.make_physics_env()
         for item in self._wrappers or ():
-            env = _wrap(env, item)
+            wrapper, args, kwargs = wrapper_call(item)
+            env = wrapper(env, *args, **kwargs)
         return env
 
     def setup(self) -> None:
