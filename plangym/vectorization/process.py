@@ -50,6 +50,10 @@ class WorkerProcess:
             classes defined in a notebook work).
         index: Position of the worker in its batch, used in messages.
         context: A multiprocessing context (fork, spawn or forkserver).
+        wait_ready: Wait until the env is built before returning.
+        target: The loop the process runs, called as ``target(conn, factory_blob,
+            caller_pid)`` (default: :func:`~plangym.vectorization.worker.run_worker`).
+        daemon: Start the process as a daemon (a daemon cannot start processes itself).
     """
 
     def __init__(
@@ -58,8 +62,11 @@ class WorkerProcess:
         index: int = 0,
         context: mp.context.BaseContext | None = None,
         wait_ready: bool = True,
+        target: Callable[..., None] = run_worker,
+        daemon: bool = True,
     ):
         self.index = index
+        self._target, self._daemon = target, daemon
         self._factory_blob = cloudpickle.dumps(constructor)
         self._context = context or mp.get_context()
         self._next_id = READY_ID + 1
@@ -77,10 +84,10 @@ class WorkerProcess:
         """Start the process; :meth:`wait_ready` waits until its env is built."""
         parent_conn, child_conn = self._context.Pipe()
         process = self._context.Process(
-            target=run_worker,
+            target=self._target,
             args=(child_conn, self._factory_blob, os.getpid()),
             name=f"plangym-worker-{self.index}",
-            daemon=True,
+            daemon=self._daemon,
         )
         process.start()
         child_conn.close()

@@ -1,0 +1,35 @@
+"""gymnasium's vector API on plangym's workers: RL loops and planners share one pool.
+
+* :func:`plangym.make_vec` builds a vector env of plangym envs (exact states);
+* :class:`AsyncVectorEnv` and :class:`SyncVectorEnv` are drop-ins for gymnasium's classes
+  over any gymnasium env constructors;
+* :class:`RayVectorEnv` runs the sub-envs on Ray actors.
+
+Every one is a ``gymnasium.vector.VectorEnv`` with gymnasium's autoreset modes and batched
+infos, plus ``get_states``/``set_states``/``step_batch`` for planning (see docs/vector.md).
+"""
+
+from gymnasium.vector import AutoresetMode
+
+from plangym.vector.async_vector_env import AsyncVectorEnv
+from plangym.vector.errors import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    SubEnvCrashedError,
+    VectorTimeoutError,
+)
+from plangym.vector.sync_vector_env import SyncVectorEnv
+from plangym.vector.vector_env import PlanVectorEnv
+
+__all__ = [
+    "AlreadyPendingCallError",
+    "AsyncVectorEnv",
+    "AutoresetMode",
+    "ClosedEnvironmentError",
+    "NoAsyncCallError",
+    "PlanVectorEnv",
+    "SubEnvCrashedError",
+    "SyncVectorEnv",
+    "VectorTimeoutError",
+]

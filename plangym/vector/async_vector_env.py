@@ -1,0 +1,74 @@
+"""A drop-in for gymnasium's ``AsyncVectorEnv`` on plangym's worker processes.
+
+Same constructor, same results, bit for bit. What differs is what happens when things go
+wrong: a worker that dies is replaced (its sub-env rebuilt and reset; its step reports a
+truncation and ``info["worker_restarted"]``), a sub-env's exception keeps its type and
+leaves the vector env usable, and a timeout replaces the sub-envs still busy. gymnasium's
+own shuts down on any of these. The hot path pickles nothing: actions, observations,
+rewards and flags go through shared memory, and each worker is woken by one byte.
+
+>>> import gymnasium
+>>> envs = AsyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
+>>> obs, infos = envs.reset(seed=42)
+>>> obs.shape, infos
+((2, 4), {})
+>>> _, rewards, terminations, _, _ = envs.step(np.array([0, 1]))
+>>> rewards.tolist(), terminations.tolist()
+([1.0, 1.0], [False, False])
+>>> envs.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from plangym.vector.process_workers import ProcessWorkers
+from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+
+__all__ = ["AsyncVectorEnv", "np"]
+
+
+class AsyncVectorEnv(PlanVectorEnv):
+    """Each sub-env in a worker process of its own.
+
+    Args:
+        env_fns: One constructor per sub-env (cloudpickled: lambdas and notebook classes
+            work).
+        shared_memory: Pass observations through shared memory (else they are pickled).
+        copy: Return copies of the observations (else views of the shared batch).
+        context: A multiprocessing start method ("fork", "spawn", "forkserver"; None for
+            the default).
+        daemon: Start the workers as daemons (a daemon cannot start processes itself).
+        observation_mode: "same", "different", or ``(batched_space, single_space)``.
+        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        shared_memory: bool = True,
+        copy: bool = True,
+        context: str | None = None,
+        daemon: bool = True,
+        observation_mode: str | tuple = "same",
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    ):
+        self.env_fns, self.shared_memory, self.copy = env_fns, shared_memory, copy
+        self.context, self.daemon, self.observation_mode = context, daemon, observation_mode
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        if len(env_fns) == 0:
+            raise ValueError("env_fns: expected at least one env constructor, got none")
+        # gymnasium reads the spaces and metadata off a throwaway env too.
+        probe = env_fns[0]()
+        try:
+            single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
+            workers = ProcessWorkers(
+                env_fns, self.autoreset_mode, single, shared_memory, context, daemon
+            )
+            self._start(workers, probe, single, batched, observation_mode)
+        finally:
+            probe.close()

@@ -1,0 +1,110 @@
+"""Where a vector step's observations, rewards and flags are gathered, one row per sub-env.
+
+The arrays are laid out as gymnasium lays out a batch (``create_empty_array`` of the single
+observation space): an array for a Box, Discrete, MultiDiscrete or MultiBinary space, a
+dict or tuple of them for Dict and Tuple spaces. A sub-env's results are written into its
+row as they arrive, by the caller or, through shared memory, by the worker itself. Spaces
+whose batches are not arrays (Text, Graph, Sequence, custom spaces) are gathered one item
+per sub-env and batched by gymnasium's ``concatenate`` when read.
+
+>>> from gymnasium.spaces import Box, Dict, Discrete
+>>> space = Dict({"pos": Box(-1, 1, (2,)), "count": Discrete(5)})
+>>> outputs = BatchOutputs(space, 3)
+>>> outputs.write_obs(1, {"pos": np.ones(2, np.float32), "count": 4})
+>>> outputs.observations()["count"].tolist()
+[0, 4, 0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import Space
+from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Tuple
+from gymnasium.vector.utils import concatenate, create_empty_array
+
+Allocate = Callable[..., np.ndarray]  # called as allocate(shape, dtype=dtype)
+ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
+
+
+def rows_are_arrays(space: Space) -> bool:
+    """Whether a batch of ``space`` is an array, or a dict/tuple tree of arrays."""
+    if isinstance(space, ARRAY_SPACES):
+        return True
+    if isinstance(space, Dict):
+        return all(rows_are_arrays(sub) for sub in space.spaces.values())
+    if isinstance(space, Tuple):
+        return all(rows_are_arrays(sub) for sub in space.spaces)
+    return False
+
+
+def write_row(tree: Any, index: int, value: Any) -> None:
+    """Write one sub-env's ``value`` into row ``index`` of a batch ``tree``."""
+    if isinstance(tree, np.ndarray):
+        tree[index] = value
+    elif isinstance(tree, dict):
+        for key, branch in tree.items():
+            write_row(branch, index, value[key])
+    else:
+        for branch, item in zip(tree, value, strict=True):
+            write_row(branch, index, item)
+
+
+def read_row(tree: Any, index: int) -> Any:
+    """Return a copy of row ``index`` of a batch ``tree``, shaped like one observation."""
+    if isinstance(tree, np.ndarray):
+        return tree[index].copy()
+    if isinstance(tree, dict):
+        return {key: read_row(branch, index) for key, branch in tree.items()}
+    return tuple(read_row(branch, index) for branch in tree)
+
+
+class BatchOutputs:
+    """The observations, rewards, terminations and truncations of one vector step.
+
+    Args:
+        space: The single observation space.
+        n: Number of sub-envs.
+        allocate: Makes each array, called as ``allocate(shape, dtype=dtype)`` (default:
+            ``np.zeros``); a shared-memory allocator lets workers write their own rows.
+    """
+
+    def __init__(self, space: Space, n: int, allocate: Allocate = np.zeros):
+        self.space, self.n = space, n
+        self.in_rows = rows_are_arrays(space)
+        if self.in_rows:
+            self.obs = create_empty_array(space, n=n, fn=allocate)
+        else:  # batched by gymnasium when read: it owns that layout
+            self.obs = create_empty_array(space, n=n, fn=np.zeros)
+            self._items: list = [None] * n
+        self.rewards = allocate((n,), dtype=np.float64)
+        self.terminations = allocate((n,), dtype=np.bool_)
+        self.truncations = allocate((n,), dtype=np.bool_)
+
+    def write_obs(self, index: int, obs: Any) -> None:
+        """Put sub-env ``index``'s observation in its row."""
+        if self.in_rows:
+            write_row(self.obs, index, obs)
+        else:
+            self._items[index] = obs
+
+    def write_step(self, index: int, obs: Any, reward: Any, terminated: Any, truncated: Any):
+        """Put sub-env ``index``'s step results in its rows."""
+        self.write_obs(index, obs)
+        self.rewards[index] = reward
+        self.terminations[index] = terminated
+        self.truncations[index] = truncated
+
+    def observations(self) -> Any:
+        """The batch of observations (the buffer itself: callers copy it if they keep it)."""
+        if not self.in_rows:
+            self.obs = concatenate(self.space, self._items, self.obs)
+        return self.obs
+
+    def row(self, index: int) -> Any:
+        """A copy of sub-env ``index``'s last observation."""
+        if self.in_rows:
+            return read_row(self.obs, index)
+        return self._items[index]

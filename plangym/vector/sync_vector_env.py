@@ -1,0 +1,63 @@
+"""gymnasium's ``SyncVectorEnv``, on plangym's sub-env protocol: every sub-env in this process.
+
+>>> import gymnasium
+>>> envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
+>>> obs, infos = envs.reset(seed=42)
+>>> obs.shape, infos
+((2, 4), {})
+>>> obs, rewards, terminations, truncations, infos = envs.step(np.array([0, 1]))
+>>> rewards.tolist(), terminations.tolist()
+([1.0, 1.0], [False, False])
+>>> envs.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from plangym.vector.in_process_workers import InProcessWorkers
+from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+
+__all__ = ["SyncVectorEnv", "np"]
+
+
+class SyncVectorEnv(PlanVectorEnv):
+    """The sub-envs stepped one after the other in this process.
+
+    Args:
+        env_fns: One constructor per sub-env.
+        copy: Return copies of the observations (else the batch buffer itself).
+        observation_mode: "same", "different", or ``(batched_space, single_space)``.
+        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        copy: bool = True,
+        observation_mode: str | tuple = "same",
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    ):
+        self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        if len(env_fns) == 0:
+            raise ValueError("env_fns: expected at least one env constructor, got none")
+        envs = [env_fn() for env_fn in env_fns]
+        single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))
+        if observation_mode == "different":
+            single = envs[0].observation_space
+        workers = InProcessWorkers(env_fns, self.autoreset_mode, single, envs=envs)
+        self._start(workers, envs[0], single, batched, observation_mode)
+
+    @property
+    def envs(self) -> list[gymnasium.Env]:
+        """The sub-envs."""
+        return [sub_env.env for sub_env in self._workers.sub_envs]
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:  # noqa: D102
+        return super().call(name, *args, **kwargs)
