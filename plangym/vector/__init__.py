@@ -22,6 +22,16 @@ from plangym.vector.errors import (
 from plangym.vector.sync_vector_env import SyncVectorEnv
 from plangym.vector.vector_env import PlanVectorEnv
 
+
+def __getattr__(name: str):
+    # RayVectorEnv loads on first use: Ray is an optional extra.
+    if name == "RayVectorEnv":
+        from plangym.vector.ray_vector_env import RayVectorEnv
+
+        return RayVectorEnv
+    raise AttributeError(f"module 'plangym.vector' has no attribute {name!r}")
+
+
 __all__ = [
     "AlreadyPendingCallError",
     "AsyncVectorEnv",
@@ -29,6 +39,7 @@ __all__ = [
     "ClosedEnvironmentError",
     "NoAsyncCallError",
     "PlanVectorEnv",
+    "RayVectorEnv",
     "SubEnvCrashedError",
     "SyncVectorEnv",
     "VectorTimeoutError",

@@ -98,13 +98,13 @@ class BatchOutputs:
         self.truncations[index] = truncated
 
     def observations(self) -> Any:
-        """The batch of observations (the buffer itself: callers copy it if they keep it)."""
+        """Return the batch of observations (the buffer itself: copy it to keep it)."""
         if not self.in_rows:
             self.obs = concatenate(self.space, self._items, self.obs)
         return self.obs
 
     def row(self, index: int) -> Any:
-        """A copy of sub-env ``index``'s last observation."""
+        """Return a copy of sub-env ``index``'s last observation."""
         if self.in_rows:
             return read_row(self.obs, index)
         return self._items[index]

@@ -79,7 +79,7 @@ class AttachedBuffers:
 
 
 def attached_outputs(setup: WorkerSetup, buffers: AttachedBuffers) -> BatchOutputs:
-    """The caller's :class:`BatchOutputs`, mapped from its shared arrays in the same order."""
+    """Map the caller's :class:`BatchOutputs` from its shared arrays, in the same order."""
     specs = iter(setup.specs)
 
     def allocate(shape: tuple, dtype: Any) -> np.ndarray:
@@ -122,7 +122,7 @@ class SubEnvWorker:
             return encode(error_reply(0, error))
 
     def buffered_action(self) -> Any:
-        """This sub-env's action in the shared buffer, as gymnasium's ``iterate`` gives it."""
+        """Return this sub-env's action in the shared buffer, as ``iterate`` gives it."""
         action = self.actions[self.index]
         return action.copy() if isinstance(action, np.ndarray) else action
 

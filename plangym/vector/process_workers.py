@@ -55,7 +55,7 @@ class SharedArrays:
         self.arrays: list[SharedArray] = []
 
     def allocate(self, shape: tuple, dtype: Any) -> np.ndarray:
-        """A new zeroed shared array (the allocator :class:`BatchOutputs` takes)."""
+        """Return a new zeroed shared array (the allocator :class:`BatchOutputs` takes)."""
         shared = SharedArray(shape, dtype)
         self.arrays.append(shared)
         shared.array[...] = 0
@@ -170,7 +170,7 @@ class ProcessWorkers(SubEnvWorkers):
             self._send_bytes(index, STEP_FROM_BUFFER)
 
     def _action_buffer(self, actions: np.ndarray) -> np.ndarray:
-        """A shared buffer shaped and typed like ``actions`` (replaced when they change)."""
+        """Return a shared buffer shaped and typed like ``actions`` (replaced on change)."""
         current = self._actions
         if current is None or current.shape != actions.shape or current.dtype != actions.dtype:
             if current is not None:
@@ -181,13 +181,12 @@ class ProcessWorkers(SubEnvWorkers):
         return self._actions.array
 
     def _send_bytes(self, index: int, message: bytes) -> None:
-        try:
+        # A dead worker (a closed pipe): its receive says so.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             self.workers[index].connection.send_bytes(message)
-        except (OSError, ValueError, AttributeError):
-            pass  # a dead worker: its receive says so
 
     def ready(self, indices: list[int], timeout: float | None) -> list[int]:
-        """The sub-envs among ``indices`` whose worker answered (or died)."""
+        """Return the sub-envs among ``indices`` whose worker answered (or died)."""
         if timeout is None:
             return list(indices)  # a blocking read returns on the answer or on EOF
         connections = {self.workers[index].connection: index for index in indices}

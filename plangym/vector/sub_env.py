@@ -114,7 +114,7 @@ class SubEnv:
         return same_obs, command.action_space == self.env.action_space
 
     def plan_method(self, name: str) -> Any:
-        """The plangym method ``name`` of the env, or a clear error if it has none."""
+        """Return the plangym method ``name`` of the env; a clear error if it has none."""
         try:
             return self.env.get_wrapper_attr(name)
         except AttributeError:

@@ -31,6 +31,7 @@ from gymnasium.spaces import Discrete, MultiBinary, MultiDiscrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space, iterate
 
+from plangym.vector.batch_outputs import ARRAY_SPACES
 from plangym.vector.commands import (
     CallCommand,
     CheckSpaces,
@@ -48,7 +49,6 @@ from plangym.vector.errors import (
     SubEnvCrashedError,
     VectorTimeoutError,
 )
-from plangym.vector.batch_outputs import ARRAY_SPACES
 from plangym.vector.workers import SubEnvWorkers
 from plangym.vectorization.errors import WorkerCrashedError
 from plangym.vectorization.scheduler import chunk_bounds
@@ -245,7 +245,7 @@ class PlanVectorEnv(VectorEnv):
         return list(seed)
 
     def _reset_mask(self, options: dict | None) -> tuple[np.ndarray | None, dict | None]:
-        """The ``reset_mask`` in ``options`` (checked) and the options without it."""
+        """Return the ``reset_mask`` in ``options`` (checked) and the options without it."""
         if options is None or "reset_mask" not in options:
             return None, options
         mask = options["reset_mask"]
@@ -394,7 +394,7 @@ class PlanVectorEnv(VectorEnv):
 
     # Planning ---------------------------------------------------------------------------------
     def get_states(self) -> list:
-        """The exact state of every sub-env (plangym states; see :func:`plangym.make_vec`)."""
+        """Return the exact state of every sub-env (see :func:`plangym.make_vec`)."""
         self._assert_is_running()
         self._assert_idle("get_states")
         answers = self._run_now(dict.fromkeys(range(self.num_envs), GetState()), "get_state")

@@ -45,7 +45,7 @@ class SubEnvWorkers(ABC):
 
     @abstractmethod
     def ready(self, indices: list[int], timeout: float | None) -> list[int]:
-        """The sub-envs among ``indices`` whose answer can be read now ([] on timeout)."""
+        """Return the sub-envs among ``indices`` whose answer can be read now."""
 
     @abstractmethod
     def receive(self, index: int) -> Any:

@@ -1,0 +1,84 @@
+"""A plangym env seen as a gymnasium env: the sub-env :func:`plangym.make_vec` builds.
+
+It steps one agent step at a time with the plangym env's own autoreset off (the vector
+env decides when episodes restart), and keeps what planners need: ``get_state``,
+``set_state`` and ``step_batch`` from given states.
+
+>>> from plangym.control.classic_control import ClassicControl
+>>> env = GymPlanEnv(ClassicControl("CartPole-v1", autoreset=False))
+>>> obs, info = env.reset(seed=3)
+>>> state = env.get_state()
+>>> first = env.step(1)
+>>> env.set_state(state)
+>>> bool((env.step(1)[0] == first[0]).all())
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+
+from plangym.core import PlanEnv
+
+# plangym's per-step bookkeeping, always 1 here: left out of a vector env's infos.
+BOOKKEEPING_KEYS = ("n_step", "dt")
+
+
+class GymPlanEnv(gymnasium.Env):
+    """A :class:`~plangym.core.PlanEnv` behind gymnasium's ``Env`` API.
+
+    Args:
+        plan_env: The plangym env (built with ``autoreset=False``).
+    """
+
+    def __init__(self, plan_env: PlanEnv):
+        self.plan_env = plan_env
+        self.observation_space = plan_env.observation_space
+        self.action_space = plan_env.action_space
+        self.metadata = dict(getattr(plan_env, "metadata", None) or {})
+        self.render_mode = getattr(plan_env, "render_mode", None)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.plan_env!r})"
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        """Start a new episode; a ``seed`` first seeds every generator of the env.
+
+        plangym envs take no reset options: ``options`` is accepted and ignored.
+        """
+        if seed is not None:
+            self.plan_env.seed(seed)
+        return self.plan_env.reset(return_state=False)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        """One agent step: ``(obs, reward, terminated, truncated, info)``."""
+        obs, reward, terminated, truncated, info = self.plan_env.step(action)
+        for key in BOOKKEEPING_KEYS:
+            info.pop(key, None)
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        """Render the plangym env: a picture (``render_mode="rgb_array"``) or a window."""
+        return self.plan_env.render()
+
+    def close(self) -> None:
+        """Close the plangym env."""
+        self.plan_env.close()
+
+    # Planning ---------------------------------------------------------------------------------
+    def get_state(self) -> Any:
+        """Return the plangym env's exact state."""
+        return self.plan_env.get_state()
+
+    def set_state(self, state: Any) -> None:
+        """Restore a state from :meth:`get_state`."""
+        self.plan_env.set_state(state)
+
+    def step_batch(
+        self, actions: Sequence, states: Sequence, dt: Any = 1, return_state: bool = True
+    ) -> tuple[list, ...]:
+        """Step each ``(action, state)`` pair (plangym's ``step_batch``)."""
+        return self.plan_env.step_batch(actions, states, dt, return_state=return_state)

@@ -1,0 +1,52 @@
+"""The vector env on Ray actors, for users who outgrow one machine.
+
+Same API and results as :class:`~plangym.vector.AsyncVectorEnv`; each sub-env lives in a
+Ray actor. Connects to ``address`` (or ``RAY_ADDRESS``, or a local cluster) unless this
+process is connected already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import gymnasium
+from gymnasium.vector import AutoresetMode
+
+from plangym.vector.ray_workers import RayWorkers
+from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+from plangym.vectorization.ray import connect
+
+
+class RayVectorEnv(PlanVectorEnv):
+    """Each sub-env on a Ray actor of its own.
+
+    Args:
+        env_fns: One constructor per sub-env.
+        copy: Return copies of the observations (else the batch buffer itself).
+        observation_mode: "same", "different", or ``(batched_space, single_space)``.
+        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
+        address: The Ray cluster (``"HOST:PORT"``); see :func:`plangym.vectorization.ray.connect`.
+        actor_options: Passed to each actor's ``.options()`` (e.g. ``num_cpus``).
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        copy: bool = True,
+        observation_mode: str | tuple = "same",
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        address: str | None = None,
+        actor_options: dict | None = None,
+    ):
+        self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        if len(env_fns) == 0:
+            raise ValueError("env_fns: expected at least one env constructor, got none")
+        ray = connect(address)
+        probe = env_fns[0]()
+        try:
+            single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
+            workers = RayWorkers(ray, env_fns, self.autoreset_mode, single, actor_options)
+            self._start(workers, probe, single, batched, observation_mode)
+        finally:
+            probe.close()
