@@ -8,6 +8,7 @@ own shuts down on any of these. The hot path pickles nothing: actions, observati
 rewards and flags go through shared memory, and each worker is woken by one byte.
 
 >>> import gymnasium
+>>> import numpy as np
 >>> envs = AsyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
 >>> obs, infos = envs.reset(seed=42)
 >>> obs.shape, infos
@@ -23,13 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import gymnasium
-import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.process_workers import ProcessWorkers
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
-
-__all__ = ["AsyncVectorEnv", "np"]
 
 
 class AsyncVectorEnv(PlanVectorEnv):

@@ -1,6 +1,7 @@
 """gymnasium's ``SyncVectorEnv``, on plangym's sub-env protocol: every sub-env in this process.
 
 >>> import gymnasium
+>>> import numpy as np
 >>> envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
 >>> obs, infos = envs.reset(seed=42)
 >>> obs.shape, infos
@@ -14,16 +15,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import gymnasium
-import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.in_process_workers import InProcessWorkers
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
-
-__all__ = ["SyncVectorEnv", "np"]
 
 
 class SyncVectorEnv(PlanVectorEnv):
@@ -58,6 +55,3 @@ class SyncVectorEnv(PlanVectorEnv):
     def envs(self) -> list[gymnasium.Env]:
         """The sub-envs."""
         return [sub_env.env for sub_env in self._workers.sub_envs]
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:  # noqa: D102
-        return super().call(name, *args, **kwargs)

@@ -495,6 +495,11 @@ class PlanVectorEnv(VectorEnv):
                             waiting.append(index)
                     except Exception as error:
                         gathered.errors[index] = error
+        except BaseException:
+            # Ctrl-C (or a timeout): a late answer must never be read as the next call's.
+            for index in waiting:
+                self._workers.restart(index)
+            raise
         finally:
             self._pending = Pending.DEFAULT
             self._sent = {}
@@ -528,8 +533,7 @@ class PlanVectorEnv(VectorEnv):
         return False
 
     def _time_out(self, late: list[int], timeout: float | None, label: str) -> None:
-        for index in late:
-            self._workers.restart(index)
+        # The late sub-envs are restarted on the way out of _gather.
         raise VectorTimeoutError(
             f"The call to `{label}_wait` has timed out after {timeout} second(s); sub-envs "
             f"{late} were still busy and were rebuilt and reset"
