@@ -4,7 +4,8 @@ Same constructor, same results, bit for bit. What differs is what happens when t
 wrong: a worker that dies is replaced (its sub-env rebuilt and reset; its step reports a
 truncation and ``info["worker_restarted"]``), a sub-env's exception keeps its type and
 leaves the vector env usable, and a timeout replaces the sub-envs still busy. gymnasium's
-own shuts down on any of these. The hot path pickles nothing: actions, observations,
+own is left unusable by the first two and leaves late answers in its pipes after a
+timeout. The hot path pickles nothing: actions, observations,
 rewards and flags go through shared memory, and each worker is woken by one byte.
 
 >>> import gymnasium

@@ -46,8 +46,6 @@ class SyncVectorEnv(PlanVectorEnv):
             raise ValueError("env_fns: expected at least one env constructor, got none")
         envs = [env_fn() for env_fn in env_fns]
         single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))
-        if observation_mode == "different":
-            single = envs[0].observation_space
         workers = InProcessWorkers(env_fns, self.autoreset_mode, single, envs=envs)
         self._start(workers, envs[0], single, batched, observation_mode)
 

@@ -328,8 +328,23 @@ class PlanVectorEnv(VectorEnv):
             self._check_integer_actions(np.asarray(items), space)
         return items
 
+    def _check_single_actions(self, actions: Sequence) -> None:
+        """Check a list of single actions (``step_batch``) as a batch is checked."""
+        space = self.single_action_space
+        if isinstance(space, gymnasium.spaces.Box | MultiDiscrete | MultiBinary):
+            for k, action in enumerate(actions):
+                if np.shape(action) != space.shape:
+                    raise ValueError(
+                        f"actions: expected actions of shape {space.shape}, got shape "
+                        f"{np.shape(action)} at actions[{k}]"
+                    )
+        if isinstance(space, Discrete | MultiDiscrete | MultiBinary) and len(actions):
+            self._check_integer_actions(np.asarray(actions), space, "actions[{}]")
+
     @staticmethod
-    def _check_integer_actions(actions: np.ndarray, space: Space) -> None:
+    def _check_integer_actions(
+        actions: np.ndarray, space: Space, where: str = "sub-env {}'s action"
+    ) -> None:
         if actions.dtype.kind not in "iub":
             raise ValueError(
                 f"actions: expected integers for {space}, got an array of dtype {actions.dtype}"
@@ -343,9 +358,8 @@ class PlanVectorEnv(VectorEnv):
         bad = (actions < low) | (actions >= high)
         if bad.any():
             first = np.argwhere(bad)[0].tolist()
-            raise ValueError(
-                f"actions: sub-env {first[0]}'s action {actions[first[0]]!r} is not in {space}"
-            )
+            place = where.format(first[0])
+            raise ValueError(f"actions: {place} = {actions[first[0]].tolist()!r} is not in {space}")
 
     def _observations(self) -> Any:
         observations = self._workers.outputs.observations()
@@ -441,12 +455,13 @@ class PlanVectorEnv(VectorEnv):
             raise ValueError(
                 f"actions: expected one action per state ({len(states)}), got {len(actions)}"
             )
-        dts = list(dt) if isinstance(dt, Sequence) else [dt] * len(states)
+        dts = list(dt) if isinstance(dt, Sequence | np.ndarray) else [dt] * len(states)
         if len(dts) != len(states):
             raise ValueError(f"dt: expected one dt per state ({len(states)}), got {len(dts)}")
         for k, value in enumerate(dts):
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"dt: expected integers >= 1, got {value!r} at dt[{k}]")
+        self._check_single_actions(actions)
         bounds = chunk_bounds(len(states), self.num_envs)
         commands = {
             index: StepStates(list(actions[start:stop]), list(states[start:stop]), dts[start:stop])
@@ -499,6 +514,8 @@ class PlanVectorEnv(VectorEnv):
             # Ctrl-C (or a timeout): a late answer must never be read as the next call's.
             for index in waiting:
                 self._workers.restart(index)
+                if kind is Pending.STEP:  # its episode was cut short: it must be reset
+                    self._ended[index] = True
             raise
         finally:
             self._pending = Pending.DEFAULT
@@ -564,7 +581,7 @@ class PlanVectorEnv(VectorEnv):
             )
             try:
                 self._gather(timeout, self._pending.value)
-            except (VectorTimeoutError, Exception):
+            except Exception:  # a timeout, or the sub-envs' own errors: just stop
                 terminate = True
         self._pending = Pending.DEFAULT
         self._workers.close(terminate=terminate)
