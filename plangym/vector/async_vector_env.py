@@ -28,7 +28,7 @@ import gymnasium
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.process_workers import ProcessWorkers
-from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
 
 
 class AsyncVectorEnv(PlanVectorEnv):
@@ -56,11 +56,9 @@ class AsyncVectorEnv(PlanVectorEnv):
         observation_mode: str | tuple = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ):
-        self.env_fns, self.shared_memory, self.copy = env_fns, shared_memory, copy
-        self.context, self.daemon, self.observation_mode = context, daemon, observation_mode
-        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        if len(env_fns) == 0:
-            raise ValueError("env_fns: expected at least one env constructor, got none")
+        self.shared_memory = shared_memory
+        self.context, self.daemon = context, daemon
+        self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         # gymnasium reads the spaces and metadata off a throwaway env too.
         probe = env_fns[0]()
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import signal
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -28,7 +27,7 @@ from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.commands import IN_BUFFER, AttachActions, InBuffer, Reset, Restarted, Step
 from plangym.vector.sub_env import SubEnv
 from plangym.vectorization.messages import READY_ID, Close, Reply, encode, error_reply
-from plangym.vectorization.orphans import caller_gone, exit_when_orphaned
+from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.shared_memory import SharedArray, remove_orphaned
 
 STEP_FROM_BUFFER = b"S"  # a step whose action is in the shared action buffer
@@ -141,12 +140,8 @@ class SubEnvWorker:
 
 def run_sub_env_worker(conn: Connection, setup_blob: bytes, parent_pid: int) -> None:
     """Entry point of a sub-env worker process (see the module docstring)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    first_ppid = os.getppid()
     buffers = AttachedBuffers()
-    exit_when_orphaned(parent_pid, first_ppid, buffers)
+    first_ppid = guard_worker(parent_pid, buffers)
     try:
         worker = SubEnvWorker(cloudpickle.loads(setup_blob), buffers)
     except BaseException as error:  # report why the sub-env could not be built, then stop

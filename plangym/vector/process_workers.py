@@ -42,7 +42,7 @@ from plangym.vector.process_worker import (
 from plangym.vector.workers import SubEnvWorkers, mark_restarted
 from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.messages import Close, decode, dumps
-from plangym.vectorization.process import WorkerProcess
+from plangym.vectorization.process import WorkerProcess, stop_workers
 from plangym.vectorization.shared_memory import SharedArray, interrupts_deferred
 
 OBSERVING = (Reset, Step, Restarted)  # commands whose answer is an info (obs in outputs)
@@ -132,6 +132,7 @@ class ProcessWorkers(SubEnvWorkers):
                     wait_ready=False,
                     target=run_sub_env_worker,
                     daemon=daemon,
+                    close_message=dumps(Close()),
                 )
             )
         for worker in self._resources.workers:
@@ -236,17 +237,8 @@ class _Resources:
         self.shared = shared
 
     def release(self) -> None:
-        """Ask every worker to close, wait for them (or kill them), remove the arrays."""
+        """Stop every worker, then remove the shared arrays (this runs once)."""
         try:
-            for worker in self.workers:
-                if worker.connection is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        worker.connection.send_bytes(dumps(Close()))
-            for worker in self.workers:
-                worker.finish_close()
-        except BaseException:
-            for worker in self.workers:
-                worker.terminate()
-            raise
+            stop_workers(self.workers)
         finally:
             self.shared.close()

@@ -13,7 +13,7 @@ import gymnasium
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.ray_workers import RayWorkers
-from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
 from plangym.vectorization.ray import connect
 
 
@@ -38,10 +38,7 @@ class RayVectorEnv(PlanVectorEnv):
         address: str | None = None,
         actor_options: dict | None = None,
     ):
-        self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
-        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        if len(env_fns) == 0:
-            raise ValueError("env_fns: expected at least one env constructor, got none")
+        self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         ray = connect(address)
         probe = env_fns[0]()
         try:

@@ -20,7 +20,7 @@ import gymnasium
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.in_process_workers import InProcessWorkers
-from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of, observation_spaces
+from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
 
 
 class SyncVectorEnv(PlanVectorEnv):
@@ -40,10 +40,7 @@ class SyncVectorEnv(PlanVectorEnv):
         observation_mode: str | tuple = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ):
-        self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
-        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        if len(env_fns) == 0:
-            raise ValueError("env_fns: expected at least one env constructor, got none")
+        self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         envs = [env_fn() for env_fn in env_fns]
         single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))
         workers = InProcessWorkers(env_fns, self.autoreset_mode, single, envs=envs)

@@ -120,6 +120,19 @@ class PlanVectorEnv(VectorEnv):
     _workers: SubEnvWorkers | None = None
     copy: bool = True
 
+    def _take_arguments(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        copy: bool,
+        observation_mode: str | tuple,
+        autoreset_mode: str | AutoresetMode,
+    ) -> None:
+        """Keep the arguments every vector env takes, checked."""
+        self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        if len(env_fns) == 0:
+            raise ValueError("env_fns: expected at least one env constructor, got none")
+
     def _start(
         self,
         workers: SubEnvWorkers,

@@ -7,6 +7,7 @@ A worker polls its caller; once the caller is gone it removes the caller's share
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
@@ -75,3 +76,16 @@ def exit_when_orphaned(
         os._exit(0)
 
     threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
+
+
+def guard_worker(parent_pid: int, owned: AttachedOutputs | None = None) -> int:
+    """Set up a worker process: Ctrl-C ignored, exit (cleaning ``owned``) with the caller.
+
+    Returns the worker's first parent process id (see :func:`caller_alive`).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    first_ppid = os.getppid()
+    exit_when_orphaned(parent_pid, first_ppid, owned)
+    return first_ppid

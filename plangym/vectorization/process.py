@@ -54,6 +54,8 @@ class WorkerProcess:
         target: The loop the process runs, called as ``target(conn, factory_blob,
             caller_pid)`` (default: :func:`~plangym.vectorization.worker.run_worker`).
         daemon: Start the process as a daemon (a daemon cannot start processes itself).
+        close_message: The bytes that ask ``target`` to close its env and exit (default:
+            :func:`~plangym.vectorization.worker.run_worker`'s close request).
     """
 
     def __init__(
@@ -64,9 +66,10 @@ class WorkerProcess:
         wait_ready: bool = True,
         target: Callable[..., None] = run_worker,
         daemon: bool = True,
+        close_message: bytes | None = None,
     ):
         self.index = index
-        self._target, self._daemon = target, daemon
+        self._target, self._daemon, self._close_message = target, daemon, close_message
         self._factory_blob = cloudpickle.dumps(constructor)
         self._context = context or mp.get_context()
         self._next_id = READY_ID + 1
@@ -135,9 +138,14 @@ class WorkerProcess:
 
     def request_close(self) -> None:
         """Ask the worker to close its env and exit (without waiting)."""
-        if self._process is not None:
+        if self._process is None:
+            return
+        if self._close_message is None:
             with contextlib.suppress(WorkerCrashedError):
                 self.send(Close())
+        else:
+            with contextlib.suppress(OSError, ValueError):
+                self._conn.send_bytes(self._close_message)
 
     def close(self) -> None:
         """Ask the worker to close its env and exit; kill it if it does not in time."""
@@ -238,3 +246,20 @@ def unwrap_reply(reply: Reply) -> Any:
     if reply.ok:
         return reply.payload
     raise with_remote_traceback(reply.payload, reply.traceback)
+
+
+def stop_workers(workers: list[WorkerProcess]) -> None:
+    """Stop every worker: all asked first, so they exit together, then reaped.
+
+    Interrupted by Ctrl-C meanwhile, it still kills the rest before the KeyboardInterrupt
+    goes on.
+    """
+    try:
+        for worker in workers:
+            worker.request_close()
+        for worker in workers:
+            worker.finish_close()
+    except BaseException:
+        for worker in workers:
+            worker.terminate()
+        raise

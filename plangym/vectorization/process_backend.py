@@ -20,7 +20,7 @@ from plangym.vectorization.backend import STALE, Backend, BatchInputs, CallReque
 from plangym.vectorization.messages import Call, GetAttr, SetAttr, StepChunk
 from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.packing import pack_actions, pack_states, state_layout
-from plangym.vectorization.process import WorkerProcess, unwrap_reply
+from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
 from plangym.vectorization.shared_memory import SharedOutputs
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
@@ -196,14 +196,7 @@ class _Resources:
         still kills the rest and frees the buffers before the KeyboardInterrupt goes on.
         """
         try:
-            for worker in self.workers:
-                worker.request_close()
-            for worker in self.workers:
-                worker.finish_close()
-        except BaseException:
-            for worker in self.workers:
-                worker.terminate()
-            raise
+            stop_workers(self.workers)
         finally:
             outputs, self.outputs = self.outputs, None
             if outputs is not None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -35,7 +34,7 @@ from plangym.vectorization.messages import (
     encode,
     error_reply,
 )
-from plangym.vectorization.orphans import caller_gone, exit_when_orphaned
+from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.packing import (
     DtypeChannel,
     SharedStates,
@@ -104,12 +103,8 @@ def handle(env: Any, outputs: AttachedOutputs, channels: Channels, body: Any) ->
 
 def run_worker(conn: Connection, factory_blob: bytes, parent_pid: int) -> None:
     """Entry point of a worker process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    first_ppid = os.getppid()
     outputs = AttachedOutputs()
-    exit_when_orphaned(parent_pid, first_ppid, outputs)
+    first_ppid = guard_worker(parent_pid, outputs)
     try:
         env = cloudpickle.loads(factory_blob)()
     except BaseException as error:  # report why the env could not be built, then stop
