@@ -2,14 +2,14 @@
 
 The arrays are laid out as gymnasium lays out a batch (``create_empty_array`` of the single
 observation space): an array for a Box, Discrete, MultiDiscrete or MultiBinary space, a
-dict or tuple of them for Dict and Tuple spaces. A sub-env's results are written into its
-row as they arrive, by the caller or, through shared memory, by the worker itself. Spaces
-whose batches are not arrays (Text, Graph, Sequence, custom spaces) are gathered one item
-per sub-env and batched by gymnasium's ``concatenate`` when read.
+dict or tuple of them for Dict and Tuple spaces. Through shared memory a worker writes its
+sub-env's results into its row itself. Otherwise (and for spaces whose batches are not
+arrays: Text, Graph, Sequence, custom spaces) each sub-env's last observation is kept and
+the batch is built by gymnasium's ``concatenate`` when read, exactly as gymnasium does.
 
 >>> from gymnasium.spaces import Box, Dict, Discrete
 >>> space = Dict({"pos": Box(-1, 1, (2,)), "count": Discrete(5)})
->>> outputs = BatchOutputs(space, 3)
+>>> outputs = BatchOutputs(space, 3, in_place=True)
 >>> outputs.write_obs(1, {"pos": np.ones(2, np.float32), "count": 4})
 >>> outputs.observations()["count"].tolist()
 [0, 4, 0]
@@ -52,29 +52,24 @@ def write_row(tree: Any, index: int, value: Any) -> None:
             write_row(branch, index, item)
 
 
-def read_row(tree: Any, index: int) -> Any:
-    """Return a copy of row ``index`` of a batch ``tree``, shaped like one observation."""
-    if isinstance(tree, np.ndarray):
-        return tree[index].copy()
-    if isinstance(tree, dict):
-        return {key: read_row(branch, index) for key, branch in tree.items()}
-    return tuple(read_row(branch, index) for branch in tree)
-
-
 class BatchOutputs:
     """The observations, rewards, terminations and truncations of one vector step.
 
     Args:
         space: The single observation space.
         n: Number of sub-envs.
-        allocate: Makes each array, called as ``allocate(shape, dtype=dtype)`` (default:
-            ``np.zeros``); a shared-memory allocator lets workers write their own rows.
+        allocate: Makes the arrays of rewards and flags, and of observations written in
+            place; called as ``allocate(shape, dtype=dtype)`` (default: ``np.zeros``). A
+            shared-memory allocator lets workers write their own rows.
+        in_place: Write each observation into its row as it arrives (the workers do, in
+            shared memory). Otherwise the sub-envs' last observations are kept and batched
+            by gymnasium's ``concatenate`` when read, as gymnasium's vector envs do.
     """
 
-    def __init__(self, space: Space, n: int, allocate: Allocate = np.zeros):
+    def __init__(self, space: Space, n: int, allocate: Allocate = np.zeros, in_place: bool = False):
         self.space, self.n = space, n
-        self.in_rows = rows_are_arrays(space)
-        if self.in_rows:
+        self.in_place = in_place and rows_are_arrays(space)
+        if self.in_place:
             self.obs = create_empty_array(space, n=n, fn=allocate)
         else:  # batched by gymnasium when read: it owns that layout
             self.obs = create_empty_array(space, n=n, fn=np.zeros)
@@ -84,14 +79,14 @@ class BatchOutputs:
         self.truncations = allocate((n,), dtype=np.bool_)
 
     def write_obs(self, index: int, obs: Any) -> None:
-        """Put sub-env ``index``'s observation in its row."""
-        if self.in_rows:
+        """Put sub-env ``index``'s observation in the batch."""
+        if self.in_place:
             write_row(self.obs, index, obs)
         else:
             self._items[index] = obs
 
     def write_step(self, index: int, obs: Any, reward: Any, terminated: Any, truncated: Any):
-        """Put sub-env ``index``'s step results in its rows."""
+        """Put sub-env ``index``'s step results in the batch."""
         self.write_obs(index, obs)
         self.rewards[index] = reward
         self.terminations[index] = terminated
@@ -99,12 +94,6 @@ class BatchOutputs:
 
     def observations(self) -> Any:
         """Return the batch of observations (the buffer itself: copy it to keep it)."""
-        if not self.in_rows:
+        if not self.in_place:
             self.obs = concatenate(self.space, self._items, self.obs)
         return self.obs
-
-    def row(self, index: int) -> Any:
-        """Return a copy of sub-env ``index``'s last observation."""
-        if self.in_rows:
-            return read_row(self.obs, index)
-        return self._items[index]

@@ -5,9 +5,10 @@
 >>> from plangym.vector.commands import Reset
 >>> workers = InProcessWorkers([lambda: gymnasium.make("CartPole-v1")] * 2,
 ...                            AutoresetMode.NEXT_STEP)
->>> workers.send(1, Reset(seed=3))
->>> workers.receive(1), workers.outputs.observations().shape
-({}, (2, 4))
+>>> for index in range(2):
+...     workers.send(index, Reset(seed=3))
+>>> [workers.receive(index) for index in range(2)], workers.outputs.observations().shape
+([{}, {}], (2, 4))
 """
 
 from __future__ import annotations

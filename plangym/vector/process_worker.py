@@ -84,7 +84,9 @@ def attached_outputs(setup: WorkerSetup, buffers: AttachedBuffers) -> BatchOutpu
     def allocate(shape: tuple, dtype: Any) -> np.ndarray:
         return buffers.attach(next(specs))
 
-    return BatchOutputs(setup.observation_space, setup.num_envs, allocate)
+    return BatchOutputs(
+        setup.observation_space, setup.num_envs, allocate, in_place=setup.obs_shared
+    )
 
 
 class SubEnvWorker:

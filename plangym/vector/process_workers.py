@@ -31,7 +31,7 @@ import numpy as np
 from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
-from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
 from plangym.vector.commands import AttachActions, Reset, Restarted, Step
 from plangym.vector.process_worker import (
     NOTHING_TO_SAY,
@@ -104,11 +104,10 @@ class ProcessWorkers(SubEnvWorkers):
         self._shared = SharedArrays()
         self._resources = _Resources(self._shared)
         self._finalizer = weakref.finalize(self, self._resources.release)
-        outputs = BatchOutputs(observation_space, self.num_envs, self._shared.allocate)
-        self.outputs = outputs
-        self.obs_shared = shared_memory and outputs.in_rows
-        if not self.obs_shared and outputs.in_rows:  # obs arrive pickled: keep them local
-            outputs.obs = BatchOutputs(observation_space, self.num_envs).obs
+        self.obs_shared = shared_memory and rows_are_arrays(observation_space)
+        self.outputs = BatchOutputs(
+            observation_space, self.num_envs, self._shared.allocate, in_place=self.obs_shared
+        )
         specs = self._shared.specs
         mp_context = mp.get_context(context)
         self._pending: list[Any] = [None] * self.num_envs

@@ -1,0 +1,181 @@
+"""plangym.make_vec: gymnasium vector envs of plannable plangym envs, in every mode.
+
+The vector semantics are checked against gymnasium's own SyncVectorEnv over the very same
+sub-envs (plangym envs behind gymnasium's Env API), bit for bit; the planning calls
+(get_states, set_states, step_batch) against a single plangym env.
+"""
+
+import functools
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from test_vector_parity import assert_same, run_both
+
+import plangym
+from plangym.control.classic_control import ClassicControl
+from plangym.vector import AsyncVectorEnv, PlanVectorEnv, SyncVectorEnv
+from plangym.vector.make_vec import build_sub_env
+
+MODES = list(AutoresetMode)
+# name: (number of sub-envs, steps per run); the Atari run is shorter (100 frames x 5 each)
+GAMES = {"CartPole-v1": (3, 500), "Pendulum-v1": (2, 500), "ALE/MsPacman-v5": (2, 120)}
+
+
+def reference(name, num_envs, mode, **env_kwargs):
+    """gymnasium's SyncVectorEnv over the sub-envs make_vec builds for ``name``."""
+    kwargs = {"autoreset": False, "remove_time_limit": False, **env_kwargs}
+    env_fn = functools.partial(build_sub_env, name, kwargs)
+    return gymnasium.vector.SyncVectorEnv([env_fn] * num_envs, autoreset_mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.name)
+@pytest.mark.parametrize("vectorization", ["sync", "async"])
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_make_vec_steps_as_gymnasiums_vector_env_over_the_same_sub_envs(name, vectorization, mode):
+    num_envs, steps = GAMES[name]
+    ours = plangym.make_vec(name, num_envs, vectorization, autoreset_mode=mode)
+    theirs = reference(name, num_envs, mode)
+    try:
+        assert isinstance(ours, gymnasium.vector.VectorEnv)
+        assert ours.metadata["autoreset_mode"] is mode
+        assert ours.single_action_space == theirs.single_action_space
+        assert ours.observation_space == theirs.observation_space
+        seen = run_both(ours, theirs, mode, n_steps=steps)
+    finally:
+        ours.close()
+        theirs.close()
+    if name != "ALE/MsPacman-v5":  # episodes end within the run, so autoreset is exercised
+        assert seen["terminated"] + seen["truncated"] > 0
+
+
+def test_make_vec_keeps_the_registered_time_limit():
+    envs = plangym.make_vec("Pendulum-v1", 1, "sync")
+    envs.reset(seed=0)
+    truncated_at = [t for t in range(201) if envs.step(np.zeros((1, 1), np.float32))[3][0]]
+    envs.close()
+    assert truncated_at == [199]  # Pendulum-v1 is registered with 200 steps per episode
+
+
+def test_infos_leave_out_plangym_bookkeeping():
+    envs = plangym.make_vec("ALE/MsPacman-v5", 1, "sync")
+    envs.reset(seed=0)
+    infos = envs.step(np.array([0]))[4]
+    envs.close()
+    assert "lives" in infos
+    assert "n_step" not in infos
+    assert "dt" not in infos
+
+
+# Planning -------------------------------------------------------------------------------------
+@pytest.fixture(params=["sync", "async"])
+def cartpoles(request):
+    envs = plangym.make_vec("CartPole-v1", 2, request.param)
+    yield envs
+    envs.close()
+
+
+def test_step_batch_is_a_single_envs_step_batch_and_disturbs_nothing(cartpoles):
+    cartpoles.reset(seed=11)
+    for _ in range(3):
+        cartpoles.step(np.array([1, 0]))
+    states = cartpoles.get_states()
+    # What the sub-envs would do next, from a twin that is not asked to plan.
+    twin = plangym.make_vec("CartPole-v1", 2, "sync")
+    twin.reset(seed=11)
+    twin.set_states(states)
+    expected_next = twin.step(np.array([0, 1]))
+    twin.close()
+
+    batch_states = [states[k % 2] for k in range(7)]
+    actions = [k % 2 for k in range(7)]
+    dts = [1, 2, 3, 1, 2, 3, 1]
+    planned = cartpoles.step_batch(actions, batch_states, dts)
+    single = ClassicControl("CartPole-v1", autoreset=False, remove_time_limit=False)
+    expected_plan = single.step_batch(actions, batch_states, dts, return_state=True)
+    single.close()
+    assert_same(tuple(planned[1]), tuple(expected_plan[1]), "observations")
+    assert planned[2] == expected_plan[2]
+    for mine, theirs in zip(planned[0], expected_plan[0], strict=True):
+        assert mine.tobytes() == theirs.tobytes()
+    assert_same(cartpoles.step(np.array([0, 1])), expected_next, "the step after planning")
+
+
+def test_set_states_restores_chosen_sub_envs(cartpoles):
+    cartpoles.reset(seed=5)
+    saved = cartpoles.get_states()
+    first = cartpoles.step(np.array([1, 1]))
+    cartpoles.step(np.array([0, 0]))
+    cartpoles.set_states([saved[1]], indices=[1])
+    cartpoles.set_states([saved[0]], indices=[0])
+    assert_same(cartpoles.step(np.array([1, 1])), first, "the step from the restored states")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda envs, s: envs.set_states(s, indices=[0, 2]), "indices"),
+        (lambda envs, s: envs.set_states(s, indices=[0, 0]), "distinct"),
+        (lambda envs, s: envs.set_states(s[:1]), "states: expected 2"),
+        (lambda envs, s: envs.step_batch([0], s), "actions: expected one action per state"),
+        (lambda envs, s: envs.step_batch([0, 1], s, dt=[1]), "dt: expected one dt"),
+        (lambda envs, s: envs.step_batch([0, 1], s, dt=0), "dt: expected integers >= 1"),
+    ],
+)
+def test_planning_calls_refuse_bad_input(cartpoles, call, message):
+    cartpoles.reset(seed=1)
+    states = cartpoles.get_states()
+    with pytest.raises(ValueError, match=message):
+        call(cartpoles, states)
+    assert len(cartpoles.step_batch([0, 1], states)[0]) == 2  # still usable
+
+
+def test_planning_on_gymnasium_sub_envs_says_what_is_missing():
+    envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")])
+    envs.reset(seed=0)
+    with pytest.raises(AttributeError, match="not a plangym env"):
+        envs.get_states()
+    envs.close()
+
+
+# Arguments ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"num_envs": 0}, ValueError, "num_envs"),
+        ({"vectorization_mode": "threads"}, ValueError, "vectorization_mode"),
+        ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode"),
+        ({"autoreset": True}, ValueError, "autoreset"),
+        ({"name": "NoSuchGame-v9"}, Exception, "NoSuchGame-v9"),
+    ],
+)
+def test_make_vec_refuses_bad_arguments_before_starting_workers(kwargs, error, message):
+    arguments = {"name": "CartPole-v1", "num_envs": 2, **kwargs}
+    with pytest.raises(error, match=message):
+        plangym.make_vec(**arguments)
+
+
+def test_make_vec_modes_build_the_expected_classes():
+    for mode, cls in (("sync", SyncVectorEnv), ("async", AsyncVectorEnv)):
+        envs = plangym.make_vec("CartPole-v1", 1, mode, vector_kwargs={"copy": False})
+        assert isinstance(envs, cls)
+        assert isinstance(envs, PlanVectorEnv)
+        assert envs.copy is False
+        envs.close()
+
+
+def test_make_vec_on_ray_is_exact(ray_cluster):
+    mode = AutoresetMode.SAME_STEP
+    ours = plangym.make_vec("CartPole-v1", 2, "ray", autoreset_mode=mode)
+    theirs = reference("CartPole-v1", 2, mode)
+    try:
+        seen = run_both(ours, theirs, mode, n_steps=150)
+        states = ours.get_states()
+        planned = ours.step_batch([0, 1, 1], [states[0], states[1], states[0]])
+        again = ours.step_batch([0, 1, 1], [states[0], states[1], states[0]])
+        assert_same(tuple(planned[1]), tuple(again[1]), "planning twice")
+    finally:
+        ours.close()
+        theirs.close()
+    assert seen["final_obs"] > 0
