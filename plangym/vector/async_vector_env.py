@@ -66,6 +66,10 @@ class AsyncVectorEnv(PlanVectorEnv):
             workers = ProcessWorkers(
                 env_fns, self.autoreset_mode, single, shared_memory, context, daemon
             )
-            self._start(workers, probe, single, batched, observation_mode)
+            try:
+                self._start(workers, probe, single, batched, observation_mode)
+            except BaseException:
+                workers.close(terminate=True)
+                raise
         finally:
             probe.close()

@@ -108,11 +108,24 @@ class ProcessWorkers(SubEnvWorkers):
         self.outputs = BatchOutputs(
             observation_space, self.num_envs, self._shared.allocate, in_place=self.obs_shared
         )
-        specs = self._shared.specs
-        mp_context = mp.get_context(context)
         self._pending: list[Any] = [None] * self.num_envs
         self._actions: SharedArray | None = None
         self._actions_seen: list[tuple | None] = [None] * self.num_envs
+        try:
+            self._start_workers(env_fns, autoreset_mode, observation_space, context, daemon)
+        except BaseException:  # one env could not be built: stop the others at once
+            self._finalizer()
+            raise
+
+    def _start_workers(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        autoreset_mode: AutoresetMode,
+        observation_space: Space,
+        context: str | None,
+        daemon: bool,
+    ) -> None:
+        specs, mp_context = self._shared.specs, mp.get_context(context)
         for index, env_fn in enumerate(env_fns):
             setup = WorkerSetup(
                 env_fn,

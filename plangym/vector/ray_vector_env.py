@@ -44,6 +44,10 @@ class RayVectorEnv(PlanVectorEnv):
         try:
             single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
             workers = RayWorkers(ray, env_fns, self.autoreset_mode, single, actor_options)
-            self._start(workers, probe, single, batched, observation_mode)
+            try:
+                self._start(workers, probe, single, batched, observation_mode)
+            except BaseException:
+                workers.close(terminate=True)
+                raise
         finally:
             probe.close()

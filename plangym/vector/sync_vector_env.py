@@ -44,7 +44,11 @@ class SyncVectorEnv(PlanVectorEnv):
         envs = [env_fn() for env_fn in env_fns]
         single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))
         workers = InProcessWorkers(env_fns, self.autoreset_mode, single, envs=envs)
-        self._start(workers, envs[0], single, batched, observation_mode)
+        try:
+            self._start(workers, envs[0], single, batched, observation_mode)
+        except BaseException:
+            workers.close()
+            raise
 
     @property
     def envs(self) -> list[gymnasium.Env]:

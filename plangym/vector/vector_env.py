@@ -18,6 +18,7 @@ the sub-envs run is a :class:`~plangym.vector.workers.SubEnvWorkers` backend. On
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from collections.abc import Callable, Sequence
@@ -249,12 +250,19 @@ class PlanVectorEnv(VectorEnv):
         if seed is None:
             return [None] * self.num_envs
         if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+            if seed < 0:
+                raise ValueError(f"seed: expected an int >= 0, got {seed}")
             return [int(seed) + i for i in range(self.num_envs)]
         if not isinstance(seed, Sequence) or len(seed) != self.num_envs:
             raise ValueError(
                 f"seed: expected None, an int or a list of {self.num_envs} seeds (one per "
                 f"sub-env), got {seed!r}"
             )
+        for k, item in enumerate(seed):
+            if item is not None and (
+                isinstance(item, bool) or not isinstance(item, int | np.integer) or item < 0
+            ):
+                raise ValueError(f"seed: expected None or an int >= 0 at seed[{k}], got {item!r}")
         return list(seed)
 
     def _reset_mask(self, options: dict | None) -> tuple[np.ndarray | None, dict | None]:
@@ -525,8 +533,11 @@ class PlanVectorEnv(VectorEnv):
                         gathered.errors[index] = error
         except BaseException:
             # Ctrl-C (or a timeout): a late answer must never be read as the next call's.
+            # A restart that fails leaves no answer behind either (its worker is dead, or
+            # its answer was read), so every sub-env waited for is restarted regardless.
             for index in waiting:
-                self._workers.restart(index)
+                with contextlib.suppress(Exception):
+                    self._workers.restart(index)
                 if kind is Pending.STEP:  # its episode was cut short: it must be reset
                     self._ended[index] = True
             raise
@@ -545,7 +556,14 @@ class PlanVectorEnv(VectorEnv):
         reruns: dict[int, int],
     ) -> bool:
         """Replace a dead worker; return whether its command was sent again."""
-        info = self._workers.restart(index)
+        try:
+            info = self._workers.restart(index)
+        except Exception as error:  # the rebuilt sub-env failed too: report, go on
+            error.add_note(f"while replacing sub-env {index}'s dead worker ({crash})")
+            gathered.errors[index] = error
+            if kind is Pending.STEP:
+                self._ended[index] = True
+            return False
         if kind is Pending.STEP:  # the sub-env's episode was cut short: a truncation
             gathered.answers[index] = info
             gathered.restarted.append(index)
