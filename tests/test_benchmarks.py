@@ -19,6 +19,10 @@ RUNS = {
     "montezuma.py": (["--rounds", "1", "--batch", "8", "--frameskip", "1"], "set_state"),
     "retro.py": (["--rounds", "1", "--batch", "4"], "ratio"),
     "nes.py": (["--rounds", "1", "--batch", "4"], "ratio"),
+    "vector.py": (
+        ["--rounds", "1", "--steps-cartpole", "50", "--steps-mspacman", "20"],
+        "| CartPole-v1 x8 |",
+    ),
 }
 
 
