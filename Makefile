@@ -17,7 +17,7 @@ DEMO_SEED ?= 0
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,ray,mujoco,dm_control,box2d,retro]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs,ray,mujoco,dm_control,box2d,retro]"
 	$(BIN)/python -m pip install --quiet --no-deps \
 		fragile-gym==1.21.1 fragile-nes-py==10.0.1 fragile-gym-super-mario-bros==7.4.1
 	touch $(INSTALLED)
