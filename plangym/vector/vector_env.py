@@ -523,14 +523,16 @@ class PlanVectorEnv(VectorEnv):
                 if not ready:
                     self._time_out(waiting, timeout, label)
                 for index in ready:
-                    waiting.remove(index)
+                    # A sub-env leaves `waiting` only once its answer is read (or its
+                    # command given up): Ctrl-C during a read must restart it too.
                     try:
                         gathered.answers[index] = workers.receive(index)
                     except WorkerCrashedError as crash:
                         if self._recover(index, kind, crash, gathered, rerun, reruns):
-                            waiting.append(index)
+                            continue  # sent again: still waited for
                     except Exception as error:
                         gathered.errors[index] = error
+                    waiting.remove(index)
         except BaseException:
             # Ctrl-C (or a timeout): a late answer must never be read as the next call's.
             # A restart that fails leaves no answer behind either (its worker is dead, or
