@@ -280,3 +280,93 @@ def test_list_names_each_family_with_its_extra(capsys):
     assert "montezuma (1 environment)" in out
     assert "nes (140 environments; extra 'nes', installed)" in out
     assert "extra 'retro', installed" in out
+
+
+def run_with_terminal_stderr(*args: str) -> tuple[subprocess.CompletedProcess, str]:
+    """Run the command with stderr on a pseudo-terminal (where progress bars are drawn)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    # 24 rows of 120 columns: a new pseudo-terminal has 0 columns, too few for any bar.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal closed
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    try:
+        result = subprocess.run(
+            [plangym_script(), *args],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+            timeout=100,
+            env=env,
+            check=False,
+        )
+    finally:
+        os.close(slave)
+    reader.join(timeout=10)
+    os.close(master)
+    return result, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bars_are_drawn_on_a_terminal_only(tmp_path):
+    pytest.importorskip("tqdm")
+    plan = ["plan", "CartPole-v1", "--workers", "1", "--steps", "20", "--walkers", "8"]
+    plan += ["--horizon", "4", "--baseline-games", "0", "--out", str(tmp_path)]
+    result, terminal = run_with_terminal_stderr(*plan)
+    assert result.returncode == 0, terminal
+    assert "CartPole-v1: 100%" in terminal and "20/20" in terminal, terminal
+    assert "score 20" in terminal and "frames/s" in terminal
+    assert result.stdout.splitlines()[-1].split() == ["score", "20"]
+    # Not on a terminal (captured): the same stdout and no bar.
+    quiet = run(*plan)
+    assert quiet.returncode == 0 and "100%" not in quiet.stderr
+    assert quiet.stdout.splitlines()[-1] == result.stdout.splitlines()[-1]
+
+    result, terminal = run_with_terminal_stderr("check", "CartPole-v1", "--steps", "5")
+    assert result.returncode == 0 and "all checks passed" in result.stdout
+    assert "check CartPole-v1: 100%" in terminal and "4/4" in terminal, terminal
+
+    bench = ["bench", "CartPole-v1", "--batch", "8", "--rounds", "2"]
+    result, terminal = run_with_terminal_stderr(*bench)
+    assert result.returncode == 0 and "ParallelEnv, 2 workers" in result.stdout
+    assert "bench CartPole-v1: 100%" in terminal and "6/6" in terminal, terminal
+
+
+@pytest.mark.parametrize("missing", ["tqdm", "PIL"])
+def test_plan_without_the_viz_extra_names_it(tmp_path, monkeypatch, capsys, missing):
+    from plangym.cli import main
+
+    monkeypatch.setitem(sys.modules, missing, None)
+    assert main(["plan", "CartPole-v1", "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(
+        "plangym: error: plangym plan needs the 'viz' extra: pip install 'plangym[viz]'"
+    )
+    assert len(error.splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_check_and_bench_run_without_tqdm(monkeypatch, capsys):
+    from plangym.cli import main
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    assert main(["check", "CartPole-v1", "--steps", "5"]) == 0
+    assert "all checks passed" in capsys.readouterr().out
+    assert main(["bench", "CartPole-v1", "--workers", "2", "--batch", "8", "--rounds", "1"]) == 0
+    assert "ParallelEnv, 2 workers" in capsys.readouterr().out

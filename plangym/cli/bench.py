@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from plangym.cli.args import (
     positive_int,
     print_table,
 )
+from plangym.cli.progress import progress_bar
 from plangym.planning.common import ActionSampler, start_episode
 
 
@@ -47,7 +49,18 @@ def run(args: argparse.Namespace) -> int:
     """Measure and print the table."""
     env_class = check_env_name(args.name)
     frameskip = args.frameskip or default_frameskip(env_class)
-    rows = measure(args.name, args.workers, args.batch, args.rounds, args.dt, frameskip, args.seed)
+    # Each setup (one process, ParallelEnv) steps one untimed round and the timed ones.
+    with progress_bar(2 * (args.rounds + 1), desc=f"bench {args.name}", unit="round") as bar:
+        rows = measure(
+            args.name,
+            args.workers,
+            args.batch,
+            args.rounds,
+            args.dt,
+            frameskip,
+            args.seed,
+            on_round=bar.update,
+        )
     print(
         f"bench {args.name}: batch of {args.batch} distinct states, dt {args.dt}, "
         f"frameskip {frameskip}, median of {args.rounds} rounds"
@@ -61,13 +74,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def measure(
-    name: str, workers: int, batch: int, rounds: int, dt: int, frameskip: int, seed: int
+    name: str,
+    workers: int,
+    batch: int,
+    rounds: int,
+    dt: int,
+    frameskip: int,
+    seed: int,
+    on_round: Callable[[], Any] | None = None,
 ) -> list[tuple[str, float, float]]:
     """``(label, steps/s, frames/s)`` for one process and for ``ParallelEnv(workers)``.
 
     The two are timed round by round, in turn, so machine noise hits both alike; an env
     that allows one simulator per process (``SINGLETON``, e.g. stable-retro) is timed alone
-    first and closed before the workers start.
+    first and closed before the workers start. ``on_round`` is called after each round of
+    each env (a progress bar's ``update``), warm-up rounds included.
     """
     single = plangym.make(name, frameskip=frameskip)
     parallel_label = f"ParallelEnv, {workers} workers"
@@ -75,7 +96,9 @@ def measure(
         states = distinct_states(single, batch, seed)
         actions = ActionSampler(single.action_space, np.random.default_rng(seed)).sample(batch)
         if single.SINGLETON:
-            timed = time_rounds({"one process": single}, actions, states, dt, frameskip, rounds)
+            timed = time_rounds(
+                {"one process": single}, actions, states, dt, frameskip, rounds, on_round
+            )
             single.close()
             parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
             envs = {parallel_label: parallel}
@@ -84,7 +107,7 @@ def measure(
             parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
             envs = {"one process": single, parallel_label: parallel}
         try:
-            timed.update(time_rounds(envs, actions, states, dt, frameskip, rounds))
+            timed.update(time_rounds(envs, actions, states, dt, frameskip, rounds, on_round))
         finally:
             parallel.close()
     finally:
@@ -97,11 +120,18 @@ def measure(
 
 
 def time_rounds(
-    envs: dict[str, Any], actions: Any, states: list, dt: int, frameskip: int, rounds: int
+    envs: dict[str, Any],
+    actions: Any,
+    states: list,
+    dt: int,
+    frameskip: int,
+    rounds: int,
+    on_round: Callable[[], Any] | None = None,
 ) -> dict[str, tuple[list[float], int]]:
     """Step the batch on each env in turn, ``rounds`` times after one untimed warm-up round.
 
-    Returns ``{label: (seconds of each round, frames of one batch)}``.
+    Returns ``{label: (seconds of each round, frames of one batch)}``; ``on_round`` is
+    called, outside the timing, after each env's round.
     """
     times: dict[str, list[float]] = {label: [] for label in envs}
     frames: dict[str, int] = {}
@@ -113,6 +143,8 @@ def time_rounds(
             frames[label] = sum(int(info.get("n_step", dt * frameskip)) for info in infos)
             if round_index:
                 times[label].append(elapsed)
+            if on_round is not None:
+                on_round()
     return {label: (times[label], frames[label]) for label in envs}
 
 

@@ -1,9 +1,18 @@
-"""``plangym check NAME``: the exactness self-check as a PASS/FAIL table."""
+"""``plangym check NAME``: the exactness self-check as a PASS/FAIL table.
+
+While the checks run, a progress bar (tqdm, the ``viz`` extra) counts them on a terminal;
+without tqdm they run without one.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from plangym import selfcheck
 from plangym.cli.args import (
     add_frameskip_argument,
     check_env_name,
@@ -11,7 +20,8 @@ from plangym.cli.args import (
     positive_int,
     print_table,
 )
-from plangym.selfcheck import CHECKS, SETTINGS, run_checks
+from plangym.cli.progress import progress_bar
+from plangym.selfcheck import CHECKS, SETTINGS, has_sticky_actions, run_checks
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,9 +44,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the checks and print the table; 1 if any check failed."""
     env_class = check_env_name(args.name)
     frameskip = args.frameskip or default_frameskip(env_class)
-    results = run_checks(
-        args.name, n_steps=args.steps, seed=args.seed, env_kwargs={"frameskip": frameskip}
-    )
+    settings = len(SETTINGS) if has_sticky_actions(args.name) else 1
+    with (
+        progress_bar(len(CHECKS) * settings, desc=f"check {args.name}", unit="check") as bar,
+        counting_checks(bar),
+    ):
+        results = run_checks(
+            args.name, n_steps=args.steps, seed=args.seed, env_kwargs={"frameskip": frameskip}
+        )
     status = {(r.check, r.setting): r.status for r in results}
     print(
         f"check {args.name}: frameskip {frameskip}, {args.steps} steps per check, seed {args.seed}"
@@ -47,3 +62,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"FAIL {failure.check} ({failure.setting}): {failure.detail}")
     print("all checks passed" if not failures else f"{len(failures)} checks failed")
     return 1 if failures else 0
+
+
+@contextmanager
+def counting_checks(bar: Any) -> Iterator[None]:
+    """Make every check that ``run_checks`` runs advance ``bar`` by one.
+
+    ``run_checks`` takes no progress callback, so its table of check functions is wrapped
+    for the duration (only when the bar is drawn at all).
+    """
+    if bar.disable:
+        yield
+        return
+    original = selfcheck.CHECK_FUNCTIONS
+
+    def counted(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            finally:
+                bar.update()
+
+        return run
+
+    selfcheck.CHECK_FUNCTIONS = tuple(counted(function) for function in original)
+    try:
+        yield
+    finally:
+        selfcheck.CHECK_FUNCTIONS = original

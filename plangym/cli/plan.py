@@ -32,15 +32,17 @@ from plangym.cli.args import (
     prepare_out_dir,
     probability,
 )
-from plangym.cli.progress import ProgressBar
-from plangym.planning.common import Trajectory, play, random_scores, same_state
+from plangym.cli.progress import PlanProgress
+from plangym.extras import require
+from plangym.planning.common import Trajectory, play, random_scores
+from plangym.planning.display import drawing_env, real_time_delay_cs, replay_frames
 from plangym.planning.gif import write_gif
 from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
 from plangym.version import __version__
 
 PLANNERS = ("swarm", "uct")
-MAX_GIF_SIDE = 320  # Atari screens (210x160) stay whole
+VIZ_MODULES = ("PIL", "tqdm")  # the GIF and the progress bar: the viz extra
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -126,6 +128,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan, compare with random play, write the GIF and the summary; print the score."""
     env_class = check_env_name(args.name)
+    check_viz_extra()
     out = prepare_out_dir(args.out)
     frameskip = args.frameskip or default_frameskip(env_class)
     env_kwargs: dict[str, Any] = {"frameskip": frameskip}
@@ -141,11 +144,8 @@ def run(args: argparse.Namespace) -> int:
             f"{where}, {args.steps} steps, seed {args.seed}",
             file=sys.stderr,
         )
-        bar = ProgressBar()
-        try:
-            trajectory = play(env, planner, args.steps, seed=args.seed, on_step=bar.update)
-        finally:
-            bar.close()
+        with PlanProgress(args.steps, desc=args.name, required=True) as progress:
+            trajectory = play(env, planner, args.steps, seed=args.seed, on_step=progress)
         baseline = (
             random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
             if args.baseline_games and trajectory.agent_steps
@@ -194,6 +194,15 @@ def describe(params: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in params.items())
 
 
+def check_viz_extra() -> None:
+    """Stop with one line naming the ``viz`` extra when Pillow or tqdm is missing."""
+    for module in VIZ_MODULES:
+        try:
+            require(module, extra="viz", feature="plangym plan")
+        except ImportError as error:
+            raise UsageError(str(error)) from None
+
+
 def save_gif(
     name: str, frameskip: int, trajectory: Trajectory, path: Path, every: int
 ) -> tuple[Path | None, int, bool | None, str | None]:
@@ -204,39 +213,18 @@ def save_gif(
     if not trajectory.actions:
         return None, 0, None, "no steps were played"
     try:
-        env = plangym.make(name, frameskip=frameskip, return_image=True)
+        env = drawing_env(name, frameskip)
     except Exception as error:  # e.g. pygame missing for classic control
         return None, 0, None, f"cannot draw {name}: {error}"
-    frames = []
-    exact = True
-    last = len(trajectory.actions) - 1
     try:
-        for t, action in enumerate(trajectory.actions):
-            state, *_, info = env.step(action, state=trajectory.states[t])
-            exact = exact and same_state(state, trajectory.states[t + 1])
-            if t % every == 0 or t == last:
-                frames.append(shrink(np.asarray(info["rgb"], dtype=np.uint8)))
-        # The Atari 2600 draws 60 frames a second (ale-py's render_fps is a viewer's rate).
-        fps = 60.0 if hasattr(env, "ale") else float(env.metadata.get("render_fps") or 30)
+        frames, exact = replay_frames(env, trajectory, every)
+        delay_cs = real_time_delay_cs(env, every)
     except Exception as error:
         return None, 0, None, f"cannot draw {name}: {error}"
     finally:
         env.close()
-    delay_cs = max(2, round(100 * frameskip * every / fps))
     write_gif(path, frames, delay_cs=delay_cs)
     return path, len(frames), exact, None
-
-
-def shrink(frame: np.ndarray, max_side: int = MAX_GIF_SIDE) -> np.ndarray:
-    """Subsample a large picture (classic control draws 600x400) to keep GIFs small.
-
-    >>> shrink(np.zeros((400, 600, 3), np.uint8)).shape
-    (200, 300, 3)
-    >>> shrink(np.zeros((210, 160, 3), np.uint8)).shape
-    (210, 160, 3)
-    """
-    stride = -(-max(frame.shape[:2]) // max_side)
-    return frame[::stride, ::stride] if stride > 1 else frame
 
 
 def make_summary(

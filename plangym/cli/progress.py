@@ -1,73 +1,111 @@
-"""A one-line progress bar on stderr, redrawn in place; silent unless stderr is a terminal."""
+"""Progress bars of the ``plangym`` commands, drawn by tqdm (the ``viz`` extra).
+
+``tqdm.auto`` draws a widget in Jupyter and a bar on a terminal's stderr. When stderr is
+not a terminal (a log file, a pipe, output captured by tests) nothing is drawn, so logs stay
+clean. Without tqdm, :func:`progress_bar` returns a bar that draws nothing, unless asked
+for one that is required.
+
+>>> with progress_bar(total=3, desc="demo") as bar:
+...     for _ in range(3):
+...         _ = bar.update()
+>>> bar.disable  # stderr is not a terminal here: nothing was drawn
+True
+"""
 
 from __future__ import annotations
 
 import sys
-import time
-from typing import TextIO
+from typing import Any
 
+from plangym.extras import require
 from plangym.planning.common import Progress
 
 
-class ProgressBar:
-    """Shows step, score and frames/s of a game being planned.
+def progress_bar(
+    total: int | None, desc: str, unit: str = "it", required: bool = False, **options: Any
+) -> Any:
+    """Return a tqdm bar (``tqdm.auto``) on stderr, drawn only where someone watches.
 
     Args:
-        stream: Where to draw (stderr by default).
-        enabled: Draw at all; None means "when ``stream`` is a terminal", so logs and
-            captured output stay clean.
-        min_interval_s: Shortest time between two redraws.
+        total: Number of updates expected.
+        desc: The label before the bar.
+        unit: What one update counts.
+        required: Raise an ImportError naming the ``viz`` extra when tqdm is missing;
+            otherwise a :class:`NoBar` stands in.
+        options: More keyword arguments of ``tqdm``.
     """
+    try:
+        require("tqdm", extra="viz", feature="A progress bar")
+        from tqdm.auto import tqdm
+    except ImportError:
+        if required:
+            raise
+        return NoBar(total)
+    # disable=None: no bar when stderr is not a terminal (tqdm's widget in Jupyter shows).
+    settings = {"file": sys.stderr, "disable": None, "dynamic_ncols": True, **options}
+    return tqdm(total=total, desc=desc, unit=unit, **settings)
 
-    def __init__(
-        self,
-        stream: TextIO | None = None,
-        enabled: bool | None = None,
-        width: int = 24,
-        min_interval_s: float = 0.2,
-    ):
-        self.stream = stream if stream is not None else sys.stderr
-        isatty = getattr(self.stream, "isatty", lambda: False)
-        self.enabled = isatty() if enabled is None else enabled
-        self.width = width
-        self.min_interval_s = min_interval_s
-        self._last_draw = -float("inf")
-        self._drawn = False
-        self._width_drawn = 0  # to blank what a longer previous line left behind
 
-    def update(self, progress: Progress) -> None:
-        """Redraw the bar for ``progress`` (at most every ``min_interval_s``)."""
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last_draw < self.min_interval_s and progress.step < progress.max_steps:
-            return
-        self._last_draw = now
-        line = self.render(progress)
-        self.stream.write("\r" + line.ljust(self._width_drawn))
-        self._width_drawn = len(line)
-        self.stream.flush()
-        self._drawn = True
+class NoBar:
+    """What :func:`progress_bar` returns without tqdm: counts, draws nothing."""
 
-    def render(self, progress: Progress) -> str:
-        """Return the text of the bar.
+    def __init__(self, total: int | None = None):
+        self.total = total
+        self.n = 0
+        self.disable = True
 
-        >>> bar = ProgressBar(enabled=False, width=10)
-        >>> bar.render(Progress(step=50, max_steps=200, score=120.0,
-        ...                     frames_simulated=20000, wall_s=4.0))
-        '[##--------] step 50/200  score 120  5,000 frames/s  4s'
-        """
-        filled = int(self.width * progress.step / max(progress.max_steps, 1))
-        bar = "#" * filled + "-" * (self.width - filled)
-        rate = progress.frames_simulated / progress.wall_s if progress.wall_s > 0 else 0.0
-        return (
-            f"[{bar}] step {progress.step}/{progress.max_steps}  score {progress.score:,.0f}  "
-            f"{rate:,.0f} frames/s  {progress.wall_s:.0f}s"
-        )
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more updates."""
+        self.n += n
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        """Ignore the text shown after the bar."""
 
     def close(self) -> None:
-        """End the line the bar was drawn on."""
-        if self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._drawn = False
+        """Nothing to close."""
+
+    def __enter__(self) -> NoBar:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class PlanProgress:
+    """Shows a game being planned: agent steps, score and frames/s; an ``on_step`` of ``play``.
+
+    Args:
+        max_steps: The game's step budget (the bar's length).
+        desc: The label before the bar.
+        required: Raise an ImportError naming the ``viz`` extra when tqdm is missing.
+
+    >>> progress = PlanProgress(200)
+    >>> progress(Progress(step=50, max_steps=200, score=120.0, frames_simulated=20000,
+    ...                   wall_s=4.0))
+    >>> progress.step, progress.postfix
+    (50, 'score 120, 5,000 frames/s')
+    >>> progress.close()
+    """
+
+    def __init__(self, max_steps: int, desc: str = "plan", required: bool = False):
+        self.bar = progress_bar(max_steps, desc, unit="step", required=required)
+        self.step = 0
+        self.postfix = ""
+
+    def __call__(self, progress: Progress) -> None:
+        """Move the bar to ``progress.step``; show the score and the simulation rate."""
+        rate = progress.frames_simulated / progress.wall_s if progress.wall_s > 0 else 0.0
+        self.postfix = f"score {progress.score:,.0f}, {rate:,.0f} frames/s"
+        self.bar.set_postfix_str(self.postfix, refresh=False)
+        self.bar.update(progress.step - self.step)
+        self.step = progress.step
+
+    def close(self) -> None:
+        """Finish the bar (a terminal keeps its last state)."""
+        self.bar.close()
+
+    def __enter__(self) -> PlanProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

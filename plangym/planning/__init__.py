@@ -5,14 +5,18 @@
 * :class:`~plangym.planning.uct.UCTPlanner`: UCT tree search expanding leaves in waves, one
   ``step_batch`` call per wave and one per rollout depth.
 
-:func:`~plangym.planning.common.play` runs either (or your own) for one game.
+:func:`~plangym.planning.common.play` runs either (or your own) for one game; its
+:class:`~plangym.planning.common.Trajectory` shows as a table in Jupyter, and
+``trajectory.animation(name)`` as an animated GIF (:mod:`plangym.planning.display`).
 """
 
 from plangym.planning.common import Decision, Progress, Trajectory, play, random_scores
+from plangym.planning.display import Animation, replay_frames
 from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
 
 __all__ = [
+    "Animation",
     "Decision",
     "Progress",
     "SwarmPlanner",
@@ -20,4 +24,5 @@ __all__ = [
     "UCTPlanner",
     "play",
     "random_scores",
+    "replay_frames",
 ]

@@ -20,12 +20,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from gymnasium import spaces
 
 from plangym.validation import check_positive_int
+
+if TYPE_CHECKING:
+    from plangym.planning.display import Animation
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,37 @@ class Trajectory:
     def agent_steps(self) -> int:
         """Number of actions applied."""
         return len(self.actions)
+
+    def animation(
+        self, env_or_name: Any, every: int = 1, frameskip: int | None = None
+    ) -> Animation:
+        """Replay the game and return its :class:`~plangym.planning.display.Animation`.
+
+        It shows inline in Jupyter, at the game's speed (needs the ``viz`` extra).
+
+        Args:
+            env_or_name: An env that draws, or the game's name: an env is then built with
+                ``return_image=True`` (and closed afterwards).
+            every: Keep every ``every``-th picture.
+            frameskip: For a name: the frameskip the game was played with (default: the
+                env's default).
+        """
+        from plangym.planning.display import animate
+
+        return animate(self, env_or_name, every=every, frameskip=frameskip)
+
+    def _repr_html_(self) -> str:
+        from plangym.planning.display import trajectory_html
+
+        return trajectory_html(self)
+
+    def __repr__(self) -> str:
+        # The states can be thousands of arrays: the numbers tell what happened.
+        return (
+            f"{type(self).__name__}(score={self.score:g}, agent_steps={self.agent_steps}, "
+            f"frames_simulated={self.frames_simulated}, wall_s={self.wall_s:.3g}, "
+            f"ended={self.ended})"
+        )
 
 
 @dataclass(frozen=True)
