@@ -10,7 +10,7 @@ PYTEST_WORKERS ?= 2
 DEMO_STEPS ?= 300
 DEMO_SEED ?= 0
 
-.PHONY: install test test-slow lint demo bench bench-baseline clean
+.PHONY: install test test-slow lint demo bench bench-baseline clean docs docs-check
 
 # Every extra. The nes extra pins pyglet below what retro needs (pyglet only draws nes-py's
 # window), so its packages go in without their dependency pins, next to retro's pyglet.
@@ -32,8 +32,20 @@ test-slow: $(INSTALLED)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q --run-slow
 
 lint: $(INSTALLED)
-	$(BIN)/ruff check plangym tests benchmarks examples
-	$(BIN)/ruff format --check plangym tests benchmarks examples
+	$(BIN)/ruff check plangym tests benchmarks examples scripts
+	$(BIN)/ruff format --check plangym tests benchmarks examples scripts
+
+# The documentation site in site/ (open site/index.html): mkdocs-material, the API reference
+# from the docstrings, the notebooks executed at build time (a failing cell fails the
+# build). --strict turns every warning (broken link, docstring error) into a failure. SDL's
+# dummy drivers keep pygame quiet in the notebooks' kernels (no display, no sound card).
+docs: $(INSTALLED)
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The built site in headless Chromium (Debian's chromium package): every page opened,
+# every internal link followed, screenshots in site-screenshots/. Needs `make docs` first.
+docs-check: $(INSTALLED)
+	$(BIN)/python scripts/check_site.py site --screenshots site-screenshots
 
 demo: $(INSTALLED)
 	$(BIN)/plangym plan ALE/MsPacman-v5 --planner swarm --workers 2 \
@@ -52,4 +64,4 @@ bench-baseline:
 	.venv-plangym01/bin/python -m pip install --quiet "plangym==0.1.32" ale-py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .hypothesis
+	rm -rf $(VENV) build *.egg-info .hypothesis site site-screenshots
