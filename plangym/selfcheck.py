@@ -68,9 +68,16 @@ def has_sticky_actions(name: str) -> bool:
 
 
 def run_checks(
-    name: str, n_steps: int = 40, seed: int = 0, env_kwargs: dict | None = None
+    name: str,
+    n_steps: int = 40,
+    seed: int = 0,
+    env_kwargs: dict | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
 ) -> list[CheckResult]:
-    """Run every check on the env called ``name``; return one result per check and setting."""
+    """Run every check on the env called ``name``; return one result per check and setting.
+
+    ``on_result`` is called with each result as soon as its check has run (a progress bar).
+    """
     env_kwargs = dict(env_kwargs or {})
     sticky = has_sticky_actions(name)
     results = []
@@ -95,6 +102,8 @@ def run_checks(
                     problem = f"{type(error).__name__}: {error}"
                 status = "FAIL" if problem else "PASS"
                 results.append(CheckResult(check, setting, status, problem or ""))
+                if on_result is not None:
+                    on_result(results[-1])
         finally:
             env.close()
     return results

@@ -7,12 +7,7 @@ without tqdm they run without one.
 from __future__ import annotations
 
 import argparse
-import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
 
-from plangym import selfcheck
 from plangym.cli.args import (
     add_frameskip_argument,
     check_env_name,
@@ -45,12 +40,13 @@ def run(args: argparse.Namespace) -> int:
     env_class = check_env_name(args.name)
     frameskip = args.frameskip or default_frameskip(env_class)
     settings = len(SETTINGS) if has_sticky_actions(args.name) else 1
-    with (
-        progress_bar(len(CHECKS) * settings, desc=f"check {args.name}", unit="check") as bar,
-        counting_checks(bar),
-    ):
+    with progress_bar(len(CHECKS) * settings, desc=f"check {args.name}", unit="check") as bar:
         results = run_checks(
-            args.name, n_steps=args.steps, seed=args.seed, env_kwargs={"frameskip": frameskip}
+            args.name,
+            n_steps=args.steps,
+            seed=args.seed,
+            env_kwargs={"frameskip": frameskip},
+            on_result=lambda result: bar.update(1),
         )
     status = {(r.check, r.setting): r.status for r in results}
     print(
@@ -62,32 +58,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"FAIL {failure.check} ({failure.setting}): {failure.detail}")
     print("all checks passed" if not failures else f"{len(failures)} checks failed")
     return 1 if failures else 0
-
-
-@contextmanager
-def counting_checks(bar: Any) -> Iterator[None]:
-    """Make every check that ``run_checks`` runs advance ``bar`` by one.
-
-    ``run_checks`` takes no progress callback, so its table of check functions is wrapped
-    for the duration (only when the bar is drawn at all).
-    """
-    if bar.disable:
-        yield
-        return
-    original = selfcheck.CHECK_FUNCTIONS
-
-    def counted(function: Callable) -> Callable:
-        @functools.wraps(function)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return function(*args, **kwargs)
-            finally:
-                bar.update()
-
-        return run
-
-    selfcheck.CHECK_FUNCTIONS = tuple(counted(function) for function in original)
-    try:
-        yield
-    finally:
-        selfcheck.CHECK_FUNCTIONS = original
