@@ -31,10 +31,16 @@ import numpy as np
 from plangym.columns import BatchColumns, is_record_block, states_to_records
 from plangym.control.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.classic_state import ClassicStateCodec, classic_state_dtype
+from plangym.control.kernel_batch import kernel_actions, step_records
+from plangym.control.kernels import kernel_for
 from plangym.core import PlangymEnv
 from plangym.validation import describe
 
 __all__ = ["ClassicControl", "classic_state_dtype"]
+
+# Below this many states a batch runs in the bulk loop: a kernel's NumPy passes cost more
+# than stepping a few states one by one (see benchmarks/classic_kernels.py).
+KERNEL_MIN_BATCH = 8
 
 
 class _CheckedActionSpace:
@@ -92,6 +98,8 @@ class ClassicControl(PlangymEnv):
         # Without wrappers, only reset draws from np_random: the codec may cache its words.
         self._codec = ClassicStateCodec(self._gym_env, cache_rng=not self._wrappers)
         self._batch_in_bulk = runs_in_bulk(self, ClassicControl)
+        # Whole batches in NumPy passes, when the env is one a kernel reproduces exactly.
+        self._kernel = kernel_for(self._gym_env.unwrapped) if self._batch_in_bulk else None
 
     def apply_action(self, action: Any) -> tuple:
         """Step the gymnasium env once, quietly when it steps on past the episode's end.
@@ -183,6 +191,12 @@ class ClassicControl(PlangymEnv):
     ) -> BatchColumns:
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
+        kernel = self._kernel
+        if kernel is not None and len(records) >= KERNEL_MIN_BATCH:
+            stacked = kernel_actions(actions)
+            kinds = records["physics_kind"]
+            if stacked is not None and np.isin(kinds, list(kernel.exact_kinds)).all():
+                return self._run_kernel(stacked, records, dts, want_state, observs_out)
         codec = self._codec
         new_columns = ([], [], [], [], [])  # the new states, field by field
         observs, rewards, terminals, truncateds, infos = step_in_bulk(
@@ -199,6 +213,35 @@ class ClassicControl(PlangymEnv):
         observs = fill_rows(observs_out, observs)
         new_states = codec.records(new_columns) if want_state else None
         return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+
+    def _run_kernel(
+        self,
+        actions: np.ndarray,
+        records: np.ndarray,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None,
+    ) -> BatchColumns:
+        """Step the batch with the env's kernel; leave the env as the bulk loop leaves it."""
+        codec = self._codec
+        time_limit = codec.time_limit
+        columns = step_records(
+            self._kernel,
+            records,
+            actions,
+            dts,
+            self.frameskip,
+            None if time_limit is None else time_limit._max_episode_steps,
+            True,
+            observs_out,
+        )
+        # The bulk loop ends in the last element's new state, reset if its episode ended.
+        codec.write(codec.unpack(columns.states[-1].tobytes()))
+        if self.autoreset and (columns.terminals[-1] or columns.truncateds[-1]):
+            self.reset(return_state=False)
+        if not want_state:
+            columns.states = None
+        return columns
 
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
