@@ -78,15 +78,19 @@ class BatchColumns:
         rewards: One reward per element.
         terminals: One terminal flag per element.
         truncateds: One truncated flag per element.
-        infos: One info dictionary per element.
+        infos: One info dictionary per element, or one dict of arrays with one entry
+            per element each (see :meth:`info_list`).
     """
 
     states: list | np.ndarray | None
     observs: list | np.ndarray
-    rewards: list
-    terminals: list
-    truncateds: list
-    infos: list
+    rewards: list | np.ndarray
+    terminals: list | np.ndarray
+    truncateds: list | np.ndarray
+    infos: list | dict
+    # With rewards as an array: whether step_batch hands them out as NumPy float64
+    # scalars (what the env's own rewards are) rather than Python floats.
+    numpy_rewards: bool = False
 
     @classmethod
     def from_rows(cls, rows: list[tuple], want_state: bool) -> BatchColumns:
@@ -98,13 +102,69 @@ class BatchColumns:
             columns.insert(0, None)
         return cls(*columns)
 
+    def info_list(self) -> list[dict]:
+        """Return the infos as one dictionary per element.
+
+        >>> BatchColumns(None, [], [], [], [], {"n_step": np.array([1, 2])}).info_list()
+        [{'n_step': 1}, {'n_step': 2}]
+        """
+        infos = self.infos
+        if not isinstance(infos, dict):
+            return infos
+        keys = list(infos)
+        columns = [infos[key].tolist() for key in keys]
+        return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+
+    def as_arrays(self) -> tuple:
+        """Return ``step_batch(..., arrays=True)``'s tuple: arrays where the data allow.
+
+        New states become one record array when they are 0-d records of one dtype, and the
+        observations one stacked array when they share a shape and dtype. The infos are
+        one dict of arrays when the env produced them so (the classic control kernels:
+        ``{"n_step": ..., "dt": ...}``), else one dict per element.
+        """
+        observs = self.observs
+        if not isinstance(observs, np.ndarray):
+            observs = _stacked(observs)
+        data = (
+            observs,
+            np.asarray(self.rewards, dtype=np.float64),
+            np.asarray(self.terminals, dtype=np.bool_),
+            np.asarray(self.truncateds, dtype=np.bool_),
+            self.infos,
+        )
+        if self.states is None:
+            return data
+        states = self.states
+        if not is_record_block(states) and states:
+            first = states[0]
+            dtype = first.dtype if isinstance(first, np.ndarray) else None
+            records = None
+            if dtype is not None and dtype.names is not None:
+                records = states_to_records(states, dtype)
+            states = states if records is None else records
+        return (states, *data)
+
     def as_lists(self) -> tuple[list, ...]:
         """Return what ``step_batch`` returns: ``([states,] observs, rewards, ...)``."""
         observs = self.observs
         if isinstance(observs, np.ndarray):
             observs = [row.copy() for row in observs]
-        data = (observs, self.rewards, self.terminals, self.truncateds, self.infos)
+        rewards, terminals, truncateds = self.rewards, self.terminals, self.truncateds
+        if isinstance(rewards, np.ndarray):  # columns of a batch stepped in NumPy passes
+            rewards = list(rewards) if self.numpy_rewards else rewards.tolist()
+            terminals, truncateds = terminals.tolist(), truncateds.tolist()
+        data = (observs, rewards, terminals, truncateds, self.info_list())
         if self.states is None:
             return data
         states = records_to_states(self.states) if is_record_block(self.states) else self.states
         return (states, *data)
+
+
+def _stacked(observs: list) -> np.ndarray | list:
+    """``observs`` stacked in one array when they are arrays of one shape and dtype."""
+    if observs and all(isinstance(o, np.ndarray) for o in observs):
+        first = observs[0]
+        if all(o.shape == first.shape and o.dtype == first.dtype for o in observs):
+            return np.stack(observs)
+    return observs

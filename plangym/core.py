@@ -191,6 +191,7 @@ class PlanEnv(ABC):
         states: Iterable | None = None,
         dt: int | Iterable[int] = 1,
         return_state: bool | None = None,
+        arrays: bool = False,
     ) -> tuple[list, ...]:
         """Step many (state, action, dt) triples; element i equals ``step(actions[i], ...)``.
 
@@ -199,13 +200,19 @@ class PlanEnv(ABC):
 
         Args:
             actions: One action per element.
-            states: None, or one state per element (a list of Nones means no states).
+            states: None, one state per element (a list of Nones means no states), or, for
+                envs whose states are 0-d records, one 1-D record array of them.
             dt: One integer for every element, or one per element.
             return_state: Return the new states too. None means "when states were passed".
+            arrays: Return arrays instead of lists (see below).
 
         Returns:
             A tuple of lists ``(new_states, observs, rewards, terminals, truncateds, infos)``
             or, without states returned, ``(observs, rewards, terminals, truncateds, infos)``.
+            With ``arrays=True``: the new states as one record array (when they are
+            records), the observations stacked in one array (when they share a shape),
+            rewards as float64, terminals and truncateds as bool arrays, and the infos as
+            one dict of arrays where the env batches them (classic control), else a list.
 
         >>> import plangym
         >>> env = plangym.make("CartPole-v1")
@@ -217,6 +224,8 @@ class PlanEnv(ABC):
         """
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
+        if arrays:
+            return self.run_batch_columns(actions, states, dts, want_state).as_arrays()
         return self.run_batch(actions, states, dts, want_state)
 
     def run_batch(
@@ -301,7 +310,9 @@ class PlanEnv(ABC):
         dts = check_batch_dt(dt, n)
         states = check_batch_states(states, n)
         self.check_actions(actions)
-        if states is not None:
+        if is_record_block(states):
+            self.check_record_block(states)
+        elif states is not None:
             self.check_states(states)
         return _discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
 
@@ -310,6 +321,10 @@ class PlanEnv(ABC):
 
         The base class accepts anything; families override it.
         """
+
+    def check_record_block(self, records: np.ndarray) -> None:
+        """Check the states of a batch given as one record array (see :meth:`step_batch`)."""
+        self.check_states(records_to_states(records))
 
     def check_states(self, states: list) -> None:
         """Check every state of a batch; the error names the first bad one, ``states[i]``."""
@@ -740,8 +755,8 @@ def _discrete_as_int64(actions: Any, space: Any) -> Any:
     if (
         isinstance(space, Discrete)
         and actions
-        and all(type(action) is int for action in actions)  # bools stay bools
-    ):
+        and all(type(action) is int or isinstance(action, np.integer) for action in actions)
+    ):  # bools stay bools
         return np.fromiter(actions, dtype=np.int64, count=len(actions))
     return actions
 

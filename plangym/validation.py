@@ -131,6 +131,12 @@ def check_batch_states(states: Any, n: int) -> list | None:
     """
     if states is None:
         return None
+    if isinstance(states, np.ndarray) and states.ndim == 1 and states.dtype.names is not None:
+        if len(states) != n:  # one record array of 0-d record states: kept whole
+            raise ValueError(
+                f"states: expected {n} states (one per action), received {len(states)}"
+            )
+        return states
     if isinstance(states, np.ndarray) and states.dtype != object:
         states = list(states)
     if not isinstance(states, Sequence | np.ndarray) or isinstance(states, str | bytes):
@@ -214,6 +220,8 @@ def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
         if actions and low <= min(actions) and max(actions) < high:
             return True
         array = np.fromiter(actions, dtype=np.int64, count=len(actions))
+    elif all(isinstance(action, np.integer) for action in actions):  # e.g. sampled ones
+        array = np.asarray(actions)
     else:
         return False
     if array.ndim != 1 or array.dtype.kind not in "iu" or array.size == 0:

@@ -243,6 +243,15 @@ class ClassicControl(PlangymEnv):
             columns.states = None
         return columns
 
+    def check_record_block(self, records: np.ndarray) -> None:
+        """Check a record array of states: it must hold this env's records."""
+        expected = self.state_dtype
+        if not (records.dtype is expected or records.dtype == expected):
+            raise TypeError(
+                f"states: expected a record array of {self.name} states (dtype "
+                f"{expected}), received one of dtype {records.dtype}"
+            )
+
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
         expected = self.state_dtype

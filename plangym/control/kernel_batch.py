@@ -147,14 +147,14 @@ def step_records(
     if observs_out is not None and observs_out.shape == observs.shape:
         observs_out[...] = observs
         observs = observs_out
-    infos = [{"n_step": s, "dt": dt} for s, dt in zip(n_step.tolist(), dts, strict=True)]
-    # The types the bulk loop's sums have: 0.0 plus a NumPy float64 stays one.
-    reward_list = list(rewards) if kernel.numpy_rewards else rewards.tolist()
+    infos = {"n_step": n_step, "dt": np.asarray(dts, dtype=np.int64)}  # see info_list
     return BatchColumns(
         state.records(records) if want_state else None,
         observs,
-        reward_list,
-        terminated.tolist(),
-        truncated.tolist(),
+        rewards,
+        terminated,
+        truncated,
         infos,
+        # As lists, the types the bulk loop's sums have: 0.0 plus a NumPy float64 stays one.
+        numpy_rewards=kernel.numpy_rewards,
     )

@@ -84,7 +84,8 @@ def step_chunk(
             packed_new = pack_states(columns.states)
         packed_new = channels.outgoing.encode_states(packed_new)
     fallback = write_outputs(arrays, offset, columns)
-    return StepChunkReply(packed_new, columns.infos, fallback, (started, time.perf_counter()))
+    infos = columns.info_list()
+    return StepChunkReply(packed_new, infos, fallback, (started, time.perf_counter()))
 
 
 def handle(env: Any, outputs: AttachedOutputs, channels: Channels, body: Any) -> Any:
