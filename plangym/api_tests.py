@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from plangym.columns import BatchColumns, records_to_states
 from plangym.core import PlanEnv
 from plangym.exactness import difference, replay
 from plangym.selfcheck import replay_in_fresh_instance, run_in_fresh_process
@@ -124,6 +125,27 @@ class TestPlanEnv:
         batch = env.step_batch(actions, states=[state] * 6, dt=dts)
         single = [env.step(a, state=state, dt=d) for a, d in zip(actions, dts, strict=True)]
         assert_identical(batch, tuple(list(column) for column in zip(*single, strict=True)))
+
+    def test_array_form_agrees_with_the_lists(self, env):
+        state = _warm_state(env)
+        actions = [env.sample_action() for _ in range(12)]  # enough for batch kernels
+        dts = [1, 2, 1, 3] * 3
+        lists = env.step_batch(actions, states=[state] * 12, dt=dts)
+        arrays = env.step_batch(actions, states=[state] * 12, dt=dts, arrays=True)
+        new_states, observs, rewards, terminals, truncateds, infos = arrays
+        if isinstance(new_states, np.ndarray) and new_states.dtype.names is not None:
+            assert_identical(records_to_states(new_states), lists[0])
+            # The same batch given as one record array steps alike.
+            again = env.step_batch(actions, states=np.stack([state] * 12), dt=dts, arrays=True)
+            assert_identical(records_to_states(again[0]), lists[0])
+        else:
+            assert_identical(list(new_states), lists[0])
+        assert_identical(list(observs), list(lists[1]))
+        assert rewards.dtype == np.float64 and rewards.tolist() == [float(r) for r in lists[2]]
+        assert terminals.tolist() == lists[3] and truncateds.tolist() == lists[4]
+        if isinstance(infos, dict):
+            infos = BatchColumns(None, [], [], [], [], infos).info_list()
+        assert_identical(infos, lists[5])
 
     def test_step_batch_without_states_steps_in_sequence(self, env):
         state = _warm_state(env)
