@@ -128,15 +128,15 @@ class TestPlanEnv:
 
     def test_array_form_agrees_with_the_lists(self, env):
         state = _warm_state(env)
-        actions = [env.sample_action() for _ in range(12)]  # enough for batch kernels
-        dts = [1, 2, 1, 3] * 3
-        lists = env.step_batch(actions, states=[state] * 12, dt=dts)
-        arrays = env.step_batch(actions, states=[state] * 12, dt=dts, arrays=True)
+        actions = [env.sample_action() for _ in range(20)]  # enough for batch kernels
+        dts = [1, 2, 1, 3] * 5
+        lists = env.step_batch(actions, states=[state] * 20, dt=dts)
+        arrays = env.step_batch(actions, states=[state] * 20, dt=dts, arrays=True)
         new_states, observs, rewards, terminals, truncateds, infos = arrays
         if isinstance(new_states, np.ndarray) and new_states.dtype.names is not None:
             assert_identical(records_to_states(new_states), lists[0])
             # The same batch given as one record array steps alike.
-            again = env.step_batch(actions, states=np.stack([state] * 12), dt=dts, arrays=True)
+            again = env.step_batch(actions, states=np.stack([state] * 20), dt=dts, arrays=True)
             assert_identical(records_to_states(again[0]), lists[0])
         else:
             assert_identical(list(new_states), lists[0])

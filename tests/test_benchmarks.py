@@ -12,6 +12,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RUNS = {
+    "classic_kernels.py": (["--rounds", "1", "--quick"], "| array form / raw loop |"),
     "mujoco_envs.py": (["Hopper-v5", "--rounds", "1", "--batch", "8"], "| Hopper-v5 |"),
     "dm_control.py": (["cartpole-balance", "--rounds", "1", "--batch", "8"], "cartpole-balance"),
     "lunar_lander.py": (["--rounds", "1", "--batch", "8"], "Fast batch"),

@@ -87,7 +87,8 @@ def test_kernel_batches_equal_the_bulk_loop(name, time_limit, frameskip):
 def test_small_batches_and_unstackable_actions_take_the_bulk_loop(name):
     env = ClassicControl(name)
     state, *_ = env.reset()
-    small = env.step_batch([env.sample_action()] * (KERNEL_MIN_BATCH - 1), [state] * 7)
+    n = KERNEL_MIN_BATCH - 1
+    small = env.step_batch([env.sample_action()] * n, [state] * n)
     assert len(small[0]) == KERNEL_MIN_BATCH - 1
     if name == "Pendulum-v1":  # a float64 action among float32 ones cannot be stacked
         actions = [np.array([0.5], np.float32)] * 20 + [np.array([0.5], np.float64)]

@@ -40,7 +40,7 @@ __all__ = ["ClassicControl", "classic_state_dtype"]
 
 # Below this many states a batch runs in the bulk loop: a kernel's NumPy passes cost more
 # than stepping a few states one by one (see benchmarks/classic_kernels.py).
-KERNEL_MIN_BATCH = 8
+KERNEL_MIN_BATCH = 16
 
 
 class _CheckedActionSpace:
@@ -194,8 +194,7 @@ class ClassicControl(PlangymEnv):
         kernel = self._kernel
         if kernel is not None and len(records) >= KERNEL_MIN_BATCH:
             stacked = kernel_actions(actions)
-            kinds = records["physics_kind"]
-            if stacked is not None and np.isin(kinds, list(kernel.exact_kinds)).all():
+            if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
                 return self._run_kernel(stacked, records, dts, want_state, observs_out)
         codec = self._codec
         new_columns = ([], [], [], [], [])  # the new states, field by field

@@ -9,10 +9,13 @@ estimates of both costs from the batches actually run and says which way is chea
 The same estimate decides how many chunks a worker is sent at once: a second one keeps it
 busy while the caller reads the first one's results, which matters when chunks are short.
 
-Only small batches (at most :attr:`DispatchCosts.max_inline` elements) are considered:
-the overhead of a round trip grows with the batch (packing, copies), which a one-number
-model would misjudge for large ones. And every :attr:`DispatchCosts.probe_every`-th small
-batch still goes to the workers, so their estimate never goes stale.
+Small batches (at most :attr:`DispatchCosts.max_inline` elements) are judged by that
+one-number model. Larger ones are judged by what whole batches of their size cost
+(within a factor of two) each way, measured: an env whose batches are stepped in NumPy
+passes (classic control) steps thousands of states in the caller faster than a round trip
+moves them, an emulator does not. A size seen only on the workers is tried once in the
+caller. Either way, every :attr:`DispatchCosts.probe_every`-th batch goes the other way,
+so no estimate goes stale.
 
 >>> costs = DispatchCosts(n_workers=2)
 >>> costs.prefer_local(8)          # nothing measured yet: use the workers
@@ -22,6 +25,12 @@ False
 (True, False)
 >>> costs.chunks_to_queue(64), costs.chunks_to_queue(512)  # 1 ms and 8 ms of work
 (2, 1)
+>>> costs.record_remote(chunk_size=512, compute_s=1e-3, wall_s=20e-3, size=4096)
+>>> costs.prefer_local(4096)  # a size seen only on the workers: tried here once
+True
+>>> costs.record_local(4096, wall_s=5e-3)  # 4x faster here (NumPy passes)
+>>> costs.prefer_local(4096), costs.prefer_local(300)  # 300: never measured
+(True, False)
 """
 
 from __future__ import annotations
@@ -51,25 +60,51 @@ class DispatchCosts:
         self._local_runs = 0
         self.per_element = per_element  # seconds of env work per element
         self.overhead = overhead  # seconds a round trip adds to the work
+        # Large batches: seconds per element of whole batches, by (where, size class).
+        self._large: dict[tuple[str, int], float] = {}
+        self._large_calls: dict[int, int] = {}
 
     def _blend(self, old: float | None, new: float) -> float:
         return new if old is None else (1 - self.smoothing) * old + self.smoothing * new
 
-    def record_remote(self, chunk_size: int, compute_s: float, wall_s: float) -> None:
-        """Learn from a batch run on the workers (largest chunk and its compute time)."""
+    def record_remote(
+        self, chunk_size: int, compute_s: float, wall_s: float, size: int = 0
+    ) -> None:
+        """Learn from a batch of ``size`` run on the workers (its largest chunk's time)."""
         if chunk_size > 0:
             self.per_element = self._blend(self.per_element, compute_s / chunk_size)
         self.overhead = self._blend(self.overhead, max(wall_s - compute_s, 0.0))
+        self._record_large("remote", size, wall_s)
 
     def record_local(self, size: int, wall_s: float) -> None:
         """Learn from a batch run in the calling process."""
-        if size > 0:
+        if 0 < size <= self.max_inline:
             self.per_element = self._blend(self.per_element, wall_s / size)
+        self._record_large("local", size, wall_s)
+
+    def _record_large(self, where: str, size: int, wall_s: float) -> None:
+        if size > self.max_inline:
+            key = (where, size.bit_length())
+            self._large[key] = self._blend(self._large.get(key), wall_s / size)
+
+    def _prefer_local_large(self, size: int) -> bool:
+        size_class = size.bit_length()
+        calls = self._large_calls[size_class] = self._large_calls.get(size_class, 0) + 1
+        local = self._large.get(("local", size_class))
+        remote = self._large.get(("remote", size_class))
+        if remote is None:
+            return False
+        if local is None:
+            return True  # measure this size in the caller once
+        faster_here = local < remote
+        return not faster_here if calls % self.probe_every == 0 else faster_here
 
     def prefer_local(self, size: int) -> bool:
         """Whether ``size`` elements are expected to step faster here than on the workers."""
-        if self.per_element is None or self.overhead is None or size > self.max_inline:
+        if self.per_element is None or self.overhead is None:
             return False
+        if size > self.max_inline:
+            return self._prefer_local_large(size)
         self._local_runs += 1
         if self._local_runs % self.probe_every == 0:
             return False  # measure the workers again

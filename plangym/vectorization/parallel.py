@@ -151,11 +151,11 @@ class ParallelEnv(VectorizedEnv):
             self.dispatch_costs.record_local(size, time.perf_counter() - started)
             return result
         batch = self.scheduler.run(inputs)
-        self._learn_costs(batch, time.perf_counter() - started)
+        self._learn_costs(batch, time.perf_counter() - started, size)
         return batch.columns()
 
-    def _learn_costs(self, batch: Batch, wall_s: float) -> None:
+    def _learn_costs(self, batch: Batch, wall_s: float, size: int) -> None:
         costs = batch.chunk_costs()
         if costs:
             chunk_size, compute_s = max(costs)
-            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s)
+            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s, size)
