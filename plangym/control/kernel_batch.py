@@ -38,8 +38,7 @@ def kernel_actions(actions: Any) -> np.ndarray | None:
         ):
             return np.stack(actions)
         return None
-    if all(isinstance(a, int | np.integer) and not isinstance(a, bool) for a in actions):
-        return np.asarray(actions, dtype=np.int64)
+    # Discrete actions arrive as one int64 array already (PlanEnv.check_batch).
     return None
 
 

@@ -28,7 +28,7 @@ import gymnasium
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.process_workers import ProcessWorkers
-from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
+from plangym.vector.vector_env import PlanVectorEnv
 
 
 class AsyncVectorEnv(PlanVectorEnv):
@@ -59,17 +59,9 @@ class AsyncVectorEnv(PlanVectorEnv):
         self.shared_memory = shared_memory
         self.context, self.daemon = context, daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
-        # gymnasium reads the spaces and metadata off a throwaway env too.
-        probe = env_fns[0]()
-        try:
-            single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
-            workers = ProcessWorkers(
+        self._start_from_probe(
+            observation_mode,
+            lambda single: ProcessWorkers(
                 env_fns, self.autoreset_mode, single, shared_memory, context, daemon
-            )
-            try:
-                self._start(workers, probe, single, batched, observation_mode)
-            except BaseException:
-                workers.close(terminate=True)
-                raise
-        finally:
-            probe.close()
+            ),
+        )

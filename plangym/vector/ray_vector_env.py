@@ -13,7 +13,7 @@ import gymnasium
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.ray_workers import RayWorkers
-from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
+from plangym.vector.vector_env import PlanVectorEnv
 from plangym.vectorization.ray import connect
 
 
@@ -40,14 +40,7 @@ class RayVectorEnv(PlanVectorEnv):
     ):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         ray = connect(address)
-        probe = env_fns[0]()
-        try:
-            single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
-            workers = RayWorkers(ray, env_fns, self.autoreset_mode, single, actor_options)
-            try:
-                self._start(workers, probe, single, batched, observation_mode)
-            except BaseException:
-                workers.close(terminate=True)
-                raise
-        finally:
-            probe.close()
+        self._start_from_probe(
+            observation_mode,
+            lambda single: RayWorkers(ray, env_fns, self.autoreset_mode, single, actor_options),
+        )

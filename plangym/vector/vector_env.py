@@ -108,7 +108,6 @@ class Gathered:
     def __init__(self):
         self.answers: dict[int, Any] = {}
         self.errors: dict[int, BaseException] = {}
-        self.restarted: list[int] = []
 
 
 class PlanVectorEnv(VectorEnv):
@@ -133,6 +132,29 @@ class PlanVectorEnv(VectorEnv):
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         if len(env_fns) == 0:
             raise ValueError("env_fns: expected at least one env constructor, got none")
+
+    def _start_from_probe(
+        self,
+        observation_mode: str | tuple,
+        build_workers: Callable[[Space], SubEnvWorkers],
+    ) -> None:
+        """Read spaces and metadata off a throwaway env, as gymnasium does, then start.
+
+        ``build_workers(single_observation_space)`` starts the workers; they are stopped
+        again if the vector env cannot start on them (spaces that differ, say).
+        """
+        env_fns = self.env_fns
+        probe = env_fns[0]()
+        try:
+            single, batched = observation_spaces(observation_mode, probe, env_fns, len(env_fns))
+            workers = build_workers(single)
+            try:
+                self._start(workers, probe, single, batched, observation_mode)
+            except BaseException:
+                workers.close(terminate=True)
+                raise
+        finally:
+            probe.close()
 
     def _start(
         self,
@@ -568,7 +590,6 @@ class PlanVectorEnv(VectorEnv):
             return False
         if kind is Pending.STEP:  # the sub-env's episode was cut short: a truncation
             gathered.answers[index] = info
-            gathered.restarted.append(index)
             return False
         if (kind is Pending.RESET or rerun) and reruns[index] < MAX_RERUNS:
             reruns[index] += 1
