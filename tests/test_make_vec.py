@@ -11,7 +11,8 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from test_vector_parity import assert_same, run_both
+from test_vector_parity import run_both
+from vector_checks import assert_same
 
 import plangym
 from plangym.control.classic_control import ClassicControl

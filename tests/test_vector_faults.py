@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 from processes import pid_alive, wait_dead
+from vector_checks import assert_same
 from vector_faulty_env import (
     FAULTS,
     NAP,
@@ -125,31 +126,6 @@ def assert_replaced(before: tuple, after: tuple, replaced: set[int]) -> None:
 
 
 # Comparing results -----------------------------------------------------------------------------
-def assert_same(ours, theirs, where="result"):
-    """Exact equality, recursively: same types, keys, dtypes, shapes and bytes."""
-    assert type(ours) is type(theirs), f"{where}: {type(ours)} is not {type(theirs)}"
-    if isinstance(theirs, dict):
-        assert set(ours) == set(theirs), f"{where}: keys {sorted(ours)} != {sorted(theirs)}"
-        for key in theirs:
-            assert_same(ours[key], theirs[key], f"{where}[{key!r}]")
-    elif isinstance(theirs, tuple | list):
-        assert len(ours) == len(theirs), f"{where}: length {len(ours)} != {len(theirs)}"
-        for i, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
-            assert_same(mine, other, f"{where}[{i}]")
-    elif isinstance(theirs, np.ndarray):
-        assert ours.dtype == theirs.dtype, f"{where}: dtype {ours.dtype} != {theirs.dtype}"
-        assert ours.shape == theirs.shape, f"{where}: shape {ours.shape} != {theirs.shape}"
-        if theirs.dtype == object:
-            for index in np.ndindex(theirs.shape):
-                assert_same(ours[index], theirs[index], f"{where}[{index}]")
-        else:
-            assert ours.tobytes() == theirs.tobytes(), f"{where}: {ours} != {theirs}"
-    elif isinstance(theirs, np.generic):
-        assert ours.tobytes() == theirs.tobytes(), f"{where}: {ours!r} != {theirs!r}"
-    else:
-        assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
-
-
 def row_info(infos: dict, index: int) -> dict:
     """Sub-env ``index``'s own info out of batched ``infos`` (the keys its mask sets)."""
     return {
