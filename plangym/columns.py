@@ -123,18 +123,27 @@ class BatchColumns:
 
         New states become one record array when they are 0-d records of one dtype, and the
         observations one stacked array when they share a shape and dtype. The infos are
-        one dict of arrays when the env produced them so (the classic control kernels:
-        ``{"n_step": ..., "dt": ...}``), else one dict per element.
+        one dict of arrays, one entry per key, when every element's info has the same
+        keys and each key holds Python numbers of one type (what the classic control
+        kernels produce directly: ``{"n_step": ..., "dt": ...}``), else one dict per
+        element. :meth:`info_list` turns the dict back into the same dicts.
+
+        >>> columns = BatchColumns(None, [], [], [], [], [{"n_step": 1}, {"n_step": 2}])
+        >>> columns.as_arrays()[-1]
+        {'n_step': array([1, 2])}
+        >>> BatchColumns(None, [], [], [], [], [{"n_step": 1}, {}]).as_arrays()[-1]
+        [{'n_step': 1}, {}]
         """
         observs = self.observs
         if not isinstance(observs, np.ndarray):
             observs = _stacked(observs)
+        infos = self.infos
         data = (
             observs,
             np.asarray(self.rewards, dtype=np.float64),
             np.asarray(self.terminals, dtype=np.bool_),
             np.asarray(self.truncateds, dtype=np.bool_),
-            self.infos,
+            infos if isinstance(infos, dict) else _info_arrays(infos),
         )
         if self.states is None:
             return data
@@ -171,3 +180,29 @@ def _stacked(observs: list) -> np.ndarray | list:
         if all(o.shape == first.shape and o.dtype == first.dtype for o in observs):
             return np.stack(observs)
     return observs
+
+
+# Values that come back unchanged from an array's tolist(): a dict of such arrays turns
+# back into exactly the infos it was made of.
+_PLAIN_NUMBERS = {bool: np.bool_, int: np.int64, float: np.float64}
+
+
+def _info_arrays(infos: list[dict]) -> dict[str, np.ndarray] | list[dict]:
+    """``infos`` as one array per key when they share their keys and plain number types."""
+    if not infos or not infos[0]:
+        return infos
+    keys = infos[0].keys()
+    if any(info.keys() != keys for info in infos):
+        return infos
+    arrays = {}
+    for key in keys:
+        values = [info[key] for info in infos]
+        kinds = {type(value) for value in values}
+        dtype = _PLAIN_NUMBERS.get(kinds.pop()) if len(kinds) == 1 else None
+        if dtype is None:
+            return infos
+        try:
+            arrays[key] = np.array(values, dtype=dtype)
+        except OverflowError:  # an int beyond int64
+            return infos
+    return arrays

@@ -64,3 +64,16 @@ def faulty_state(env, position: float) -> np.ndarray:
     state = env.get_state().copy()
     state["physics"][0] = position
     return state
+
+
+class CountingCartPole(ClassicControl):
+    """A CartPole that counts the steps its process applied (``steps_here``).
+
+    Overriding ``apply_action`` keeps it off the NumPy kernels: every element is a step.
+    """
+
+    steps_here = 0
+
+    def apply_action(self, action):
+        self.steps_here += 1
+        return super().apply_action(action)

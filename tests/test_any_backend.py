@@ -69,7 +69,7 @@ def attribute_names(env: PlanEnv) -> list[str]:
 def make_vectorized(backend: str, name: str, kwargs: dict, request) -> Any:
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        return plangym.make(name, n_workers=2, ray=True, **kwargs)
+        return plangym.make(name, n_workers=2, ray=True, inline_small_batches=False, **kwargs)
     # Every batch on the workers, never in the caller: the workers' envs are under test.
     return plangym.make(name, n_workers=2, inline_small_batches=False, **kwargs)
 

@@ -245,7 +245,7 @@ def test_workers_step_batches_bit_identically(backend, name, request):
     single = plangym.make(name)
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(name, n_workers=2, ray=True)
+        vectorized = plangym.make(name, n_workers=2, ray=True, inline_small_batches=False)
     else:
         vectorized = plangym.make(name, n_workers=2, inline_small_batches=False)
     try:

@@ -191,7 +191,7 @@ def test_workers_step_like_the_single_env(backend, request):
     dts = [1 + i % 3 for i in range(len(states))]
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(name, n_workers=2, ray=True, **kwargs)
+        vectorized = plangym.make(name, n_workers=2, ray=True, inline_small_batches=False, **kwargs)
     else:
         vectorized = plangym.make(name, n_workers=2, inline_small_batches=False, **kwargs)
     try:

@@ -83,7 +83,7 @@ def test_workers_step_batches_bit_identically(backend, request):
     single = plangym.make(NAME)
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(NAME, n_workers=2, ray=True)
+        vectorized = plangym.make(NAME, n_workers=2, ray=True, inline_small_batches=False)
     else:
         vectorized = plangym.make(NAME, n_workers=2, inline_small_batches=False)
     try:

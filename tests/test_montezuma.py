@@ -89,7 +89,9 @@ def test_workers_match_the_single_env(backend, request, coords_env):
     kwargs = {"obs_type": "coords", "frameskip": 4, "repeat_action_probability": 0.25}
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        workers = plangym.make("PlanMontezuma-v0", n_workers=2, ray=True, **kwargs)
+        workers = plangym.make(
+            "PlanMontezuma-v0", n_workers=2, ray=True, inline_small_batches=False, **kwargs
+        )
     else:
         workers = plangym.make(
             "PlanMontezuma-v0", n_workers=2, inline_small_batches=False, **kwargs

@@ -175,7 +175,9 @@ def test_workers_step_batches_bit_identical_to_the_single_env(backend, request):
     single = plangym.make("Ant-v5", **kwargs)
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        workers = plangym.make("Ant-v5", n_workers=2, ray=True, **kwargs)
+        workers = plangym.make(
+            "Ant-v5", n_workers=2, ray=True, inline_small_batches=False, **kwargs
+        )
     else:
         workers = plangym.make("Ant-v5", n_workers=2, inline_small_batches=False, **kwargs)
     try:

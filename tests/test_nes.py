@@ -61,7 +61,7 @@ def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
     kwargs = {"frameskip": 2}
     if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(NAME, n_workers=2, ray=True, **kwargs)
+        vectorized = plangym.make(NAME, n_workers=2, ray=True, inline_small_batches=False, **kwargs)
     else:
         vectorized = plangym.make(NAME, n_workers=2, inline_small_batches=False, **kwargs)
     single = MarioEnv(NAME, **kwargs)

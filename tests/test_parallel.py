@@ -17,7 +17,7 @@ import cloudpickle
 import faulty_env
 import numpy as np
 import pytest
-from faulty_env import DIE, HANG, RAISE, CartError, FaultyCartPole, faulty_state
+from faulty_env import DIE, HANG, RAISE, CartError, CountingCartPole, FaultyCartPole, faulty_state
 from processes import wait_dead
 from vectorized_contract import (
     check_a_poison_state_fails_the_batch_not_the_env,
@@ -26,8 +26,10 @@ from vectorized_contract import (
     check_calls_after_close_raise,
     check_inherited_batch_methods_work,
     check_refused_calls_change_nothing,
+    check_small_cheap_batches_run_in_the_caller,
     check_stateless_chunks,
     check_step_batch_equals_the_single_env,
+    check_the_array_form_equals_the_single_env,
     random_states,
 )
 
@@ -125,35 +127,16 @@ def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole)
         assert_identical(column, local.step(1)[0])
 
 
-class CountingCartPole(ClassicControl):
-    """A CartPole that counts the steps its process applied (``steps_here``)."""
-
-    steps_here = 0
-
-    def apply_action(self, action):
-        self.steps_here += 1
-        return super().apply_action(action)
-
-
 def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # Costs as measured on this machine, kept fixed: ~15 us per CartPole transition,
     # ~300 us per round trip to the workers.
     costs = DispatchCosts(2, smoothing=0.0, per_element=15e-6, overhead=300e-6)
     env = ParallelEnv(CountingCartPole, "CartPole-v1", n_workers=2, dispatch_costs=costs)
-    try:
-        states = random_states(env.plan_env, 8)
-        actions = [0, 1] * 4
-        expected = env.plan_env.clone().step_batch(actions, states=states)
-        here, there = env.plan_env.steps_here, sum(env.get_attr("steps_here"))
-        assert_identical(env.step_batch(actions, states=states), expected)
-        assert env.plan_env.steps_here == here + 8  # ran here
-        env.step_batch([0] * 4096, states=[states[0]] * 4096)  # a big batch goes out
-        assert sum(env.get_attr("steps_here")) == there + 4096
-        env.inline_small_batches = False
-        assert_identical(env.step_batch(actions, states=states), expected)
-        assert sum(env.get_attr("steps_here")) == there + 4096 + 8
-    finally:
-        env.close()
+    check_small_cheap_batches_run_in_the_caller(env)
+
+
+def test_the_array_form_equals_the_single_env(cartpole):
+    check_the_array_form_equals_the_single_env(cartpole)
 
 
 def test_async_api_and_its_errors(cartpole):

@@ -18,7 +18,17 @@ import cloudpickle
 import faulty_env
 import numpy as np
 import pytest
-from faulty_env import DIE, HANG, PAUSE, RAISE, SLOW, CartError, FaultyCartPole, faulty_state
+from faulty_env import (
+    DIE,
+    HANG,
+    PAUSE,
+    RAISE,
+    SLOW,
+    CartError,
+    CountingCartPole,
+    FaultyCartPole,
+    faulty_state,
+)
 from processes import wait_dead
 from vectorized_contract import (
     check_a_poison_state_fails_the_batch_not_the_env,
@@ -27,8 +37,10 @@ from vectorized_contract import (
     check_calls_after_close_raise,
     check_inherited_batch_methods_work,
     check_refused_calls_change_nothing,
+    check_small_cheap_batches_run_in_the_caller,
     check_stateless_chunks,
     check_step_batch_equals_the_single_env,
+    check_the_array_form_equals_the_single_env,
     random_states,
 )
 
@@ -40,6 +52,7 @@ from plangym.vectorization import (
     NoAsyncCallError,
     WorkerCrashedError,
 )
+from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.packing import ArrayStates, pack_actions, pack_states
 from plangym.vectorization.ray import RayEnv
@@ -62,14 +75,20 @@ def wait_gone(path: Path, seconds: float = 30.0) -> None:
 
 @pytest.fixture(scope="module")
 def cartpole(ray_cluster):
-    env = plangym.make("CartPole-v1", n_workers=3, ray=True)
+    env = plangym.make("CartPole-v1", n_workers=3, ray=True, inline_small_batches=False)
     yield env
     env.close()
 
 
 @pytest.fixture(scope="module")
 def pacman(ray_cluster):
-    env = plangym.make("ALE/MsPacman-v5", n_workers=2, ray=True, repeat_action_probability=0.25)
+    env = plangym.make(
+        "ALE/MsPacman-v5",
+        n_workers=2,
+        ray=True,
+        repeat_action_probability=0.25,
+        inline_small_batches=False,
+    )
     yield env
     env.close()
 
@@ -77,7 +96,13 @@ def pacman(ray_cluster):
 @pytest.fixture(scope="module")
 def faulty_env_on_ray(ray_cluster, tmp_path_factory):
     marker = tmp_path_factory.mktemp("faults") / "fault-once"
-    env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2, die_marker=str(marker))
+    env = RayEnv(
+        FaultyCartPole,
+        "CartPole-v1",
+        n_workers=2,
+        die_marker=str(marker),
+        inline_small_batches=False,
+    )
     env.marker = marker
     yield env
     env.close()
@@ -97,9 +122,10 @@ def test_the_actor_class_packs_a_chunk_into_a_few_arrays():
     actor = RemoteEnv(cloudpickle.dumps(lambda: plangym.make("CartPole-v1")))
     states = random_states(local, 5)
     actions = [0, 1, 1, 0, 1]
-    payload = actor.step_batch_chunk(
+    payload, compute_s = actor.step_batch_chunk(
         pack_actions(np.array(actions)), pack_states(states), [1] * 5, True
     )
+    assert 0 < compute_s < 10
     packed_states, observs, rewards, terminals, truncateds, infos = payload
     assert isinstance(packed_states, ArrayStates) and isinstance(packed_states.blob, bytes)
     assert isinstance(observs, np.ndarray) and observs.shape == (5, 4)
@@ -223,6 +249,31 @@ def test_delay_setup_starts_the_actors_on_first_use(ray_cluster):
     expected = env.plan_env.step_batch([1, 0], states=[state, state])
     assert_identical(env.step_batch([1, 0], states=[state, state]), expected)
     env.close()
+
+
+def test_small_cheap_batches_run_in_the_caller_with_the_same_results(ray_cluster):
+    # A Ray round trip costs about a millisecond: 8 CartPole steps are far cheaper here.
+    costs = DispatchCosts(2, smoothing=0.0, per_element=15e-6, overhead=1e-3)
+    env = RayEnv(CountingCartPole, "CartPole-v1", n_workers=2, dispatch_costs=costs)
+    check_small_cheap_batches_run_in_the_caller(env)
+
+
+def test_the_cost_model_learns_from_the_actors(ray_cluster):
+    env = plangym.make("CartPole-v1", n_workers=2, ray=True)
+    try:
+        state, *_ = env.reset()
+        expected = env.plan_env.step_batch([0, 1] * 4, states=[state] * 8)
+        assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
+        costs = env.dispatch_costs  # the first batch went to the actors, which timed it
+        assert costs.per_element is not None and 0 < costs.per_element < costs.overhead
+        assert costs.prefer_local(8)
+        assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
+    finally:
+        env.close()
+
+
+def test_the_array_form_equals_the_single_env(cartpole):
+    check_the_array_form_equals_the_single_env(cartpole)
 
 
 def test_async_api_and_its_errors(cartpole):
@@ -412,7 +463,7 @@ def test_env_classes_defined_in_user_code_reach_the_actors(ray_cluster):
         def process_reward(self, reward, **kwargs):
             return 2 * reward
 
-    env = RayEnv(DoubledReward, "CartPole-v1", n_workers=2)
+    env = RayEnv(DoubledReward, "CartPole-v1", n_workers=2, inline_small_batches=False)
     state, *_ = env.reset()
     _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
     assert rewards == [2.0, 2.0, 2.0]

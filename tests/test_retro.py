@@ -111,7 +111,7 @@ def test_parallel_env_matches_the_single_env(batch_and_single):
 
 def test_ray_env_matches_the_single_env(ray_cluster, batch_and_single):
     actions, states, dts, single = batch_and_single
-    env = plangym.make(NAME, n_workers=2, ray=True)
+    env = plangym.make(NAME, n_workers=2, ray=True, inline_small_batches=False)
     try:
         assert_identical(env.step_batch(actions, states=states, dt=dts), single)
     finally:

@@ -164,3 +164,45 @@ def check_inherited_batch_methods_work(env) -> None:
     env.set_state(states[0])
     single.set_state(states[0])
     assert_identical(env.step_with_dt(1, 3), single.step_with_dt(1, 3))
+
+
+def check_small_cheap_batches_run_in_the_caller(env) -> None:
+    """A vectorized ``CountingCartPole`` whose fixed costs favour the caller for 8 states.
+
+    The batch runs in the caller, a big one on the workers, and results are the same.
+    """
+    try:
+        states = random_states(env.plan_env, 8)
+        actions = [0, 1] * 4
+        expected = env.plan_env.clone().step_batch(actions, states=states)
+        here, there = env.plan_env.steps_here, sum(env.get_attr("steps_here"))
+        assert_identical(env.step_batch(actions, states=states), expected)
+        assert env.plan_env.steps_here == here + 8  # ran here
+        env.step_batch([0] * 4096, states=[states[0]] * 4096)  # a big batch goes out
+        assert sum(env.get_attr("steps_here")) == there + 4096
+        env.inline_small_batches = False
+        assert_identical(env.step_batch(actions, states=states), expected)
+        assert sum(env.get_attr("steps_here")) == there + 4096 + 8
+    finally:
+        env.close()
+
+
+def check_the_array_form_equals_the_single_env(env) -> None:
+    """``arrays=True`` gives the single env's arrays, from a list or a record array of states."""
+    size = 40  # above the kernels' threshold: both sides step in NumPy passes
+    states = random_states(env.plan_env, size, seed=3)
+    actions = np.random.default_rng(3).integers(2, size=size)
+    dts = [1, 2, 3, 1] * (size // 4)
+    expected = env.plan_env.step_batch(actions, states=states, dt=dts, arrays=True)
+    records = expected[0]
+    assert isinstance(records, np.ndarray) and records.dtype.names is not None
+    for given in (states, env.plan_env.step_batch([0] * size, states, arrays=True)[0]):
+        if given is not states:
+            expected = env.plan_env.step_batch(actions, states=given, dt=dts, arrays=True)
+        result = env.step_batch(actions, states=given, dt=dts, arrays=True)
+        assert_identical(result[:5], expected[:5])
+        assert {key: value.tolist() for key, value in result[5].items()} == {
+            key: value.tolist() for key, value in expected[5].items()
+        }
+        no_states = env.step_batch(actions, states=given, dt=dts, arrays=True, return_state=False)
+        assert_identical(no_states[:4], expected[1:5])

@@ -12,14 +12,17 @@ Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`).
 from __future__ import annotations
 
 import functools
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs, CallRequest
+from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import ClosedEnvironmentError, NoAsyncCallError
 from plangym.vectorization.lifecycle import CallState, idle_only
 from plangym.vectorization.local_env import LocalEnvAPI
@@ -46,6 +49,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         n_workers: Number of workers.
         blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
             with ``step_batch_async``).
+        inline_small_batches: Step a batch that carries states in the calling process when
+            the measured costs say a round trip to the workers would take longer (see
+            :mod:`plangym.vectorization.costs`); results are the same either way.
+        dispatch_costs: The cost estimates that decide it (default: learned from the
+            batches run, starting from nothing measured).
         kwargs: Passed to ``env_class``.
     """
 
@@ -58,9 +66,14 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         delay_setup: bool = False,
         n_workers: int = 8,
         blocking: bool = False,
+        *,
+        inline_small_batches: bool = True,
+        dispatch_costs: DispatchCosts | None = None,
         **kwargs: Any,
     ):
         self.blocking = blocking
+        self.inline_small_batches = inline_small_batches
+        self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._env_class = env_class
         self._n_workers = check_positive_int("n_workers", n_workers)
         self.call_state = CallState.IDLE
@@ -149,15 +162,19 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         states: Sequence | None = None,
         dt: int | Sequence[int] = 1,
         return_state: bool | None = None,
+        arrays: bool = False,
     ) -> tuple[list, ...]:
-        """Step a batch on the workers; same contract as :meth:`PlanEnv.step_batch`.
+        """Step a batch; same contract as :meth:`PlanEnv.step_batch`, ``arrays`` included.
 
-        With states, results are bit-identical to the single env's ``step_batch``. Without
-        states, each worker steps its chunk from its own current state: after
-        :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the same state for
-        every worker, and the chunks step on from where each worker's last one ended.
+        With states, results are bit-identical to the single env's ``step_batch``, whether
+        the batch ran on the workers or, when the measured costs say that is faster, in
+        this process. Without states, each worker steps its chunk from its own current
+        state: after :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the
+        same state for every worker, and the chunks step on from where each worker's last
+        one ended.
         """
-        return self.run_checked(self._checked_inputs(actions, states, dt, return_state))
+        columns = self.run_columns(self._checked_inputs(actions, states, dt, return_state))
+        return columns.as_arrays() if arrays else columns.as_lists()
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
     make_transitions = step_batch
@@ -166,12 +183,30 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def run_batch(
         self, actions: Sequence, states: list | None, dts: list[int], want_state: bool
     ) -> tuple[list, ...]:
-        """Step an already checked batch on the workers (see :meth:`PlanEnv.run_batch`)."""
-        return self.run_checked(BatchInputs(actions, states, dts, want_state))
+        """Step an already checked batch (see :meth:`PlanEnv.run_batch`)."""
+        return self.run_columns(BatchInputs(actions, states, dts, want_state)).as_lists()
 
-    def run_checked(self, inputs: BatchInputs) -> tuple[list, ...]:
-        """Run a checked batch where it is cheapest (subclasses decide; here: workers)."""
-        return self.scheduler.run(inputs).columns()
+    def run_columns(self, inputs: BatchInputs) -> BatchColumns:
+        """Step a checked batch where it is cheapest: here for a few cheap states."""
+        started = time.perf_counter()
+        size = len(inputs)
+        if (
+            inputs.states is not None
+            and self.inline_small_batches
+            and self.dispatch_costs.prefer_local(size)
+        ):
+            columns = self.plan_env.run_batch_columns(
+                inputs.actions, inputs.states, inputs.dts, inputs.want_state
+            )
+            self.dispatch_costs.record_local(size, time.perf_counter() - started)
+            return columns
+        batch = self.scheduler.run(inputs)
+        costs = batch.chunk_costs()
+        if costs:
+            chunk_size, compute_s = max(costs)
+            wall_s = time.perf_counter() - started
+            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s, size)
+        return columns_of(batch.columns(), inputs.want_state)
 
     @idle_only
     def step_batch_async(
@@ -270,3 +305,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
         """Split ``vector`` into at most ``n_chunks`` contiguous chunks of similar size."""
         return [vector[start:stop] for start, stop in chunk_bounds(len(vector), n_chunks)]
+
+
+def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:
+    """Return the :class:`BatchColumns` of a batch gathered from the workers as lists."""
+    return BatchColumns(*lists) if want_state else BatchColumns(None, *lists)

@@ -20,18 +20,17 @@ too (they live in :mod:`plangym.vectorization.compat`).
 from __future__ import annotations
 
 import multiprocessing as mp
-import time
 from multiprocessing import resource_tracker
 from typing import Any
 
 import numpy as np
 
 from plangym.core import PlanEnv
-from plangym.vectorization.backend import Backend, BatchInputs
+from plangym.vectorization.backend import Backend
 from plangym.vectorization.compat import BatchEnv, ExternalProcess, Promise, stack_rows
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
-from plangym.vectorization.scheduler import Batch, Scheduler, plan_chunks
+from plangym.vectorization.scheduler import Scheduler, plan_chunks
 
 __all__ = [
     "BatchEnv",
@@ -78,8 +77,6 @@ class ParallelEnv(VectorizedEnv):
         dispatch_costs: DispatchCosts | None = None,
         **kwargs: Any,
     ):
-        self.inline_small_batches = inline_small_batches
-        self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._start_method = start_method
         self._batch_env: BatchEnv | None = None
         super().__init__(
@@ -90,6 +87,8 @@ class ParallelEnv(VectorizedEnv):
             delay_setup=delay_setup,
             n_workers=n_workers,
             blocking=blocking,
+            inline_small_batches=inline_small_batches,
+            dispatch_costs=dispatch_costs,
             **kwargs,
         )
 
@@ -135,27 +134,3 @@ class ParallelEnv(VectorizedEnv):
     def workers(self) -> list[ExternalProcess]:
         """The worker processes."""
         return self.batch_env.workers
-
-    def run_checked(self, inputs: BatchInputs) -> tuple[list, ...]:
-        """Step a checked batch where it is cheapest: here for a few cheap states."""
-        started = time.perf_counter()
-        size = len(inputs)
-        if (
-            inputs.states is not None
-            and self.inline_small_batches
-            and self.dispatch_costs.prefer_local(size)
-        ):
-            plan_env = self.plan_env
-            actions, states, dts = inputs.actions, inputs.states, inputs.dts
-            result = plan_env.run_batch(actions, states, dts, inputs.want_state)
-            self.dispatch_costs.record_local(size, time.perf_counter() - started)
-            return result
-        batch = self.scheduler.run(inputs)
-        self._learn_costs(batch, time.perf_counter() - started, size)
-        return batch.columns()
-
-    def _learn_costs(self, batch: Batch, wall_s: float, size: int) -> None:
-        costs = batch.chunk_costs()
-        if costs:
-            chunk_size, compute_s = max(costs)
-            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s, size)

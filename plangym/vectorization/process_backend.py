@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, CallRequest, ChunkResult
 from plangym.vectorization.messages import Call, GetAttr, SetAttr, StepChunk
 from plangym.vectorization.obs_pool import ObservationPool
@@ -115,9 +116,11 @@ class ProcessBackend(Backend):
             layout.specs,
         )
 
-    def _state_bytes_hint(self, states: list | None) -> int:
+    def _state_bytes_hint(self, states: list | np.ndarray | None) -> int:
         """Bytes to reserve per new state: a little more than the input or last states."""
-        if states:
+        if is_record_block(states):
+            nbytes = states.dtype.itemsize
+        elif states:
             sample = states[0]
             nbytes = sample.nbytes if isinstance(sample, np.ndarray) else 0
         else:

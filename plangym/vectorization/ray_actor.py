@@ -21,6 +21,7 @@ import functools
 import os
 import pickle
 import socket
+import time
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
@@ -195,16 +196,20 @@ class RemoteEnv:
         dts: list[int],
         want_state: bool,
     ) -> tuple:
-        """Step a chunk the caller has checked and packed; return it packed.
+        """Step a chunk the caller has checked and packed; return it packed, and timed.
 
-        Returns ``(packed_states or None, observs, rewards, terminals, truncateds, infos)``
-        in the form of :func:`pack_columns`.
+        Returns ``(payload, compute_s)``: the payload is ``(packed_states or None, observs,
+        rewards, terminals, truncateds, infos)`` in the form of :func:`pack_columns`, and
+        ``compute_s`` the seconds the env took (the caller's cost model weighs them
+        against the round trip).
         """
+        started = time.perf_counter()
         states = None if packed_states is None else unpack_states(packed_states)
         results = self.env.run_batch(unpack_actions(packed_actions), states, dts, want_state)
+        compute_s = time.perf_counter() - started
         if not want_state:
             results = (None, *results)
-        return pack_columns(results)
+        return pack_columns(results), compute_s
 
     @reports_errors
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:

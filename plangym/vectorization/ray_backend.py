@@ -115,8 +115,9 @@ class RayBackend(Backend):
             raise env_error
         if not isinstance(request, RayChunk):
             return value
-        columns = unpack_columns(value)
-        return ChunkResult(columns if request.want_state else columns[1:])
+        payload, compute_s = value
+        columns = unpack_columns(payload)
+        return ChunkResult(columns if request.want_state else columns[1:], compute_s)
 
     def restart(self, worker: int) -> None:
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""
