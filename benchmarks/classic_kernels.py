@@ -24,9 +24,13 @@ Everything runs in this one process. The sections:
    bulk loop below) costs against the faster of the two at each B.
 5. UCT (``plangym.planning.UCTPlanner`` with ``plangym plan``'s defaults: 2 waves of 32,
    rollouts of 6 random actions held 1 step) playing CartPole-v1 with ``play(env, planner,
-   max_steps=500, seed=s)`` for seeds 0..9, with kernels and with ``_kernel = None``:
-   wall time per game and in total. Kernels are exact, so both play the same game; the
-   table says whether they did.
+   max_steps=500, seed=s)`` for seeds 0..9, three ways: BEFORE (``_kernel = None`` and an
+   env whose ``step_batch`` takes lists only, so the planner uses the list form: the path
+   planners took before the kernels), KERNELS with the list form, and KERNELS with the
+   ARRAY form (what ``plangym plan`` does now): wall time per game and in total. Every
+   way is exact, so all play the same game; the table says whether they did. (The tree
+   search's own Python was also trimmed in the same change; BEFORE runs the trimmed tree
+   too, so it isolates what the env side saves.)
 
 Protocol: every contender of a section stays alive for all its rounds and is timed once
 per round, in an order that rotates from round to round, so a slow spell of the shared
@@ -54,7 +58,7 @@ import gymnasium
 import numpy as np
 
 import plangym
-from plangym.columns import states_to_records
+from plangym.columns import is_record_block, records_to_states, states_to_records
 from plangym.control import classic_control
 from plangym.control.kernels import kernels_enabled
 from plangym.planning import UCTPlanner
@@ -378,55 +382,80 @@ def cost_section(max_batch: int, rounds: int, min_time: float) -> None:
     print(f"env's choice vs the faster path: worst {worst[0]:.2f}x{at}")
 
 
+class ListsOnly:
+    """An env as the planners met it before the array form: ``step_batch`` takes lists.
+
+    The planners then fall back to the list form (see ``plangym.planning.batches``), and
+    a record array of states is handed on as the list of states it holds.
+    """
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name: str):
+        return getattr(self.env, name)
+
+    def step_batch(self, actions, states=None, dt=1, return_state=None):
+        if is_record_block(states):
+            states = records_to_states(states)
+        return self.env.step_batch(actions, states=states, dt=dt, return_state=return_state)
+
+
 def uct_section(seeds: int, max_steps: int) -> None:
-    """Section 5: UCT games on CartPole-v1 with and without kernels."""
-    envs = {"kernels": plangym.make("CartPole-v1"), "no kernels": plangym.make("CartPole-v1")}
-    envs["no kernels"]._kernel = None
-    times: dict[str, list[float]] = {name: [] for name in envs}
+    """Section 5: UCT games on CartPole-v1 before and after the kernels and array form."""
+    before = plangym.make("CartPole-v1")
+    before._kernel = None
+    lists = plangym.make("CartPole-v1")
+    envs = {"before": ListsOnly(before), "kernels, lists": ListsOnly(lists)}
+    envs["kernels, arrays"] = plangym.make("CartPole-v1")
+    names = list(envs)
+    times: dict[str, list[float]] = {name: [] for name in names}
     rows, all_same = [], True
     for seed in range(seeds):
-        order = list(envs) if seed % 2 == 0 else list(reversed(envs))
+        shift = seed % len(names)
         games = {}
-        for name in order:
+        for name in names[shift:] + names[:shift]:
             env = envs[name]
             planner = UCTPlanner(env, seed=seed, **UCT_PARAMS)
             start = time.perf_counter()
             games[name] = play(env, planner, max_steps=max_steps, seed=seed)
             times[name].append(time.perf_counter() - start)
-        fast, slow = games["kernels"], games["no kernels"]
-        same = fast.actions == slow.actions and fast.rewards == slow.rewards
+        reference = games["before"]
+        same = all(
+            game.actions == reference.actions and game.rewards == reference.rewards
+            for game in games.values()
+        )
         all_same &= same
         rows.append(
             [
                 str(seed),
-                str(fast.agent_steps),
-                f"{fast.score:g}",
-                f"{times['kernels'][-1]:.2f}",
-                f"{times['no kernels'][-1]:.2f}",
-                f"{times['no kernels'][-1] / times['kernels'][-1]:.2f}x",
+                str(reference.agent_steps),
+                f"{reference.score:g}",
+                *(f"{times[name][-1]:.2f}" for name in names),
+                f"{times['before'][-1] / times['kernels, arrays'][-1]:.2f}x",
                 "yes" if same else "NO",
             ]
         )
-    total_fast, total_slow = sum(times["kernels"]), sum(times["no kernels"])
+    totals = {name: sum(times[name]) for name in names}
     rows.append(
         [
             "total",
             "",
             "",
-            f"{total_fast:.2f}",
-            f"{total_slow:.2f}",
-            f"{total_slow / total_fast:.2f}x",
+            *(f"{totals[name]:.2f}" for name in names),
+            f"{totals['before'] / totals['kernels, arrays']:.2f}x",
             "yes" if all_same else "NO",
         ]
     )
     rows.append(
         [
-            "per game",
+            "per-game ratio",
             "",
             "",
-            f"{total_fast / seeds:.2f}",
-            f"{total_slow / seeds:.2f}",
-            ratio_cell(times["no kernels"], times["kernels"]),
+            "",
+            ratio_cell(times["before"], times["kernels, lists"]),
+            ratio_cell(times["before"], times["kernels, arrays"]),
+            "",
             "",
         ]
     )
@@ -437,9 +466,8 @@ def uct_section(seeds: int, max_steps: int) -> None:
             "seed",
             "agent steps",
             "score",
-            "kernels s",
-            "no kernels s",
-            "no kernels / kernels",
+            *(f"{name} s" for name in names),
+            "before / after",
             "same game",
         ],
         rows,

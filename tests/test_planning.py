@@ -8,6 +8,7 @@ from corridor_env import Corridor
 
 import plangym
 from plangym.planning import SwarmPlanner, play, random_scores
+from plangym.planning.batches import offers_arrays, step_states, take_states
 from plangym.planning.common import ActionSampler, Decision, same_state
 from plangym.planning.uct import UCTPlanner
 from plangym.selfcheck import check_fresh_instance, check_same_instance
@@ -43,7 +44,7 @@ def test_uct_keeps_the_pole_up_for_500_steps(cartpole, seed):
     assert trajectory.frames_simulated / trajectory.agent_steps < 600
 
 
-@pytest.mark.parametrize(
+each_planner = pytest.mark.parametrize(
     "make_planner",
     [
         lambda env, seed: SwarmPlanner(env, n_walkers=8, horizon=4, dt=2, seed=seed),
@@ -51,12 +52,64 @@ def test_uct_keeps_the_pole_up_for_500_steps(cartpole, seed):
     ],
     ids=["swarm", "uct"],
 )
+
+
+@each_planner
 def test_same_seed_plays_the_same_game(cartpole, make_planner):
     games = [play(cartpole, make_planner(cartpole, 3), max_steps=60, seed=3) for _ in range(2)]
     assert games[0].actions == games[1].actions
     assert games[0].score == games[1].score
     assert games[0].frames_simulated == games[1].frames_simulated
     assert all(same_state(a, b) for a, b in zip(games[0].states, games[1].states, strict=True))
+
+
+class ListsOnly:
+    """An env whose ``step_batch`` takes no ``arrays=`` (a user's env written for plangym 0.1)."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step_batch(self, actions, states=None, dt=1, return_state=None):
+        return self.env.step_batch(actions, states=states, dt=dt, return_state=return_state)
+
+
+@each_planner
+@pytest.mark.parametrize("name", ["CartPole-v1", "Acrobot-v1"])
+def test_the_array_and_list_forms_play_the_same_game(make_planner, name):
+    env = plangym.make(name)
+    games = [play(e, make_planner(e, 4), max_steps=40, seed=4) for e in (env, ListsOnly(env))]
+    assert games[0].actions == games[1].actions and games[0].rewards == games[1].rewards
+    assert games[0].frames_simulated == games[1].frames_simulated
+    assert offers_arrays(env) and not offers_arrays(ListsOnly(env))
+
+
+def test_step_states_reads_lost_lives_and_frames_in_either_form(mspacman_after_intro):
+    env, state = mspacman_after_intro
+    rng = np.random.default_rng(0)
+    states, lives_lost = [state] * 16, 0
+    for _ in range(150):
+        actions = rng.integers(env.action_space.n, size=16)
+        dts = rng.integers(1, 4, size=16).tolist()
+        arrays = step_states(env, actions, states, dt=dts)
+        lists = step_states(ListsOnly(env), actions, states, dt=dts)
+        columns = env.step_batch(actions, states=states, dt=dts)
+        lost = np.array([info["lost_life"] for info in columns[-1]])
+        ended = np.logical_or(columns[3], columns[4])
+        for stepped in (arrays, lists):
+            assert stepped.rewards.tolist() == columns[2]
+            assert stepped.ended.tolist() == ended.tolist()
+            assert stepped.dead.tolist() == (ended | lost).tolist()
+            assert stepped.frames == sum(info["n_step"] for info in columns[-1]) == 5 * sum(dts)
+        assert all(same_state(a, b) for a, b in zip(arrays.states, columns[0], strict=True))
+        lives_lost += int(lost.sum())
+        alive = np.flatnonzero(~arrays.dead)
+        states = take_states(arrays.states, rng.choice(alive, size=16) if len(alive) else alive)
+        if not len(alive) or lives_lost >= 3:
+            break
+    assert lives_lost >= 1  # the check above saw deaths, not only quiet steps
 
 
 def test_workers_play_the_same_game_as_one_process(cartpole):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from gymnasium import spaces
 
+from plangym.planning.batches import step_states, take_states
 from plangym.validation import check_positive_int
 
 if TYPE_CHECKING:
@@ -276,19 +277,16 @@ def random_scores(env: Any, steps: int, episodes: int, seed: int = 0) -> list[fl
     check_positive_int("steps", steps)
     check_positive_int("episodes", episodes)
     sampler = ActionSampler(env.action_space, np.random.default_rng(seed))
-    states = [start_episode(env, seed)] * episodes
+    states = [start_episode(env, seed)] * episodes  # those of the games still playing
     scores = np.zeros(episodes)
     playing = np.arange(episodes)
     for _ in range(steps):
         actions = sampler.sample(episodes)[playing]
-        new_states, _, rewards, terminals, truncateds, _ = env.step_batch(
-            actions, states=[states[i] for i in playing.tolist()]
-        )
-        scores[playing] += rewards
-        ended = np.logical_or(terminals, truncateds)
-        for i, new_state in zip(playing.tolist(), new_states, strict=True):
-            states[i] = new_state
-        playing = playing[~ended]
+        stepped = step_states(env, actions, states)
+        scores[playing] += stepped.rewards
+        going = ~stepped.ended  # a lost life does not stop a game
+        states = take_states(stepped.states, np.flatnonzero(going))
+        playing = playing[going]
         if not len(playing):
             break
     return scores.tolist()

@@ -35,13 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from plangym.planning.common import (
-    ActionSampler,
-    Decision,
-    as_action,
-    features_of,
-    life_lost,
-)
+from plangym.planning.batches import step_states, take_states
+from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.validation import check_positive_int
 
 
@@ -132,23 +127,15 @@ class SwarmPlanner:
 
     def _step(self, swarm: _Swarm, actions: np.ndarray) -> _Swarm:
         """Apply one action per walker in a single ``step_batch`` call."""
-        states, observs, rewards, terminals, truncateds, infos = self.env.step_batch(
-            actions, states=swarm.states, dt=self.dt
-        )
-        died = np.array(
-            [
-                t or tr or life_lost(info)
-                for t, tr, info in zip(terminals, truncateds, infos, strict=True)
-            ]
-        )
+        stepped = step_states(self.env, actions, swarm.states, dt=self.dt)
         return _Swarm(
-            states=list(states),
-            features=self.features(observs),
-            scores=swarm.scores + np.asarray(rewards, dtype=np.float64),
-            dead=swarm.dead | died,
+            states=stepped.states,
+            features=self.features(stepped.observs),
+            scores=swarm.scores + stepped.rewards,
+            dead=swarm.dead | stepped.dead,
             origin=swarm.origin,
             last_actions=np.asarray(actions),
-            frames=sum(int(info.get("n_step", 1)) for info in infos),
+            frames=stepped.frames,
         )
 
     def _clone_targets(self, swarm: _Swarm) -> np.ndarray:
@@ -187,7 +174,7 @@ class _Swarm:
 
     def __init__(
         self,
-        states: list,
+        states: list | np.ndarray,
         features: np.ndarray | None,
         scores: np.ndarray,
         dead: np.ndarray,
@@ -195,7 +182,7 @@ class _Swarm:
         last_actions: np.ndarray | None = None,
         frames: int = 0,
     ):
-        self.states = states
+        self.states = states  # a record array for envs whose states are 0-d records
         self.features = features
         self.scores = scores
         self.dead = dead
@@ -217,7 +204,7 @@ class _Swarm:
     def take(self, index: np.ndarray) -> _Swarm:
         """Return the swarm where walker i becomes a copy of walker ``index[i]``."""
         return _Swarm(
-            states=[self.states[i] for i in index.tolist()],
+            states=take_states(self.states, index),
             features=self.features[index],
             scores=self.scores[index],
             dead=self.dead[index],

@@ -47,7 +47,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from plangym.planning.common import ActionSampler, Decision, as_action, life_lost, same_state
+from plangym.planning.batches import split_states, step_states
+from plangym.planning.common import ActionSampler, Decision, as_action, same_state
 from plangym.validation import check_positive_int
 
 
@@ -131,6 +132,7 @@ class UCTPlanner:
         self.discount = float(discount)
         self.rng = np.random.default_rng(seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
+        self._actions = self.sampler.all_actions()
         # The subtree under the action played last: reused if the next state is its root.
         self._kept: Node | None = None
 
@@ -158,7 +160,7 @@ class UCTPlanner:
     def _untried(self, node: Node) -> list:
         """Return the actions of ``node`` without a child, shuffled when first asked for."""
         if node.untried is None:
-            order = self.rng.permutation(self.sampler.all_actions()).tolist()
+            order = self.rng.permutation(self._actions).tolist()
             node.untried = [action for action in order if action not in node.children]
         return node.untried
 
@@ -166,17 +168,20 @@ class UCTPlanner:
         """Return the child with the best UCB score, or None when an untried action wins."""
         # Plain Python, with locals: descents run tens of nodes deep, and nodes have a
         # handful of children, too few for NumPy to pay off.
-        c, mix = self.exploration, self.mix
+        c, mix, rest = self.exploration, self.mix, 1.0 - self.mix
         log_total = math.log(node.visits)
         low, spread = returns.low, returns.high - returns.low
-        untried = self._untried(node)
+        untried = node.untried
+        if untried is None:
+            untried = self._untried(node)
         best = None
         best_score = c * math.sqrt(log_total) if untried else -math.inf
+        sqrt = math.sqrt
         for child in node.children.values():
             visits = child.visits
-            value = mix * child.best + (1.0 - mix) * child.value_sum / visits
+            value = mix * child.best + rest * child.value_sum / visits
             scaled = (value - low) / spread if spread > 0 else 0.5
-            score = scaled + c * math.sqrt(log_total / visits)
+            score = scaled + c * sqrt(log_total / visits)
             if score > best_score:
                 best, best_score = child, score
         return best
@@ -195,7 +200,9 @@ class UCTPlanner:
                 child.visits += 1
                 path.append(child)
                 node = child
-            untried = self._untried(node)
+            untried = node.untried
+            if untried is None:
+                untried = self._untried(node)
             if not untried:
                 # A dead end (or a node whose every action is in this wave): a visit worth
                 # the path's rewards alone, and nothing to step.
@@ -219,17 +226,19 @@ class UCTPlanner:
 
     def _grow(self, paths: list[list[Node]], actions: list, states: list) -> int:
         """Step ``actions`` from ``states`` in one batch; append each new node to its path."""
-        stepped, _, rewards, terminals, truncateds, infos = self.env.step_batch(
-            actions, states=states
-        )
-        for path, action, state, reward, terminal, truncated, info in zip(
-            paths, actions, stepped, rewards, terminals, truncateds, infos, strict=True
+        stepped = step_states(self.env, actions, states)
+        for path, action, state, reward, dead in zip(
+            paths,
+            actions,
+            split_states(stepped.states),
+            stepped.rewards.tolist(),
+            stepped.dead.tolist(),
+            strict=True,
         ):
-            dead = bool(terminal or truncated or life_lost(info))
-            child = Node(state, reward=float(reward), dead=dead)
+            child = Node(state, reward=reward, dead=dead)
             path[-1].children[action] = child
             path.append(child)
-        return sum(int(info.get("n_step", 1)) for info in infos)
+        return stepped.frames
 
     def _rollouts(self, paths: list[list[Node]]) -> int:
         """Extend every live path with random actions, kept as nodes; return the frames used."""
@@ -256,7 +265,9 @@ class UCTPlanner:
         for node in reversed(path[1:]):
             value = node.reward + discount * value
             node.value_sum += value
-            best = node.best = max(node.best, value)
+            best = node.best
+            if value > best:
+                best = node.best = value
             low = min(low, best)
             high = max(high, best)
         returns.low, returns.high = low, high

@@ -1,0 +1,111 @@
+"""How the reference planners step a batch: in the array form wherever the env offers it.
+
+A planner steps tens of (state, action) pairs at a time and needs four things back: the new
+states, the observations, the rewards and which elements died. :func:`step_states` asks
+for them with ``step_batch(..., arrays=True)``: a classic-control batch then goes through
+the env's NumPy kernels and back without one Python object per element, where the list
+form builds a dict of infos, a reward and a state object for every element.
+
+Two more savings, for envs whose states are 0-d records (classic control): the states
+of a batch are handed over as one record array, which is checked in one pass instead of
+one state at a time, and the new states come back as one record array, which a swarm keeps
+as it is and a tree splits only once.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> state, *_ = env.reset()
+>>> stepped = step_states(env, [0, 1, 1], [state] * 3)
+>>> stepped.rewards.tolist(), stepped.dead.tolist(), stepped.frames
+([1.0, 1.0, 1.0], [False, False, False], 3)
+>>> stepped.states.shape, len(split_states(stepped.states))
+((3,), 3)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from plangym.columns import is_record_block, records_to_states, states_to_records
+
+
+@dataclass(frozen=True)
+class SteppedStates:
+    """A stepped batch as planners use it.
+
+    Attributes:
+        states: The new states: one record array for envs whose states are 0-d records,
+            else a list.
+        observs: The observations, stacked in one array when they share a shape.
+        rewards: float64 rewards.
+        ended: Whether each element's episode ended (terminal or truncated).
+        dead: Whether each element's episode ended or it lost a life: nothing to plan past.
+        frames: Underlying steps simulated (emulator frames for Atari).
+    """
+
+    states: np.ndarray | list
+    observs: np.ndarray | list
+    rewards: np.ndarray
+    ended: np.ndarray
+    dead: np.ndarray
+    frames: int
+
+
+def step_states(
+    env: Any, actions: Sequence, states: Sequence | np.ndarray, dt: int | Sequence[int] = 1
+) -> SteppedStates:
+    """Step ``actions`` from ``states`` in one ``step_batch`` call (arrays where offered)."""
+    if not is_record_block(states) and len(states):
+        first = states[0]
+        if isinstance(first, np.ndarray) and first.dtype.names is not None:
+            records = states_to_records(states, first.dtype)
+            states = states if records is None else records
+    if offers_arrays(env):
+        new_states, observs, rewards, terminals, truncateds, infos = env.step_batch(
+            actions, states=states, dt=dt, arrays=True
+        )
+    else:
+        new_states, observs, rewards, terminals, truncateds, infos = env.step_batch(
+            actions, states=states, dt=dt
+        )
+        rewards = np.asarray(rewards, dtype=np.float64)
+        terminals, truncateds = np.asarray(terminals, bool), np.asarray(truncateds, bool)
+    ended = np.logical_or(terminals, truncateds)
+    if isinstance(infos, dict):
+        lost = infos.get("lost_life")
+        dead = ended if lost is None else ended | lost.astype(bool)
+        n_step = infos.get("n_step")
+        frames = len(ended) if n_step is None else int(n_step.sum())
+    else:
+        lost = [bool(info.get("lost_life", False)) for info in infos]
+        dead = ended | np.array(lost, dtype=bool)
+        frames = sum(int(info.get("n_step", 1)) for info in infos)
+    return SteppedStates(new_states, observs, np.asarray(rewards), ended, dead, frames)
+
+
+def split_states(states: np.ndarray | list) -> list:
+    """One state per element: a record array becomes 0-d states that own their bytes."""
+    return records_to_states(states) if is_record_block(states) else list(states)
+
+
+def take_states(states: np.ndarray | list, index: np.ndarray) -> np.ndarray | list:
+    """``states[index]`` for a record array or a list of states."""
+    if isinstance(states, np.ndarray):
+        return states[index]
+    return [states[i] for i in index.tolist()]
+
+
+def offers_arrays(env: Any) -> bool:
+    """Whether ``env.step_batch`` takes ``arrays=`` (every plangym env; maybe not a user's)."""
+    method = type(env).step_batch
+    cached = _OFFERS_ARRAYS.get(method)
+    if cached is None:
+        cached = _OFFERS_ARRAYS[method] = "arrays" in inspect.signature(method).parameters
+    return cached
+
+
+_OFFERS_ARRAYS: dict[Any, bool] = {}
