@@ -42,6 +42,20 @@ def kernel_actions(actions: Any) -> np.ndarray | None:
     return None
 
 
+def int64_column(values: list[int]) -> np.ndarray:
+    """``values`` as an int64 array; one value repeated (the usual ``dt``) is filled in.
+
+    Converting a list of Python ints costs about 25 ns an element; ``list.count`` a tenth
+    of that.
+
+    >>> int64_column([2, 2, 2]), int64_column([1, 3])
+    (array([2, 2, 2]), array([1, 3]))
+    """
+    if values and values.count(values[0]) == len(values):
+        return np.full(len(values), values[0], dtype=np.int64)
+    return np.asarray(values, dtype=np.int64)
+
+
 @dataclass
 class Rows:
     """The fields of a batch of states that a step changes, one array per field."""
@@ -124,7 +138,8 @@ def step_records(
     """
     n = len(records)
     state = Rows.of(records, kernel, max_episode_steps is not None)
-    budget = np.asarray(dts, dtype=np.int64) * repeats
+    dt_column = int64_column(dts)
+    budget = dt_column * repeats
     rewards = np.zeros(n, dtype=np.float64)
     n_step = np.zeros(n, dtype=np.int64)
     terminated = np.zeros(n, dtype=np.bool_)
@@ -146,7 +161,7 @@ def step_records(
     if observs_out is not None and observs_out.shape == observs.shape:
         observs_out[...] = observs
         observs = observs_out
-    infos = {"n_step": n_step, "dt": np.asarray(dts, dtype=np.int64)}  # see info_list
+    infos = {"n_step": n_step, "dt": dt_column}  # see info_list
     return BatchColumns(
         state.records(records) if want_state else None,
         observs,
