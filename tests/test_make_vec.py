@@ -103,6 +103,26 @@ def test_step_batch_is_a_single_envs_step_batch_and_disturbs_nothing(cartpoles):
     assert_same(cartpoles.step(np.array([0, 1])), expected_next, "the step after planning")
 
 
+def test_a_batch_large_enough_for_the_kernels_equals_the_single_env(cartpoles):
+    """40 states: each worker's 20 go through the NumPy kernels, packed both ways."""
+    single = ClassicControl("CartPole-v1", autoreset=False, remove_time_limit=False)
+    state, *_ = single.reset()
+    rng = np.random.default_rng(2)
+    batch_states = []
+    for k in range(40):  # terminal states and steps past the end included
+        state = single.step(int(rng.integers(2)), state=state)[0] if k % 13 else single.reset()[0]
+        batch_states.append(state)
+    actions = rng.integers(2, size=40).tolist()
+    dts = rng.integers(1, 4, size=40).tolist()
+    expected = single.step_batch(actions, batch_states, dts, return_state=True)
+    single.close()
+    for given in (batch_states, np.stack(batch_states)):  # a list or one record array
+        planned = cartpoles.step_batch(actions, given, dts)
+        assert [s.tobytes() for s in planned[0]] == [s.tobytes() for s in expected[0]]
+        assert_same(tuple(planned[1]), tuple(expected[1]), "observations")
+        assert planned[2:] == expected[2:]
+
+
 def test_set_states_restores_chosen_sub_envs(cartpoles):
     cartpoles.reset(seed=5)
     saved = cartpoles.get_states()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from plangym.vectorization.packing import PackedStates
+
 
 class InBuffer:
     """Marks a step whose action waits in the caller's shared action buffer."""
@@ -70,10 +72,15 @@ class SetState(NamedTuple):
 
 
 class StepStates(NamedTuple):
-    """Step each ``(action, state, dt)`` and restore the sub-env's own state afterwards."""
+    """Step each ``(action, state, dt)`` and restore the sub-env's own state afterwards.
+
+    The states travel packed (one blob for array states) and so do the results
+    (:func:`~plangym.vectorization.packing.pack_columns`): pickling thousands of small
+    arrays one by one would cost far more than stepping them.
+    """
 
     actions: list
-    states: list
+    states: PackedStates
     dts: list[int]
 
 

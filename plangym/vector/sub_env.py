@@ -26,6 +26,7 @@ from plangym.vector.commands import (
     SetState,
     StepStates,
 )
+from plangym.vectorization.packing import pack_columns, unpack_states
 
 # Methods that would bypass the vector env's bookkeeping if run through call().
 RESERVED_CALLS = frozenset({"reset", "step", "close"})
@@ -123,14 +124,20 @@ class SubEnv:
                 "env; plangym.make_vec builds sub-envs with exact states"
             ) from None
 
-    def step_states(self, command: StepStates) -> tuple[list, ...]:
-        """Step from each given state (plangym's ``step_batch`` columns, states first).
+    def step_states(self, command: StepStates) -> tuple:
+        """Step from each given state; return plangym's ``step_batch`` columns packed.
 
-        The env is left in the state it was in, so its episode goes on undisturbed.
+        The columns (states first) are packed by
+        :func:`~plangym.vectorization.packing.pack_columns`. The env is left in the state
+        it was in, so its episode goes on undisturbed.
         """
         step_batch = self.plan_method("step_batch")
         own_state = self.plan_method("get_state")()
+        # Record states arrive as one record array, which an env steps without a
+        # per-state object (classic control's kernels).
+        states = unpack_states(command.states, as_records=True)
         try:
-            return step_batch(command.actions, command.states, command.dts, return_state=True)
+            columns = step_batch(command.actions, states, command.dts, return_state=True)
         finally:
             self.plan_method("set_state")(own_state)
+        return pack_columns(columns)

@@ -52,6 +52,7 @@ from plangym.vector.errors import (
 )
 from plangym.vector.workers import SubEnvWorkers
 from plangym.vectorization.errors import WorkerCrashedError
+from plangym.vectorization.packing import pack_states, unpack_columns
 from plangym.vectorization.scheduler import chunk_bounds
 
 MAX_RERUNS = 2  # a command that kills its worker this many more times is given up
@@ -507,13 +508,15 @@ class PlanVectorEnv(VectorEnv):
         self._check_single_actions(actions)
         bounds = chunk_bounds(len(states), self.num_envs)
         commands = {
-            index: StepStates(list(actions[start:stop]), list(states[start:stop]), dts[start:stop])
+            index: StepStates(
+                list(actions[start:stop]), pack_states(states[start:stop]), dts[start:stop]
+            )
             for index, (start, stop) in enumerate(bounds)
         }
         answers = self._run_now(commands, "step_batch", rerun=True)
         columns: tuple[list, ...] = ([], [], [], [], [], [])
         for index in range(len(bounds)):
-            for column, part in zip(columns, answers[index], strict=True):
+            for column, part in zip(columns, unpack_columns(answers[index]), strict=True):
                 column.extend(part)
         return columns
 

@@ -4,15 +4,8 @@ What crosses between the caller and an actor, per chunk of a batch: the states a
 byte blob (:func:`~plangym.vectorization.packing.pack_states`), the observations as one
 stacked array, rewards and flags as arrays, the infos as one list. Anything that does not
 fit exactly (observations of different shapes, rewards that are not Python floats) travels
-as a list instead, so results stay bit-identical.
-
->>> import numpy as np
->>> payload = pack_columns((None, [np.zeros(2), np.ones(2)], [1.0, 0.5], [False, True],
-...                         [False, False], [{}, {}]))
->>> type(payload[1]).__name__, payload[1].shape, payload[2].dtype
-('ndarray', (2, 2), dtype('float64'))
->>> unpack_columns(payload)[1:4]
-[[array([0., 0.]), array([1., 1.])], [1.0, 0.5], [False, True]]
+as a list instead, so results stay bit-identical
+(:func:`~plangym.vectorization.packing.pack_columns`).
 """
 
 from __future__ import annotations
@@ -27,7 +20,6 @@ from types import ModuleType
 from typing import Any
 
 import cloudpickle
-import numpy as np
 
 from plangym.core import PlanEnv
 from plangym.vectorization.errors import with_remote_traceback
@@ -35,7 +27,7 @@ from plangym.vectorization.messages import dumps, error_payload
 from plangym.vectorization.packing import (
     PackedActions,
     PackedStates,
-    pack_states,
+    pack_columns,
     unpack_actions,
     unpack_states,
 )
@@ -92,54 +84,6 @@ def reports_errors(method: Callable) -> Callable:
             raise PackedError.current(error) from None
 
     return wrapper
-
-
-def stack_values(values: list, kind: type, dtype: Any) -> np.ndarray | list:
-    """``values`` as one array when every value is exactly of type ``kind``, else the list."""
-    if all(type(value) is kind for value in values):
-        return np.array(values, dtype=dtype)
-    return list(values)
-
-
-def stack_observations(observs: list) -> np.ndarray | list:
-    """Observations as one stacked array when they are arrays of one shape and dtype."""
-    first = observs[0] if observs else None
-    if type(first) is not np.ndarray or first.ndim == 0:
-        return list(observs)
-    shape, dtype = first.shape, first.dtype
-    if all(
-        type(obs) is np.ndarray and obs.shape == shape and obs.dtype == dtype for obs in observs
-    ):
-        return np.stack(observs)
-    return list(observs)
-
-
-def pack_columns(results: tuple) -> tuple:
-    """Pack ``(new_states or None, observs, rewards, terminals, truncateds, infos)``."""
-    new_states, observs, rewards, terminals, truncateds, infos = results
-    return (
-        None if new_states is None else pack_states(new_states),
-        stack_observations(observs),
-        stack_values(rewards, float, np.float64),
-        stack_values(terminals, bool, np.bool_),
-        stack_values(truncateds, bool, np.bool_),
-        list(infos),
-    )
-
-
-def unpack_columns(payload: tuple) -> list:
-    """Undo :func:`pack_columns`: ``[new_states or None, observs, rewards, ...]`` as lists.
-
-    Each observation is copied out of the stacked array, so it owns its memory (arrays
-    read from Ray's object store are read-only and would keep the whole batch alive).
-    """
-    packed_states, observs, rewards, terminals, truncateds, infos = payload
-    columns: list = [None if packed_states is None else unpack_states(packed_states)]
-    columns.append([row.copy() for row in observs] if isinstance(observs, np.ndarray) else observs)
-    for values in (rewards, terminals, truncateds):
-        columns.append(values.tolist() if isinstance(values, np.ndarray) else values)
-    columns.append(infos)
-    return columns
 
 
 class RemoteEnv:

@@ -15,8 +15,14 @@ from typing import Any
 
 from plangym.vectorization.backend import Backend, BatchInputs, ChunkResult
 from plangym.vectorization.errors import WorkerCrashedError
-from plangym.vectorization.packing import PackedActions, PackedStates, pack_actions, pack_states
-from plangym.vectorization.ray_actor import remote_env_class, remote_error, unpack_columns
+from plangym.vectorization.packing import (
+    PackedActions,
+    PackedStates,
+    pack_actions,
+    pack_states,
+    unpack_columns,
+)
+from plangym.vectorization.ray_actor import remote_env_class, remote_error
 
 
 @dataclass(frozen=True)
