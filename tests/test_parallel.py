@@ -20,6 +20,7 @@ import pytest
 from faulty_env import DIE, HANG, RAISE, CartError, CountingCartPole, FaultyCartPole, faulty_state
 from processes import wait_dead
 from vectorized_contract import (
+    assert_same_array_form,
     check_a_poison_state_fails_the_batch_not_the_env,
     check_async_api,
     check_call_get_attr_set_attr,
@@ -112,6 +113,16 @@ def test_atari_step_batch_equals_the_single_env(pacman, size):
     dts = ([1, 2, 3] * size)[:size]
     expected = pacman.plan_env.step_batch(actions, states=states, dt=dts)
     assert_identical(pacman.step_batch(actions, states=states, dt=dts), expected)
+
+
+def test_atari_array_form_equals_the_single_env(pacman):
+    states = random_states(pacman.plan_env, 6, seed=6)
+    actions = np.random.default_rng(6).integers(pacman.n_actions, size=6)
+    expected = pacman.plan_env.step_batch(actions, states=states, dt=2, arrays=True)
+    result = pacman.step_batch(actions, states=states, dt=2, arrays=True)
+    assert isinstance(result[1], np.ndarray) and result[1].shape == (6, 210, 160, 3)
+    assert sorted(result[-1]) == sorted(expected[-1]) and "lives" in result[-1]
+    assert_same_array_form(result, expected)
 
 
 def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):

@@ -200,9 +200,21 @@ def check_the_array_form_equals_the_single_env(env) -> None:
         if given is not states:
             expected = env.plan_env.step_batch(actions, states=given, dt=dts, arrays=True)
         result = env.step_batch(actions, states=given, dt=dts, arrays=True)
-        assert_identical(result[:5], expected[:5])
-        assert {key: value.tolist() for key, value in result[5].items()} == {
-            key: value.tolist() for key, value in expected[5].items()
-        }
+        assert_same_array_form(result, expected)
         no_states = env.step_batch(actions, states=given, dt=dts, arrays=True, return_state=False)
-        assert_identical(no_states[:4], expected[1:5])
+        assert_same_array_form(no_states, expected[1:])
+
+
+def assert_same_array_form(result: tuple, expected: tuple) -> None:
+    """Two ``step_batch(..., arrays=True)`` results are equal: types, dtypes and bytes."""
+    assert len(result) == len(expected)
+    assert_identical(result[:-1], expected[:-1])
+    infos, expected_infos = result[-1], expected[-1]
+    assert type(infos) is type(expected_infos)
+    if isinstance(infos, dict):
+        assert list(infos) == list(expected_infos)
+        for key, values in infos.items():
+            assert values.dtype == expected_infos[key].dtype, key
+            assert values.tobytes() == expected_infos[key].tobytes(), key
+    else:
+        assert_identical(infos, expected_infos)
