@@ -434,7 +434,7 @@ def uct_section(seeds: int, max_steps: int) -> None:
                 f"{reference.score:g}",
                 *(f"{times[name][-1]:.2f}" for name in names),
                 f"{times['before'][-1] / times['kernels, arrays'][-1]:.2f}x",
-                "yes" if same else "NO",
+                "yes" if same else "DIFFER",
             ]
         )
     totals = {name: sum(times[name]) for name in names}
@@ -445,7 +445,7 @@ def uct_section(seeds: int, max_steps: int) -> None:
             "",
             *(f"{totals[name]:.2f}" for name in names),
             f"{totals['before'] / totals['kernels, arrays']:.2f}x",
-            "yes" if all_same else "NO",
+            "yes" if all_same else "DIFFER",
         ]
     )
     rows.append(

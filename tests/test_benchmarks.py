@@ -13,6 +13,10 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RUNS = {
     "classic_kernels.py": (["--rounds", "1", "--quick"], "| array form / raw loop |"),
+    "kernel_workers.py": (
+        ["--rounds", "1", "--min-time", "0.01", "--sections", "parallel", "vector"],
+        "| kernels / no kernels |",
+    ),
     "mujoco_envs.py": (["Hopper-v5", "--rounds", "1", "--batch", "8"], "| Hopper-v5 |"),
     "dm_control.py": (["cartpole-balance", "--rounds", "1", "--batch", "8"], "cartpole-balance"),
     "lunar_lander.py": (["--rounds", "1", "--batch", "8"], "Fast batch"),
@@ -39,3 +43,4 @@ def test_benchmark_script_runs(script):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert expected in done.stdout
+    assert "DIFFER" not in done.stdout  # the scripts check their contenders agree
