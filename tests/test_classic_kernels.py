@@ -5,12 +5,16 @@ positions, velocity bounds, angles near pi, large velocities, CartPole past the 
 actions (out-of-bound torques too) go through the kernel in one pass and, row by row,
 through ``gymnasium.make(id).unwrapped`` set to that state; the new states, observations,
 rewards, flags, ``steps_beyond_terminated`` and ``last_u`` must have the same bits. Chains
-of 200 steps from reset states compare the two as they go. Then the cases where
+of 200 steps from reset states compare the two as they go. Every batch of edge cases is
+drawn with the scalar math on NumPy's loops or forced onto its exact fallback, the scalar
+calls element by element (``PLANGYM_SCALAR_MATH=1``). Then the cases where
 :func:`kernel_for` must refuse.
 """
 
+import contextlib
 import functools
 import math
+import os
 import warnings
 
 import gymnasium
@@ -34,11 +38,6 @@ ENV_IDS = [
 ]
 PI = math.pi
 F32_MAX = float(np.finfo(np.float32).max)
-
-pytestmark = pytest.mark.skipif(
-    not libm_check.numpy_matches_scalars(),
-    reason=f"NumPy's array loops differ from scalar math here: {libm_check.mismatches()}",
-)
 
 
 @functools.cache
@@ -98,14 +97,38 @@ def scalar_step(env, row, kind, action, steps_beyond, last_u):
     )
 
 
+@contextlib.contextmanager
+def scalar_math_forced(forced=True):
+    """Put every scalar call of the kernels on its scalar loop (the fallback) meanwhile."""
+    before = os.environ.get("PLANGYM_SCALAR_MATH")
+    os.environ["PLANGYM_SCALAR_MATH"] = "1" if forced else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PLANGYM_SCALAR_MATH"]
+        else:
+            os.environ["PLANGYM_SCALAR_MATH"] = before
+
+
 def row_action(actions, i):
     return int(actions[i]) if actions.ndim == 1 else actions[i]
 
 
 def assert_batch_exact(
-    env, physics, actions, kinds=None, steps_beyond=None, last_u=None, pass_kinds=True
+    env,
+    physics,
+    actions,
+    kinds=None,
+    steps_beyond=None,
+    last_u=None,
+    pass_kinds=True,
+    forced=False,
 ):
-    """Step the batch with the kernel and each row with ``env``; compare every bit."""
+    """Step the batch with the kernel and each row with ``env``; compare every bit.
+
+    ``forced``: the kernel's scalar math on its scalar loops (the fallback).
+    """
     n = len(physics)
     physics = np.asarray(physics, dtype=np.float64).reshape(n, -1)
     kinds = np.zeros(n, dtype=np.uint8) if kinds is None else np.asarray(kinds, dtype=np.uint8)
@@ -114,14 +137,17 @@ def assert_batch_exact(
     before = physics.copy()
     beyond = None if steps_beyond is None else np.array(steps_beyond, dtype=np.int64)
     torques = None if last_u is None else np.array(last_u, dtype=np.float64)
-    new, rewards, terminated = kernel.step(
-        physics, actions, beyond, torques, kinds=kinds if pass_kinds else None
-    )
+    with scalar_math_forced(forced):
+        if forced:
+            assert kernel.scalar_loops() == kernel.scalar_calls
+        new, rewards, terminated = kernel.step(
+            physics, actions, beyond, torques, kinds=kinds if pass_kinds else None
+        )
+        observations = kernel.observe(new)
     assert physics.tobytes() == before.tobytes(), "the kernel changed its input"
     assert new.dtype == np.float64 and new.shape == physics.shape
     assert rewards.dtype == np.float64 and rewards.shape == (n,)
     assert terminated.dtype == np.bool_ and terminated.shape == (n,)
-    observations = kernel.observe(new)
     assert observations.dtype == np.float32
     for i in range(n):
         sb = -1 if steps_beyond is None else int(steps_beyond[i])
@@ -264,63 +290,80 @@ def pendulum_batches(draw):
 
 # Batches of edge cases ------------------------------------------------------------------------
 @settings(max_examples=200)
-@given(batch=cartpole_batches(), env_id=st.sampled_from(["CartPole-v0", "CartPole-v1"]))
-def test_cartpole_batches(batch, env_id):
+@given(
+    batch=cartpole_batches(),
+    env_id=st.sampled_from(["CartPole-v0", "CartPole-v1"]),
+    forced=st.booleans(),
+)
+def test_cartpole_batches(batch, env_id, forced):
     physics, actions, steps_beyond = batch
-    assert_batch_exact(scalar_env(env_id), physics, actions, steps_beyond=steps_beyond)
+    assert_batch_exact(
+        scalar_env(env_id), physics, actions, steps_beyond=steps_beyond, forced=forced
+    )
 
 
 @settings(max_examples=150)
-@given(batch=cartpole_batches(), euler=st.booleans(), sutton_barto=st.booleans())
-def test_cartpole_settings(batch, euler, sutton_barto):
+@given(
+    batch=cartpole_batches(),
+    euler=st.booleans(),
+    sutton_barto=st.booleans(),
+    forced=st.booleans(),
+)
+def test_cartpole_settings(batch, euler, sutton_barto, forced):
     physics, actions, steps_beyond = batch
     env = scalar_env("CartPole-v1", sutton_barto_reward=sutton_barto)
     env.kinematics_integrator = "euler" if euler else "semi-implicit euler"
     try:
-        assert_batch_exact(env, physics, actions, steps_beyond=steps_beyond)
+        assert_batch_exact(env, physics, actions, steps_beyond=steps_beyond, forced=forced)
     finally:
         env.kinematics_integrator = "euler"
 
 
 @settings(max_examples=150)
-@given(batch=acrobot_batches())
-def test_acrobot_batches(batch):
+@given(batch=acrobot_batches(), forced=st.booleans())
+def test_acrobot_batches(batch, forced):
     physics, actions, kinds = batch
-    assert_batch_exact(scalar_env("Acrobot-v1"), physics, actions, kinds=kinds)
+    assert_batch_exact(scalar_env("Acrobot-v1"), physics, actions, kinds=kinds, forced=forced)
 
 
 @settings(max_examples=60)
-@given(batch=acrobot_batches(), dt=st.sampled_from([0.2, 0.05, 0.37]))
-def test_acrobot_nips_and_dt(batch, dt):
+@given(batch=acrobot_batches(), dt=st.sampled_from([0.2, 0.05, 0.37]), forced=st.booleans())
+def test_acrobot_nips_and_dt(batch, dt, forced):
     physics, actions, kinds = batch
     env = scalar_env("Acrobot-v1", render_mode=None)  # another instance than the book one
     env.book_or_nips, env.dt = "nips", dt
-    assert_batch_exact(env, physics, actions, kinds=kinds)
+    assert_batch_exact(env, physics, actions, kinds=kinds, forced=forced)
 
 
 @settings(max_examples=200)
-@given(batch=mountain_car_batches())
-def test_mountain_car_batches(batch):
+@given(batch=mountain_car_batches(), forced=st.booleans())
+def test_mountain_car_batches(batch, forced):
     physics, actions, kinds = batch
-    assert_batch_exact(scalar_env("MountainCar-v0"), physics, actions, kinds=kinds)
+    assert_batch_exact(scalar_env("MountainCar-v0"), physics, actions, kinds=kinds, forced=forced)
 
 
 @settings(max_examples=250)
-@given(batch=continuous_mountain_car_batches(), goal_velocity=st.sampled_from([0, 0.01]))
-def test_continuous_mountain_car_batches(batch, goal_velocity):
+@given(
+    batch=continuous_mountain_car_batches(),
+    goal_velocity=st.sampled_from([0, 0.01]),
+    forced=st.booleans(),
+)
+def test_continuous_mountain_car_batches(batch, goal_velocity, forced):
     physics, actions, kinds = batch
     env = scalar_env("MountainCarContinuous-v0", goal_velocity=goal_velocity)
-    assert_batch_exact(env, physics, actions, kinds=kinds)
+    assert_batch_exact(env, physics, actions, kinds=kinds, forced=forced)
     # Without kinds, a row of float32 values is taken for a float32 state.
     inferred = (physics.astype(np.float32) == physics).all(axis=1).astype(np.uint8)
-    assert_batch_exact(env, physics, actions, kinds=inferred, pass_kinds=False)
+    assert_batch_exact(env, physics, actions, kinds=inferred, pass_kinds=False, forced=forced)
 
 
 @settings(max_examples=200)
-@given(batch=pendulum_batches(), g=st.sampled_from([10.0, 9.81]))
-def test_pendulum_batches(batch, g):
+@given(batch=pendulum_batches(), g=st.sampled_from([10.0, 9.81]), forced=st.booleans())
+def test_pendulum_batches(batch, g, forced):
     physics, actions, last_u = batch
-    assert_batch_exact(scalar_env("Pendulum-v1", g=g), physics, actions, last_u=last_u)
+    assert_batch_exact(
+        scalar_env("Pendulum-v1", g=g), physics, actions, last_u=last_u, forced=forced
+    )
 
 
 # Large random batches -------------------------------------------------------------------------
@@ -594,6 +637,42 @@ def test_kernels_switched_off(monkeypatch):
     assert kernel_for(env) is None
     monkeypatch.setenv("PLANGYM_NO_KERNELS", "0")
     assert kernel_for(env) is not None
-    monkeypatch.setattr(libm_check, "mismatches", lambda: ("math.cos",))
-    assert kernel_for(env) is not None  # CartPole calls no math function
-    assert kernel_for(gymnasium.make("MountainCar-v0").unwrapped) is None
+    monkeypatch.setenv("PLANGYM_SCALAR_MATH", "1")
+    assert kernel_for(env) is not None  # the scalar math's fallback keeps the kernels
+
+
+# The scalar math: NumPy's loops where exact, else the scalar calls ---------------------------
+def test_every_scalar_call_has_an_implementation_here():
+    choices = libm_check.choices()
+    assert set(choices) == set(libm_check.CALLS)
+    for name, label in choices.items():
+        call = libm_check.CALLS[name]
+        assert label in {libm_check.SCALAR_LOOP} | {fast for fast, _ in call.fast}, name
+    kernels = [kernel_for(gymnasium.make(env_id).unwrapped) for env_id in ENV_IDS]
+    assert all(kernel is not None for kernel in kernels)  # whatever this CPU's NumPy does
+    assert {name for kernel in kernels for name in kernel.scalar_calls} == set(libm_check.CALLS)
+
+
+def test_a_fast_implementation_that_differs_is_not_used(monkeypatch):
+    exact = libm_check.CALLS["float64 ** 2"].scalar_loop
+    off_by_one = ("next double up", lambda x: np.nextafter(exact(x), np.inf))
+    picked = libm_check.ScalarCall("test ** 2", exact, (off_by_one, ("exact copy", exact)))
+    monkeypatch.setitem(libm_check.CALLS, picked.name, picked)
+    assert libm_check.choices()[picked.name] == "exact copy"
+    x_times_x = ("x * x", np.square)  # rounds the halfway squares of the check otherwise
+    fallback = libm_check.ScalarCall("test2 ** 2", exact, (off_by_one, x_times_x))
+    monkeypatch.setitem(libm_check.CALLS, fallback.name, fallback)
+    assert libm_check.choices()[fallback.name] == libm_check.SCALAR_LOOP
+    assert "test2 ** 2" in libm_check.scalar_loops()
+    monkeypatch.setenv("PLANGYM_SCALAR_MATH", "1")
+    assert set(libm_check.choices().values()) == {libm_check.SCALAR_LOOP}
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_random_batches_on_the_scalar_loops(env_id):
+    """The fallback forced for every scalar call: still gymnasium's bits, row by row."""
+    rng = np.random.default_rng(abs(hash(env_id)) % 2**32)
+    for n in (1, 600):
+        physics, actions, kinds, steps_beyond, last_u = random_batch(env_id, rng, n)
+        env = scalar_env(env_id)
+        assert_batch_exact(env, physics, actions, kinds, steps_beyond, last_u, forced=True)

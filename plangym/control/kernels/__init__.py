@@ -7,10 +7,14 @@ kernels cover CartPole-v0/v1 (:mod:`.cartpole`), Acrobot-v1 (:mod:`.acrobot`, it
 integrator), MountainCar-v0 (:mod:`.mountain_car`), MountainCarContinuous-v0
 (:mod:`.continuous_mountain_car`) and Pendulum-v1 (:mod:`.pendulum`).
 
+The scalar math gymnasium calls (``np.cos``, ``x ** 2``, ``math.pow``...) goes through
+:mod:`.libm_check`, which gives each call's bits on any CPU: NumPy's array loop where a
+self-test at first use finds it exact, else the scalar call element by element for that
+one function (on AVX-512 machines, the squares).
+
 :func:`kernel_for` gives the kernel of an unwrapped env, or None when stepping it
 element by element is the only exact way: another env, a subclass overriding what step
-calls, human rendering, a setting that draws randoms in step, a CPU whose NumPy array loops
-differ from its scalar math (:mod:`.libm_check`), or kernels switched off by
+calls, human rendering, a setting that draws randoms in step, or kernels switched off by
 :func:`set_kernels_enabled` or the environment variable ``PLANGYM_NO_KERNELS=1``.
 
 >>> import gymnasium
@@ -58,6 +62,8 @@ class Kernel:
 
     Attributes:
         n_physics: Length of the physics vector.
+        scalar_calls: Gymnasium's scalar calls the kernel computes on whole arrays,
+            by their names in :data:`plangym.control.kernels.libm_check.CALLS`.
         physics_kind: How the env stores its state after a step (``FLOAT64_ARRAY``,
             ``FLOAT32_ARRAY`` or ``TUPLE``, as :mod:`plangym.control.classic_state`).
         has_steps_beyond: The env has CartPole's ``steps_beyond_terminated``.
@@ -67,6 +73,7 @@ class Kernel:
     """
 
     n_physics: ClassVar[int]
+    scalar_calls: ClassVar[tuple[str, ...]] = ()
     physics_kind: ClassVar[int] = FLOAT64_ARRAY
     exact_kinds: ClassVar[frozenset[int]] = frozenset({FLOAT64_ARRAY, TUPLE})
     has_steps_beyond: ClassVar[bool] = False
@@ -103,6 +110,13 @@ class Kernel:
         physics = physics.copy()
         physics[small] = physics[small].astype(np.float32)
         return physics
+
+    def scalar_loops(self) -> tuple[str, ...]:
+        """Return the scalar calls this kernel computes element by element on this CPU."""
+        from plangym.control.kernels import libm_check
+
+        on_loops = libm_check.scalar_loops()
+        return tuple(name for name in self.scalar_calls if name in on_loops)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.env).__name__})"
@@ -182,9 +196,7 @@ def kernel_for(unwrapped_env: Any) -> Kernel | None:
 
     None when there is none: another env (or a wrapper), a subclass that overrides step or
     what it calls, human rendering, a setting that draws randoms in step (Acrobot's
-    ``torque_noise_max``), a CPU where a NumPy function the kernel uses differs from the
-    scalar call gymnasium makes (see :mod:`plangym.control.kernels.libm_check`), or
-    kernels switched off.
+    ``torque_noise_max``), or kernels switched off.
     """
     if not kernels_enabled():
         return None
@@ -194,10 +206,6 @@ def kernel_for(unwrapped_env: Any) -> Kernel | None:
         if module is not None:
             break
     else:
-        return None
-    from plangym.control.kernels import libm_check
-
-    if not libm_check.numpy_matches_scalars(*module.NEEDS):
         return None
     return module.make_kernel(unwrapped_env)
 

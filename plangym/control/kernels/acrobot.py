@@ -29,11 +29,9 @@ from typing import Any
 import numpy as np
 
 from plangym.control.kernels import FLOAT32_ARRAY, FLOAT64_ARRAY, TUPLE, Kernel, plain_instance
-from plangym.control.kernels.libm_check import scalar_square
+from plangym.control.kernels.libm_check import np_cos, np_sin, scalar_square
 
 GYM_CLASS = "gymnasium.envs.classic_control.acrobot.AcrobotEnv"
-# The NumPy functions standing for gymnasium's scalar calls (see libm_check).
-NEEDS = ("np.cos", "np.sin", "float64 ** 2")
 # Beyond this many turns, wrap's loop is refused rather than run (see the module docstring).
 _MAX_WRAP_TURNS = 1_000_000
 
@@ -42,6 +40,7 @@ class AcrobotKernel(Kernel):
     """Vectorized ``AcrobotEnv.step``: physics ``(theta1, theta2, dtheta1, dtheta2)``."""
 
     n_physics = 4
+    scalar_calls = ("np.cos", "np.sin", "float64 ** 2")
     physics_kind = FLOAT64_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 
@@ -59,14 +58,14 @@ class AcrobotKernel(Kernel):
         dtheta1 = _bound(dtheta1, -env.MAX_VEL_1, env.MAX_VEL_1)
         dtheta2 = _bound(dtheta2, -env.MAX_VEL_2, env.MAX_VEL_2)
         new_physics = np.stack((theta1, theta2, dtheta1, dtheta2), axis=1)
-        terminated = -np.cos(theta1) - np.cos(theta2 + theta1) > 1.0
+        terminated = -np_cos(theta1) - np_cos(theta2 + theta1) > 1.0
         rewards = np.where(terminated, 0.0, -1.0)
         return new_physics, rewards, terminated
 
     def observe(self, physics):
         """Return ``(cos t1, sin t1, cos t2, sin t2, dt1, dt2)`` as float32, as ``_get_ob``."""
         s = np.asarray(physics, dtype=np.float64)
-        columns = (np.cos(s[:, 0]), np.sin(s[:, 0]), np.cos(s[:, 1]), np.sin(s[:, 1]))
+        columns = (np_cos(s[:, 0]), np_sin(s[:, 0]), np_cos(s[:, 1]), np_sin(s[:, 1]))
         return np.stack((*columns, s[:, 2], s[:, 3]), axis=1).astype(np.float32)
 
 
@@ -81,14 +80,14 @@ def _dsdt(env: Any, s: tuple) -> tuple:
     I2 = env.LINK_MOI  # noqa: N806
     g = 9.8
     theta1, theta2, dtheta1, dtheta2, a = s
-    cos_theta2, sin_theta2 = np.cos(theta2), np.sin(theta2)
+    cos_theta2, sin_theta2 = np_cos(theta2), np_sin(theta2)
     d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * cos_theta2) + I1 + I2
     d2 = m2 * (lc2**2 + l1 * lc2 * cos_theta2) + I2
-    phi2 = m2 * lc2 * g * np.cos(theta1 + theta2 - np.pi / 2.0)
+    phi2 = m2 * lc2 * g * np_cos(theta1 + theta2 - np.pi / 2.0)
     phi1 = (
         -m2 * l1 * lc2 * scalar_square(dtheta2) * sin_theta2
         - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin_theta2
-        + (m1 * lc1 + m2 * l1) * g * np.cos(theta1 - np.pi / 2)
+        + (m1 * lc1 + m2 * l1) * g * np_cos(theta1 - np.pi / 2)
         + phi2
     )
     if env.book_or_nips == "nips":

@@ -25,16 +25,16 @@ from typing import Any
 import numpy as np
 
 from plangym.control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, plain_instance
+from plangym.control.kernels.libm_check import np_cos, np_sin, np_square
 
 GYM_CLASS = "gymnasium.envs.classic_control.cartpole.CartPoleEnv"
-# The NumPy functions standing for gymnasium's scalar calls (see libm_check).
-NEEDS = ("np.cos", "np.sin", "np.square")
 
 
 class CartPoleKernel(Kernel):
     """Vectorized ``CartPoleEnv.step``: physics ``(x, x_dot, theta, theta_dot)``."""
 
     n_physics = 4
+    scalar_calls = ("np.cos", "np.sin", "np.square")
     physics_kind = FLOAT64_ARRAY
     has_steps_beyond = True
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
@@ -45,11 +45,11 @@ class CartPoleKernel(Kernel):
         x, x_dot, theta, theta_dot = self.held(physics, kinds).T.copy()
         actions = np.asarray(actions)
         force = np.where(actions == 1, env.force_mag, -env.force_mag)
-        costheta = np.cos(theta)
-        sintheta = np.sin(theta)
-        temp = (force + env.polemass_length * np.square(theta_dot) * sintheta) / env.total_mass
+        costheta = np_cos(theta)
+        sintheta = np_sin(theta)
+        temp = (force + env.polemass_length * np_square(theta_dot) * sintheta) / env.total_mass
         thetaacc = (env.gravity * sintheta - costheta * temp) / (
-            env.length * (4.0 / 3.0 - env.masspole * np.square(costheta) / env.total_mass)
+            env.length * (4.0 / 3.0 - env.masspole * np_square(costheta) / env.total_mass)
         )
         xacc = temp - env.polemass_length * thetaacc * costheta / env.total_mass
         tau = env.tau

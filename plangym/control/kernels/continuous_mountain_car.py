@@ -45,8 +45,6 @@ from plangym.control.kernels import FLOAT32_ARRAY, FLOAT64_ARRAY, TUPLE, Kernel,
 from plangym.control.kernels.libm_check import math_cos, math_square
 
 GYM_CLASS = "gymnasium.envs.classic_control.continuous_mountain_car.Continuous_MountainCarEnv"
-# The NumPy functions standing for gymnasium's scalar calls (see libm_check).
-NEEDS = ("math.cos", "math.pow")
 # The kind of a value, what NumPy 2 promotes it as: bits, see _promote.
 PY, F32, F64 = 0, 1, 2
 _CONSTANTS = (
@@ -125,6 +123,7 @@ class ContinuousMountainCarKernel(Kernel):
     """Vectorized ``Continuous_MountainCarEnv.step``: physics ``(position, velocity)``."""
 
     n_physics = 2
+    scalar_calls = ("math.cos", "math.pow")
     physics_kind = FLOAT32_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 

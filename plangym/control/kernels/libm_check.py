@@ -1,24 +1,34 @@
-"""The self-test telling whether NumPy's array loops give the bits of gymnasium's scalar math.
+"""Gymnasium's scalar math on whole arrays, bit for bit on any CPU, and the self-test behind it.
 
 The kernels compute over whole arrays what gymnasium computes one scalar at a time:
 ``np.cos`` and ``np.sin`` of a ``np.float64`` (CartPole, Acrobot, Pendulum), ``math.cos``
-of a float (the mountain cars), ``x ** 2`` of a NumPy scalar (Acrobot, Pendulum: C's
-``pow``, which is not always ``x * x``), ``math.pow(a, 2)`` (MountainCarContinuous),
-``np.square`` and ``%`` (Pendulum's ``angle_normalize``). On most CPUs NumPy's array loops
-give the same bits as the scalar calls; where NumPy dispatches to other SIMD code (such as
-AVX-512 builds using SVML) they may not. :func:`mismatches` runs each function on a few
-thousand values, realistic ones and extreme ones, both ways, once per process; the kernels
-are used only when every one agrees bit for bit.
+of a float (the mountain cars), ``np.square`` (CartPole), ``x ** 2`` of a NumPy scalar
+(Acrobot, Pendulum: C's ``pow``, or ``powf`` for a float32, which is not always
+``x * x``), ``math.pow(a, 2)`` (MountainCarContinuous) and ``%`` (Pendulum's
+``angle_normalize``). Each of those is one :class:`ScalarCall` here, with two kinds of array
+implementation:
 
-:func:`scalar_square` is ``x ** 2`` computed element by element as NumPy scalars compute it:
-the kernels use it wherever gymnasium squares a NumPy scalar.
+* **fast ones**: NumPy's array loops (``np.cos``, ``np.float_power``...). On most CPUs they
+  give the scalar call's bits, but where NumPy dispatches to other SIMD code they may not:
+  on AVX-512 machines NumPy 2's ``np.power`` is not C's ``pow``, and no NumPy loop is
+  ``powf``;
+* **the scalar loop**: the very call gymnasium makes, applied element by element. It is
+  exact by construction, at tens of nanoseconds an element.
+
+At first use of a function (once per process) :func:`implementation` runs its fast
+implementations on a few thousand values, realistic and extreme, and keeps the first whose
+every bit agrees with the scalar loop; where none agrees, that function alone falls back to
+its scalar loop and the rest of the kernel stays in NumPy passes. The environment variable
+``PLANGYM_SCALAR_MATH=1`` puts every function on its scalar loop (tests force the
+fallback with it). :func:`choices` tells what each function runs on this machine.
 
 >>> x = 1.5 + 2.0**-26  # its square lies halfway between two doubles: pow may round it
 >>> bool(scalar_square(np.array([x]))[0] == np.float64(x) ** 2)  # as gymnasium squares
 True
->>> numpy_matches_scalars() == (not mismatches())
+>>> u = np.array([1.0002441], dtype=np.float32)  # float32: powf, as a float32 scalar's ** 2
+>>> scalar_square(u).tobytes() == (u[0] ** 2).tobytes()
 True
->>> numpy_matches_scalars("np.cos") == ("np.cos" not in mismatches())
+>>> sorted(choices()) == sorted(CALLS)
 True
 """
 
@@ -26,49 +36,169 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
-# What mismatches checks: each array loop against the scalar calls gymnasium makes.
-CHECK_NAMES = (
-    "np.cos",  # np.cos of np.float64 scalars
-    "np.sin",
-    "math.cos",  # math.cos of floats
-    "math.sin",
-    "np.square",  # np.square of np.float64 scalars
-    "x * x",
-    "float64 ** 2",  # ** 2 of np.float64 scalars: C's pow
-    "math.pow",  # math.pow(v, 2)
-    "float32 ** 2",  # ** 2 of np.float32 scalars: C's powf
-    "%",  # % of np.float64 scalars
-)
+TWO_PI = 2 * np.pi
+SCALAR_LOOP = "scalar loop"
+
+
+def _each(function: Callable, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Return ``function`` of every element, given as a NumPy scalar (as gymnasium has it)."""
+    return np.fromiter((function(v) for v in values), dtype=dtype, count=len(values))
+
+
+def _each_float(function: Callable, values: np.ndarray) -> np.ndarray:
+    """Return ``function`` of every element, given as a Python float (as ``math`` gets it)."""
+    return np.fromiter(map(function, values.tolist()), dtype=_F64, count=len(values))
+
+
+def _powers(values: np.ndarray) -> np.ndarray:
+    """Return ``np.power`` with an array of exponents 2: C's pow, on most CPUs."""
+    return np.power(values, np.full(values.shape, 2, dtype=values.dtype))
+
+
+@dataclass(frozen=True)
+class ScalarCall:
+    """One scalar call of gymnasium's and its array implementations.
+
+    Attributes:
+        name: The call, as gymnasium writes it (``"np.cos"``, ``"float64 ** 2"``...).
+        scalar_loop: The call applied element by element: exact by construction.
+        fast: ``(label, function)`` array implementations to try, fastest first; each is
+            used only where it agrees with ``scalar_loop`` on every checked value.
+        operand: The dtype the checked values are given as: float64 or float32.
+        moderate: Check only values whose square neither overflows nor underflows
+            (``math.pow`` raises there).
+    """
+
+    name: str
+    scalar_loop: Callable[..., np.ndarray]
+    fast: tuple[tuple[str, Callable[..., np.ndarray]], ...]
+    operand: np.dtype = _F64
+    moderate: bool = False
+
+
+CALLS: dict[str, ScalarCall] = {
+    call.name: call
+    for call in (
+        ScalarCall("np.cos", lambda x: _each(np.cos, x, _F64), (("np.cos", np.cos),)),
+        ScalarCall("np.sin", lambda x: _each(np.sin, x, _F64), (("np.sin", np.sin),)),
+        ScalarCall("np.square", lambda x: _each(np.square, x, _F64), (("np.square", np.square),)),
+        ScalarCall("math.cos", lambda x: _each_float(math.cos, x), (("np.cos", np.cos),)),
+        ScalarCall(
+            "float64 ** 2",
+            lambda x: _each(lambda v: v**2, x, _F64),
+            (("np.float_power", lambda x: np.float_power(x, 2.0)), ("np.power", _powers)),
+        ),
+        ScalarCall(
+            "float32 ** 2",
+            lambda x: _each(lambda v: v**2, x, _F32),
+            (("np.power", _powers),),
+            operand=_F32,
+        ),
+        ScalarCall(
+            "math.pow",
+            lambda x: _each_float(lambda v: math.pow(v, 2), x),
+            (("np.float_power", lambda x: np.float_power(x, 2.0)), ("np.power", _powers)),
+            moderate=True,
+        ),
+        ScalarCall(
+            "%",
+            lambda x, m: _each(lambda v: v % m, x, _F64),
+            (("np.remainder", np.remainder),),
+        ),
+    )
+}
+
+
+def scalar_math_forced() -> bool:
+    """Tell whether ``PLANGYM_SCALAR_MATH`` puts every function on its scalar loop."""
+    return os.environ.get("PLANGYM_SCALAR_MATH", "").strip() not in ("", "0")
+
+
+@functools.cache
+def _picked(name: str, forced: bool) -> tuple[str, Callable[..., np.ndarray]]:
+    call = CALLS[name]
+    if not forced:
+        values = _check_values(call)
+        args = (values, TWO_PI) if name == "%" else (values,)
+        with np.errstate(all="ignore"):  # overflows and underflows of the extreme values
+            expected = call.scalar_loop(*args).tobytes()
+            for label, function in call.fast:
+                if np.asarray(function(*args), dtype=call.operand).tobytes() == expected:
+                    return label, function
+    return SCALAR_LOOP, call.scalar_loop
+
+
+def implementation(name: str) -> Callable[..., np.ndarray]:
+    """Return the array implementation of the scalar call ``name`` that is exact here.
+
+    The first fast implementation that agrees with the scalar loop bit for bit on the
+    checked values, else the scalar loop; chosen at first use, once per process.
+    """
+    return _picked(name, scalar_math_forced())[1]
+
+
+def choices() -> dict[str, str]:
+    """Return what each scalar call runs on here: a NumPy function's name or "scalar loop"."""
+    forced = scalar_math_forced()
+    return {name: _picked(name, forced)[0] for name in CALLS}
+
+
+def scalar_loops() -> tuple[str, ...]:
+    """Return the scalar calls computed element by element here (none on most CPUs)."""
+    return tuple(name for name, label in choices().items() if label == SCALAR_LOOP)
+
+
+# What the kernels call --------------------------------------------------------------------------
+def np_cos(x: np.ndarray) -> np.ndarray:
+    """Return ``np.cos`` of every ``np.float64`` element, as on one scalar."""
+    return implementation("np.cos")(x)
+
+
+def np_sin(x: np.ndarray) -> np.ndarray:
+    """Return ``np.sin`` of every ``np.float64`` element, as on one scalar."""
+    return implementation("np.sin")(x)
+
+
+def np_square(x: np.ndarray) -> np.ndarray:
+    """Return ``np.square`` of every ``np.float64`` element, as on one scalar."""
+    return implementation("np.square")(x)
+
+
+def remainder(x: np.ndarray, modulus: float) -> np.ndarray:
+    """Return ``v % modulus`` of every ``np.float64`` element ``v`` (Pendulum's angle_normalize)."""
+    return implementation("%")(x, modulus)
 
 
 def scalar_square(x: np.ndarray) -> np.ndarray:
     """Return ``x ** 2`` of every element as NumPy computes it on one scalar of ``x.dtype``.
 
     A NumPy scalar's ``** 2`` calls C's ``pow`` (``powf`` for float32), which rounds a few
-    squares in a thousand differently from ``x * x``; an array's ``** 2`` (or ``np.power``
-    with the scalar exponent 2) is ``np.square``. ``np.power`` with an array of exponents
-    calls ``pow`` for each element (checked by :func:`mismatches`). Other dtypes are squared
-    one NumPy scalar at a time.
+    squares in a thousand differently from ``x * x``; an array's ``** 2`` is ``np.square``.
+    Other dtypes are squared one NumPy scalar at a time.
     """
-    if x.dtype in (_F64, _F32):
-        return np.power(x, np.full(x.shape, 2, dtype=x.dtype))
+    if x.dtype == _F64:
+        return implementation("float64 ** 2")(x)
+    if x.dtype == _F32:
+        return implementation("float32 ** 2")(x)
     return np.array([value**2 for value in x.ravel()], dtype=x.dtype).reshape(x.shape)
 
 
 def math_cos(x: np.ndarray) -> np.ndarray:
-    """Return ``math.cos`` of every element: ``np.cos``, checked by :func:`mismatches`.
+    """Return ``math.cos`` of every element as a float64 array.
 
     ``math.cos`` raises ValueError for an infinite value: so does this (NaN gives NaN).
     """
     if np.isinf(x).any():
         raise ValueError("math domain error")
-    return np.cos(x)
+    return implementation("math.cos")(np.asarray(x, dtype=_F64))
 
 
 def math_square(x: np.ndarray) -> np.ndarray:
@@ -76,12 +206,23 @@ def math_square(x: np.ndarray) -> np.ndarray:
 
     ``math.pow`` raises OverflowError where a finite value's square overflows: so does this.
     """
-    values = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        squares = np.power(values, np.full(values.shape, 2.0))
-    if np.isinf(squares).any() and (np.isinf(squares) & np.isfinite(values)).any():
-        raise OverflowError("math range error")
-    return squares
+    values = np.asarray(x, dtype=_F64)
+    if not np.isfinite(values).all() or (np.abs(values) > 1e150).any():
+        # Only here can a square overflow; the scalar loop raises as math.pow does.
+        return _each_float(lambda v: math.pow(v, 2), values)
+    return implementation("math.pow")(values)
+
+
+# The self-test ----------------------------------------------------------------------------------
+def _check_values(call: ScalarCall) -> np.ndarray:
+    """Return the values a fast implementation of ``call`` is checked on."""
+    rng = np.random.default_rng(20240516)
+    if call.operand == _F32:
+        return _float32_values(rng)
+    values = _values(rng)
+    if call.moderate:
+        values = values[(np.abs(values) > 1e-150) & (np.abs(values) < 1e150) | (values == 0)]
+    return values
 
 
 def _values(rng: np.random.Generator) -> np.ndarray:
@@ -116,73 +257,3 @@ def _float32_values(rng: np.random.Generator) -> np.ndarray:
             np.array([0.0, -0.0, 2.0, -2.0, 1e-45, 3.4e38], dtype=np.float32),
         ]
     )
-
-
-def _same_bits(ours: np.ndarray, theirs: list, dtype: np.dtype) -> bool:
-    return np.asarray(ours, dtype=dtype).tobytes() == np.array(theirs, dtype=dtype).tobytes()
-
-
-def _checks(x: np.ndarray, u: np.ndarray) -> dict[str, Callable[[], bool]]:
-    """Return each check by name: array loop against scalar calls, run lazily."""
-    scalars = list(x)  # np.float64 scalars, as gymnasium unpacks them from its state
-    floats = x.tolist()
-    moderate = [v for v in floats if 1e-150 < abs(v) < 1e150 or v == 0.0]  # math.pow(v, 2) ok
-    scalars32 = list(u)
-    two_pi = 2 * np.pi
-
-    def same(name: str) -> bool:
-        if name == "np.cos":
-            return _same_bits(np.cos(x), [np.cos(v) for v in scalars], _F64)
-        if name == "np.sin":
-            return _same_bits(np.sin(x), [np.sin(v) for v in scalars], _F64)
-        if name == "math.cos":
-            return _same_bits(math_cos(x), [math.cos(v) for v in floats], _F64)
-        if name == "math.sin":
-            return _same_bits(np.sin(x), [math.sin(v) for v in floats], _F64)
-        if name == "np.square":
-            return _same_bits(np.square(x), [np.square(v) for v in scalars], _F64)
-        if name == "x * x":
-            return _same_bits(np.square(x), [v * v for v in floats], _F64)
-        if name == "float64 ** 2":
-            return _same_bits(scalar_square(x), [v**2 for v in scalars], _F64)
-        if name == "math.pow":
-            squares = math_square(np.array(moderate))
-            return _same_bits(squares, [math.pow(v, 2) for v in moderate], _F64)
-        if name == "float32 ** 2":
-            return _same_bits(scalar_square(u), [v**2 for v in scalars32], _F32)
-        return _same_bits(x % two_pi, [v % two_pi for v in scalars], _F64)  # "%"
-
-    return {name: functools.partial(same, name) for name in CHECK_NAMES}
-
-
-@functools.cache
-def mismatches() -> tuple[str, ...]:
-    """Return the names of the functions whose array loops differ from their scalar calls.
-
-    Runs once per process (a few tens of milliseconds); empty where the kernels are exact.
-    """
-    rng = np.random.default_rng(20240516)
-    x, u = _values(rng), _float32_values(rng)
-    failed = []
-    with np.errstate(all="ignore"):  # overflows and underflows of the extreme values
-        for name, check in _checks(x, u).items():
-            try:
-                same = check()
-            except (ArithmeticError, ValueError):
-                same = False
-            if not same:
-                failed.append(name)
-    return tuple(failed)
-
-
-def numpy_matches_scalars(*names: str) -> bool:
-    """Tell whether the functions ``names`` (all of them by default) agree bit for bit.
-
-    Each kernel names the ones it uses (its module's ``NEEDS``): CartPole, which calls no
-    ``math`` function, is exact on a CPU where only ``math.cos`` differs from ``np.cos``.
-    """
-    unknown = set(names) - set(CHECK_NAMES)
-    if unknown:
-        raise KeyError(f"no such check: {sorted(unknown)}")
-    failed = mismatches()
-    return not any(name in failed for name in names or CHECK_NAMES)

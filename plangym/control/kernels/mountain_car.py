@@ -27,14 +27,13 @@ from plangym.control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, plain_instance
 from plangym.control.kernels.libm_check import math_cos
 
 GYM_CLASS = "gymnasium.envs.classic_control.mountain_car.MountainCarEnv"
-# The NumPy functions standing for gymnasium's scalar calls (see libm_check).
-NEEDS = ("math.cos",)
 
 
 class MountainCarKernel(Kernel):
     """Vectorized ``MountainCarEnv.step``: physics ``(position, velocity)``."""
 
     n_physics = 2
+    scalar_calls = ("math.cos",)
     physics_kind = TUPLE
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 

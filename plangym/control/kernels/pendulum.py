@@ -24,11 +24,9 @@ from typing import Any
 import numpy as np
 
 from plangym.control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, plain_instance
-from plangym.control.kernels.libm_check import scalar_square
+from plangym.control.kernels.libm_check import TWO_PI, np_cos, np_sin, remainder, scalar_square
 
 GYM_CLASS = "gymnasium.envs.classic_control.pendulum.PendulumEnv"
-# The NumPy functions standing for gymnasium's scalar calls (see libm_check).
-NEEDS = ("np.cos", "np.sin", "float64 ** 2", "float32 ** 2", "%")
 
 
 class PendulumKernel(Kernel):
@@ -37,14 +35,13 @@ class PendulumKernel(Kernel):
     numpy_rewards = True  # -costs is a NumPy float64
 
     n_physics = 2
+    scalar_calls = ("np.cos", "np.sin", "float64 ** 2", "float32 ** 2", "%")
     physics_kind = FLOAT64_ARRAY
     has_last_u = True
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 
     def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
         """Step every row once (see :meth:`Kernel.step`)."""
-        from gymnasium.envs.classic_control.pendulum import angle_normalize
-
         env = self.env
         physics = self.held(physics, kinds)
         th, thdot = physics[:, 0], physics[:, 1]
@@ -54,11 +51,11 @@ class PendulumKernel(Kernel):
         if last_u is not None:
             last_u[...] = u
         costs = (
-            scalar_square(angle_normalize(th))
+            scalar_square(_angle_normalize(th))
             + 0.1 * scalar_square(thdot)
             + 0.001 * scalar_square(u)
         )
-        newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
+        newthdot = thdot + (3 * g / (2 * l) * np_sin(th) + 3.0 / (m * l**2) * u) * dt
         newthdot = np.clip(newthdot, -env.max_speed, env.max_speed)
         newth = th + newthdot * dt
         new_physics = np.stack((newth, newthdot), axis=1).astype(np.float64, copy=False)
@@ -69,7 +66,12 @@ class PendulumKernel(Kernel):
         """Return the observations ``(cos theta, sin theta, theta_dot)`` as float32."""
         physics = np.asarray(physics, dtype=np.float64)
         theta, thetadot = physics[:, 0], physics[:, 1]
-        return np.stack((np.cos(theta), np.sin(theta), thetadot), axis=1).astype(np.float32)
+        return np.stack((np_cos(theta), np_sin(theta), thetadot), axis=1).astype(np.float32)
+
+
+def _angle_normalize(x: np.ndarray) -> np.ndarray:
+    """Return gymnasium's ``angle_normalize`` of every element, as on one NumPy scalar."""
+    return remainder(x + np.pi, TWO_PI) - np.pi
 
 
 def make_kernel(env: Any) -> PendulumKernel | None:
