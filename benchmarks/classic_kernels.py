@@ -17,17 +17,19 @@ Everything runs in this one process. The sections:
    bulk loop. Goal >= 5x.
 3. Acrobot-v1 (Discrete(3): int64 actions) and Pendulum-v1 (Box: float32 actions of shape
    (B, 1)), array form against their raw loops. Goal >= 20x.
-4. Cost per transition of CartPole-v1 against B = 1, 2, 4, ..., 65536 (array form): the
-   kernel path (``KERNEL_MIN_BATCH`` lowered to 1 while it is timed) against the bulk loop
-   (``_kernel = None``). It reports the crossover (the B from which the kernel is faster at
-   every larger B) and what the env's own choice (kernel from ``KERNEL_MIN_BATCH`` up,
-   bulk loop below) costs against the faster of the two at each B.
-5. UCT (``plangym.planning.UCTPlanner`` with ``plangym plan``'s defaults: 2 waves of 32,
-   rollouts of 6 random actions held 1 step) playing CartPole-v1 with ``play(env, planner,
-   max_steps=500, seed=s)`` for seeds 0..9, three ways: BEFORE (``_kernel = None`` and an
-   env whose ``step_batch`` takes lists only, so the planner uses the list form: the path
-   planners took before the kernels), KERNELS with the list form, and KERNELS with the
-   ARRAY form (what ``plangym plan`` does now): wall time per game and in total. Every
+4. Cost per transition of CartPole-v1 against B = 1, 2, 4, ..., 65536 (array form), and
+   of the other four envs up to B = 256: the kernel path (the kernel's ``min_batch``
+   lowered to 1 while it is timed) against the bulk loop (``_kernel = None``). It reports
+   the crossover (the B from which the kernel is faster at every larger B) and what the
+   env's own choice (kernel from its ``min_batch`` up, bulk loop below) costs against the
+   faster of the two at each B.
+5. UCT (``plangym.planning.UCTPlanner`` with the budget that keeps the pole up: 2 waves
+   of 16, rollouts of 30 random actions held 1 step) playing CartPole-v1 with
+   ``play(env, planner, max_steps=500, seed=s)`` for seeds 0..9, three ways: BEFORE
+   (``_kernel = None`` and an env whose ``step_batch`` takes lists only, so the planner
+   uses the list form: the path planners took before the kernels), KERNELS with the list
+   form, and KERNELS with the ARRAY form (what ``plangym plan`` does now): wall time per
+   game and in total. Every
    way is exact, so all play the same game; the table says whether they did. (The tree
    search's own Python was also trimmed in the same change; BEFORE runs the trimmed tree
    too, so it isolates what the env side saves.)
@@ -59,16 +61,17 @@ import numpy as np
 
 import plangym
 from plangym.columns import is_record_block, records_to_states, states_to_records
-from plangym.control import classic_control
-from plangym.control.kernels import kernels_enabled
+from plangym.control.kernels import kernels_enabled, libm_check
 from plangym.planning import UCTPlanner
 from plangym.planning.common import play
 from plangym.utils import find_time_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE_PYTHON = ROOT / ".venv-plangym01" / "bin" / "python"
-# plangym plan's UCT defaults (plangym/cli/plan.py).
-UCT_PARAMS = {"waves": 2, "wave_size": 32, "rollout_depth": 6, "rollout_dt": 1}
+COST_OTHERS = ("Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1")
+# The UCT budget that keeps CartPole's pole up for 500 steps (tests/test_planning.py,
+# docs/planning.md): plangym plan's defaults (rollouts of 6) let most games end early.
+UCT_PARAMS = {"waves": 2, "wave_size": 16, "rollout_depth": 30, "rollout_dt": 1}
 
 
 # Timing ---------------------------------------------------------------------------------------
@@ -308,10 +311,11 @@ def list_section(batch: int, rounds: int, min_time: float) -> None:
     )
 
 
-def cost_section(max_batch: int, rounds: int, min_time: float) -> None:
+def cost_section(name: str, max_batch: int, rounds: int, min_time: float) -> None:
     """Section 4: cost per transition against B, kernel path against the bulk loop."""
-    threshold = classic_control.KERNEL_MIN_BATCH
-    kernel_env, bulk_env = plangym.make("CartPole-v1"), plangym.make("CartPole-v1")
+    kernel_env, bulk_env = plangym.make(name), plangym.make(name)
+    threshold = kernel_env._kernel.min_batch
+    kernel_env._kernel.min_batch = 1  # this env: the kernel path at every B
     bulk_env._kernel = None
     all_records = states_to_records(
         trajectory_states(kernel_env, max_batch), kernel_env.state_dtype
@@ -319,20 +323,16 @@ def cost_section(max_batch: int, rounds: int, min_time: float) -> None:
     all_actions = random_actions(kernel_env, max_batch)
     sizes = [2**k for k in range(int(math.log2(max_batch)) + 1)]
     results = []
-    try:
-        classic_control.KERNEL_MIN_BATCH = 1  # the kernel path at every B
-        for size in sizes:
-            records, actions = all_records[:size], all_actions[:size]
-            contest = Contest(
-                {
-                    "kernel": array_step(kernel_env, actions, records),
-                    "bulk": array_step(bulk_env, actions, records),
-                },
-                min_time,
-            ).run(rounds)
-            results.append((size, contest))
-    finally:
-        classic_control.KERNEL_MIN_BATCH = threshold
+    for size in sizes:
+        records, actions = all_records[:size], all_actions[:size]
+        contest = Contest(
+            {
+                "kernel": array_step(kernel_env, actions, records),
+                "bulk": array_step(bulk_env, actions, records),
+            },
+            min_time,
+        ).run(rounds)
+        results.append((size, contest))
     rows, faster = [], []
     worst = (1.0, None)
     for size, contest in results:
@@ -353,7 +353,7 @@ def cost_section(max_batch: int, rounds: int, min_time: float) -> None:
             ]
         )
     print_table(
-        "CartPole-v1 cost per transition against B (array form)",
+        f"{name} cost per transition against B (array form)",
         [
             "B",
             "kernel us/transition",
@@ -378,7 +378,7 @@ def cost_section(max_batch: int, rounds: int, min_time: float) -> None:
         # The crossover moves by a power of two from run to run on a noisy machine: what
         # the threshold costs is the line below.
         where = "above" if threshold > crossover else "below" if threshold < crossover else "at"
-        print(f"KERNEL_MIN_BATCH = {threshold}: {where} this run's crossover")
+        print(f"{name}'s kernel min_batch = {threshold}: {where} this run's crossover")
     at = f" (at B={worst[1]})" if worst[1] else ""
     print(f"env's choice vs the faster path: worst {worst[0]:.2f}x{at}")
 
@@ -511,8 +511,13 @@ def main() -> None:
     )
     print(
         f"kernels: {'on' if kernels_enabled() and probe._kernel is not None else 'OFF'}, "
-        f"KERNEL_MIN_BATCH = {classic_control.KERNEL_MIN_BATCH}, {args.rounds} rotating rounds, "
+        f"{args.rounds} rotating rounds, "
         f"{min_time:g} s per sample, single process"
+    )
+    loops = libm_check.scalar_loops()
+    print(
+        "scalar math: "
+        + (f"{', '.join(loops)} element by element (NumPy differs here)" if loops else "NumPy")
     )
     wanted = set(args.sections)
     if "cartpole" in wanted:
@@ -532,7 +537,9 @@ def main() -> None:
         for name in ("Acrobot-v1", "Pendulum-v1"):
             batch_section(name, args.batch, args.rounds, min_time, None)
     if "cost" in wanted:
-        cost_section(max_batch, args.rounds, min_time)
+        cost_section("CartPole-v1", max_batch, args.rounds, min_time)
+        for name in COST_OTHERS:  # where each kernel's min_batch lies: small batches
+            cost_section(name, min(max_batch, 256), args.rounds, min_time)
     if "uct" in wanted:
         uct_section(seeds, steps)
 

@@ -10,7 +10,7 @@ is left in.
 import numpy as np
 import pytest
 
-from plangym.control.classic_control import KERNEL_MIN_BATCH, ClassicControl
+from plangym.control.classic_control import ClassicControl
 
 ENVS = [
     "CartPole-v0",
@@ -87,9 +87,14 @@ def test_kernel_batches_equal_the_bulk_loop(name, time_limit, frameskip):
 def test_small_batches_and_unstackable_actions_take_the_bulk_loop(name):
     env = ClassicControl(name)
     state, *_ = env.reset()
-    n = KERNEL_MIN_BATCH - 1
+    n = env._kernel.min_batch - 1
+    kernel_steps = []
+    step = env._kernel.step
+    env._kernel.step = lambda *args, **kwargs: kernel_steps.append(1) or step(*args, **kwargs)
     small = env.step_batch([env.sample_action()] * n, [state] * n)
-    assert len(small[0]) == KERNEL_MIN_BATCH - 1
+    assert len(small[0]) == n and not kernel_steps  # the bulk loop
+    env.step_batch([env.sample_action()] * (n + 1), [state] * (n + 1))
+    assert kernel_steps  # the kernel, from min_batch up
     if name == "Pendulum-v1":  # a float64 action among float32 ones cannot be stacked
         actions = [np.array([0.5], np.float32)] * 20 + [np.array([0.5], np.float64)]
         twin = ClassicControl(name)

@@ -102,6 +102,7 @@ def scalar_math_forced(forced=True):
     """Put every scalar call of the kernels on its scalar loop (the fallback) meanwhile."""
     before = os.environ.get("PLANGYM_SCALAR_MATH")
     os.environ["PLANGYM_SCALAR_MATH"] = "1" if forced else "0"
+    libm_check.scalar_math_forced.cache_clear()  # read once per process otherwise
     try:
         yield
     finally:
@@ -109,6 +110,7 @@ def scalar_math_forced(forced=True):
             del os.environ["PLANGYM_SCALAR_MATH"]
         else:
             os.environ["PLANGYM_SCALAR_MATH"] = before
+        libm_check.scalar_math_forced.cache_clear()
 
 
 def row_action(actions, i):
@@ -637,8 +639,8 @@ def test_kernels_switched_off(monkeypatch):
     assert kernel_for(env) is None
     monkeypatch.setenv("PLANGYM_NO_KERNELS", "0")
     assert kernel_for(env) is not None
-    monkeypatch.setenv("PLANGYM_SCALAR_MATH", "1")
-    assert kernel_for(env) is not None  # the scalar math's fallback keeps the kernels
+    with scalar_math_forced():
+        assert kernel_for(env) is not None  # the scalar math's fallback keeps the kernels
 
 
 # The scalar math: NumPy's loops where exact, else the scalar calls ---------------------------
@@ -664,8 +666,8 @@ def test_a_fast_implementation_that_differs_is_not_used(monkeypatch):
     monkeypatch.setitem(libm_check.CALLS, fallback.name, fallback)
     assert libm_check.choices()[fallback.name] == libm_check.SCALAR_LOOP
     assert "test2 ** 2" in libm_check.scalar_loops()
-    monkeypatch.setenv("PLANGYM_SCALAR_MATH", "1")
-    assert set(libm_check.choices().values()) == {libm_check.SCALAR_LOOP}
+    with scalar_math_forced():
+        assert set(libm_check.choices().values()) == {libm_check.SCALAR_LOOP}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

@@ -38,10 +38,6 @@ from plangym.validation import describe
 
 __all__ = ["ClassicControl", "classic_state_dtype"]
 
-# Below this many states a batch runs in the bulk loop: a kernel's NumPy passes cost more
-# than stepping a few states one by one (see benchmarks/classic_kernels.py).
-KERNEL_MIN_BATCH = 16
-
 
 class _CheckedActionSpace:
     """Stands in for an env's action space while a batch of checked actions is stepped.
@@ -192,7 +188,8 @@ class ClassicControl(PlangymEnv):
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
         kernel = self._kernel
-        if kernel is not None and len(records) >= KERNEL_MIN_BATCH:
+        # Below the kernel's min_batch, a few states cost less one by one than NumPy passes.
+        if kernel is not None and len(records) >= kernel.min_batch:
             stacked = kernel_actions(actions)
             if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
                 return self._run_kernel(stacked, records, dts, want_state, observs_out)

@@ -64,6 +64,10 @@ class Kernel:
         n_physics: Length of the physics vector.
         scalar_calls: Gymnasium's scalar calls the kernel computes on whole arrays,
             by their names in :data:`plangym.control.kernels.libm_check.CALLS`.
+        min_batch: The smallest batch the kernel steps faster than the element-by-element
+            loop: a NumPy pass costs about a microsecond per operation whatever the batch,
+            so below this size stepping the states one by one is cheaper. Measured per
+            env by ``benchmarks/classic_kernels.py`` (its cost section).
         physics_kind: How the env stores its state after a step (``FLOAT64_ARRAY``,
             ``FLOAT32_ARRAY`` or ``TUPLE``, as :mod:`plangym.control.classic_state`).
         has_steps_beyond: The env has CartPole's ``steps_beyond_terminated``.
@@ -74,6 +78,7 @@ class Kernel:
 
     n_physics: ClassVar[int]
     scalar_calls: ClassVar[tuple[str, ...]] = ()
+    min_batch: ClassVar[int] = 16
     physics_kind: ClassVar[int] = FLOAT64_ARRAY
     exact_kinds: ClassVar[frozenset[int]] = frozenset({FLOAT64_ARRAY, TUPLE})
     has_steps_beyond: ClassVar[bool] = False

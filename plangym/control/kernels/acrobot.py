@@ -41,6 +41,7 @@ class AcrobotKernel(Kernel):
 
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2")
+    min_batch = 8
     physics_kind = FLOAT64_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 

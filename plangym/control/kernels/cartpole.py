@@ -35,6 +35,7 @@ class CartPoleKernel(Kernel):
 
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "np.square")
+    min_batch = 8
     physics_kind = FLOAT64_ARRAY
     has_steps_beyond = True
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})

@@ -124,6 +124,7 @@ class ContinuousMountainCarKernel(Kernel):
 
     n_physics = 2
     scalar_calls = ("math.cos", "math.pow")
+    min_batch = 32
     physics_kind = FLOAT32_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 

@@ -117,8 +117,13 @@ CALLS: dict[str, ScalarCall] = {
 }
 
 
+@functools.cache
 def scalar_math_forced() -> bool:
-    """Tell whether ``PLANGYM_SCALAR_MATH`` puts every function on its scalar loop."""
+    """Tell whether ``PLANGYM_SCALAR_MATH`` puts every function on its scalar loop.
+
+    Read once per process, at first use: the kernels call this on every step. (Tests that
+    change the variable clear this function's cache.)
+    """
     return os.environ.get("PLANGYM_SCALAR_MATH", "").strip() not in ("", "0")
 
 

@@ -34,6 +34,7 @@ class MountainCarKernel(Kernel):
 
     n_physics = 2
     scalar_calls = ("math.cos",)
+    min_batch = 4
     physics_kind = TUPLE
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 

@@ -36,6 +36,7 @@ class PendulumKernel(Kernel):
 
     n_physics = 2
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2", "float32 ** 2", "%")
+    min_batch = 4
     physics_kind = FLOAT64_ARRAY
     has_last_u = True
     exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
