@@ -650,6 +650,12 @@ def test_every_scalar_call_has_an_implementation_here():
     for name, label in choices.items():
         call = libm_check.CALLS[name]
         assert label in {libm_check.SCALAR_LOOP} | {fast for fast, _ in call.fast}, name
+    for name, call in libm_check.CALLS.items():  # any shape, as the scalar calls give it
+        grid = np.array([[0.5, 1.5, -2.25], [3.0, -0.0, 7.5]], dtype=call.operand)
+        args = (grid, libm_check.TWO_PI) if name == "%" else (grid,)
+        looped = call.scalar_loop(*args)
+        assert looped.shape == grid.shape and looped.dtype == call.operand, name
+        assert looped.tobytes() == libm_check.implementation(name)(*args).tobytes(), name
     kernels = [kernel_for(gymnasium.make(env_id).unwrapped) for env_id in ENV_IDS]
     assert all(kernel is not None for kernel in kernels)  # whatever this CPU's NumPy does
     assert {name for kernel in kernels for name in kernel.scalar_calls} == set(libm_check.CALLS)

@@ -50,12 +50,16 @@ SCALAR_LOOP = "scalar loop"
 
 def _each(function: Callable, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Return ``function`` of every element, given as a NumPy scalar (as gymnasium has it)."""
-    return np.fromiter((function(v) for v in values), dtype=dtype, count=len(values))
+    flat = values.ravel()
+    out = np.fromiter((function(v) for v in flat), dtype=dtype, count=flat.size)
+    return out.reshape(values.shape)
 
 
 def _each_float(function: Callable, values: np.ndarray) -> np.ndarray:
     """Return ``function`` of every element, given as a Python float (as ``math`` gets it)."""
-    return np.fromiter(map(function, values.tolist()), dtype=_F64, count=len(values))
+    flat = values.ravel()
+    out = np.fromiter(map(function, flat.tolist()), dtype=_F64, count=flat.size)
+    return out.reshape(values.shape)
 
 
 def _powers(values: np.ndarray) -> np.ndarray:
