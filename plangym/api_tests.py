@@ -147,6 +147,13 @@ class TestPlanEnv:
             infos = BatchColumns(None, [], [], [], [], infos).info_list()
         assert_identical(infos, lists[5])
 
+    @pytest.mark.parametrize("arrays", ["yes", 1, None])
+    def test_arrays_must_be_a_bool(self, env, arrays):
+        state = _warm_state(env)
+        with pytest.raises(TypeError, match="arrays: expected True or False"):
+            env.step_batch([env.sample_action()] * 2, states=[state] * 2, arrays=arrays)
+        assert_identical(env.get_state(), state)
+
     def test_step_batch_without_states_steps_in_sequence(self, env):
         state = _warm_state(env)
         actions = [env.sample_action() for _ in range(4)]

@@ -37,6 +37,7 @@ from plangym.validation import (
     check_batch_states,
     check_choice,
     check_dt,
+    check_flag,
     check_pictures_available,
     check_positive_int,
 )
@@ -222,6 +223,7 @@ class PlanEnv(ABC):
         >>> [info["n_step"] for info in infos]
         [1, 2, 3]
         """
+        arrays = check_flag("arrays", arrays)
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
         if arrays:

@@ -54,6 +54,21 @@ def check_positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool, or raise if it is not True or False (NumPy's too).
+
+    >>> check_flag("arrays", np.True_)
+    True
+    >>> check_flag("arrays", "yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: arrays: expected True or False, received 'yes' (str)
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name}: expected True or False, received {describe(value)}")
+    return bool(value)
+
+
 def check_dt(dt: Any) -> int:
     """Validate the number of agent steps of one ``step`` call."""
     return check_positive_int("dt", dt)

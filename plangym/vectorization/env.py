@@ -20,7 +20,7 @@ from typing import Any
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_positive_int
+from plangym.validation import check_flag, check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs, CallRequest
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import ClosedEnvironmentError, NoAsyncCallError
@@ -173,6 +173,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         same state for every worker, and the chunks step on from where each worker's last
         one ended.
         """
+        arrays = check_flag("arrays", arrays)
         columns = self.run_columns(self._checked_inputs(actions, states, dt, return_state))
         return columns.as_arrays() if arrays else columns.as_lists()
 
