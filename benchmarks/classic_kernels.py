@@ -29,10 +29,9 @@ Everything runs in this one process. The sections:
    (``_kernel = None`` and an env whose ``step_batch`` takes lists only, so the planner
    uses the list form: the path planners took before the kernels), KERNELS with the list
    form, and KERNELS with the ARRAY form (what ``plangym plan`` does now): wall time per
-   game and in total. Every
-   way is exact, so all play the same game; the table says whether they did. (The tree
-   search's own Python was also trimmed in the same change; BEFORE runs the trimmed tree
-   too, so it isolates what the env side saves.)
+   game and in total. Every way is exact, so all play the same game; the table says
+   whether they did. (The tree search's own Python was also trimmed in the same change;
+   BEFORE runs the trimmed tree too, so it isolates what the env side saves.)
 
 Protocol: every contender of a section stays alive for all its rounds and is timed once
 per round, in an order that rotates from round to round, so a slow spell of the shared

@@ -397,11 +397,16 @@ def random_batch(env_id, rng, n):
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_random_batches(env_id):
+@pytest.mark.parametrize(
+    ("forced", "sizes"), [(False, (1, 7, 6000)), (True, (1, 600))], ids=["numpy", "scalar-loops"]
+)
+def test_random_batches(env_id, forced, sizes):
+    """``forced``: every scalar call on its fallback, the scalar loop: still gymnasium's bits."""
     rng = np.random.default_rng(abs(hash(env_id)) % 2**32)
-    for n in (1, 7, 6000):
+    for n in sizes:
         physics, actions, kinds, steps_beyond, last_u = random_batch(env_id, rng, n)
-        assert_batch_exact(scalar_env(env_id), physics, actions, kinds, steps_beyond, last_u)
+        env = scalar_env(env_id)
+        assert_batch_exact(env, physics, actions, kinds, steps_beyond, last_u, forced=forced)
 
 
 # Chains of steps from reset states ------------------------------------------------------------
@@ -652,7 +657,7 @@ def test_every_scalar_call_has_an_implementation_here():
         assert label in {libm_check.SCALAR_LOOP} | {fast for fast, _ in call.fast}, name
     for name, call in libm_check.CALLS.items():  # any shape, as the scalar calls give it
         grid = np.array([[0.5, 1.5, -2.25], [3.0, -0.0, 7.5]], dtype=call.operand)
-        args = (grid, libm_check.TWO_PI) if name == "%" else (grid,)
+        args = (grid, *call.more_args)
         looped = call.scalar_loop(*args)
         assert looped.shape == grid.shape and looped.dtype == call.operand, name
         assert looped.tobytes() == libm_check.implementation(name)(*args).tobytes(), name
@@ -674,13 +679,3 @@ def test_a_fast_implementation_that_differs_is_not_used(monkeypatch):
     assert "test2 ** 2" in libm_check.scalar_loops()
     with scalar_math_forced():
         assert set(libm_check.choices().values()) == {libm_check.SCALAR_LOOP}
-
-
-@pytest.mark.parametrize("env_id", ENV_IDS)
-def test_random_batches_on_the_scalar_loops(env_id):
-    """The fallback forced for every scalar call: still gymnasium's bits, row by row."""
-    rng = np.random.default_rng(abs(hash(env_id)) % 2**32)
-    for n in (1, 600):
-        physics, actions, kinds, steps_beyond, last_u = random_batch(env_id, rng, n)
-        env = scalar_env(env_id)
-        assert_batch_exact(env, physics, actions, kinds, steps_beyond, last_u, forced=True)

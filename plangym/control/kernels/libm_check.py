@@ -67,6 +67,11 @@ def _powers(values: np.ndarray) -> np.ndarray:
     return np.power(values, np.full(values.shape, 2, dtype=values.dtype))
 
 
+def _float_powers(values: np.ndarray) -> np.ndarray:
+    """Return ``np.float_power(values, 2)``: C's pow of each float64, a plain loop."""
+    return np.float_power(values, 2.0)
+
+
 @dataclass(frozen=True)
 class ScalarCall:
     """One scalar call of gymnasium's and its array implementations.
@@ -79,6 +84,8 @@ class ScalarCall:
         operand: The dtype the checked values are given as: float64 or float32.
         moderate: Check only values whose square neither overflows nor underflows
             (``math.pow`` raises there).
+        more_args: What the call takes after the values (``%``: the modulus it is
+            checked with).
     """
 
     name: str
@@ -86,6 +93,7 @@ class ScalarCall:
     fast: tuple[tuple[str, Callable[..., np.ndarray]], ...]
     operand: np.dtype = _F64
     moderate: bool = False
+    more_args: tuple = ()
 
 
 CALLS: dict[str, ScalarCall] = {
@@ -98,7 +106,7 @@ CALLS: dict[str, ScalarCall] = {
         ScalarCall(
             "float64 ** 2",
             lambda x: _each(lambda v: v**2, x, _F64),
-            (("np.float_power", lambda x: np.float_power(x, 2.0)), ("np.power", _powers)),
+            (("np.float_power", _float_powers), ("np.power", _powers)),
         ),
         ScalarCall(
             "float32 ** 2",
@@ -109,13 +117,14 @@ CALLS: dict[str, ScalarCall] = {
         ScalarCall(
             "math.pow",
             lambda x: _each_float(lambda v: math.pow(v, 2), x),
-            (("np.float_power", lambda x: np.float_power(x, 2.0)), ("np.power", _powers)),
+            (("np.float_power", _float_powers), ("np.power", _powers)),
             moderate=True,
         ),
         ScalarCall(
             "%",
             lambda x, m: _each(lambda v: v % m, x, _F64),
             (("np.remainder", np.remainder),),
+            more_args=(TWO_PI,),
         ),
     )
 }
@@ -135,8 +144,7 @@ def scalar_math_forced() -> bool:
 def _picked(name: str, forced: bool) -> tuple[str, Callable[..., np.ndarray]]:
     call = CALLS[name]
     if not forced:
-        values = _check_values(call)
-        args = (values, TWO_PI) if name == "%" else (values,)
+        args = (_check_values(call), *call.more_args)
         with np.errstate(all="ignore"):  # overflows and underflows of the extreme values
             expected = call.scalar_loop(*args).tobytes()
             for label, function in call.fast:
@@ -197,7 +205,7 @@ def scalar_square(x: np.ndarray) -> np.ndarray:
         return implementation("float64 ** 2")(x)
     if x.dtype == _F32:
         return implementation("float32 ** 2")(x)
-    return np.array([value**2 for value in x.ravel()], dtype=x.dtype).reshape(x.shape)
+    return _each(lambda v: v**2, x, x.dtype)
 
 
 def math_cos(x: np.ndarray) -> np.ndarray:
@@ -218,7 +226,7 @@ def math_square(x: np.ndarray) -> np.ndarray:
     values = np.asarray(x, dtype=_F64)
     if not np.isfinite(values).all() or (np.abs(values) > 1e150).any():
         # Only here can a square overflow; the scalar loop raises as math.pow does.
-        return _each_float(lambda v: math.pow(v, 2), values)
+        return CALLS["math.pow"].scalar_loop(values)
     return implementation("math.pow")(values)
 
 
