@@ -139,9 +139,9 @@ def test_set_states_restores_chosen_sub_envs(cartpoles):
         (lambda envs, s: envs.set_states(s, indices=[0, 2]), "indices"),
         (lambda envs, s: envs.set_states(s, indices=[0, 0]), "distinct"),
         (lambda envs, s: envs.set_states(s[:1]), "states: expected 2"),
-        (lambda envs, s: envs.step_batch([0], s), "actions: expected one action per state"),
-        (lambda envs, s: envs.step_batch([0, 1], s, dt=[1]), "dt: expected one dt"),
-        (lambda envs, s: envs.step_batch([0, 1], s, dt=0), "dt: expected integers >= 1"),
+        (lambda envs, s: envs.step_batch([0], s), "states: expected 1 states"),
+        (lambda envs, s: envs.step_batch([0, 1], s, dt=[1]), "dt: expected 2 values"),
+        (lambda envs, s: envs.step_batch([0, 1], s, dt=0), "dt: expected an integer >= 1"),
     ],
 )
 def test_planning_calls_refuse_bad_input(cartpoles, call, message):

@@ -62,7 +62,7 @@ def check_stateless_chunks(env) -> tuple:
 def check_async_api(env) -> None:
     """The pending-call state machine and its typed errors."""
     state, *_ = env.reset()
-    with pytest.raises(NoAsyncCallError, match="no step_batch_async call is pending"):
+    with pytest.raises(NoAsyncCallError, match="without any prior call to `step_batch_async`"):
         env.step_batch_wait()
     env.step_batch_async([0, 1, 1, 0], states=[state] * 4)
     with pytest.raises(AlreadyPendingCallError):

@@ -5,8 +5,8 @@ wrong: a worker that dies is replaced (its sub-env rebuilt and reset; its step r
 truncation and ``info["worker_restarted"]``), a sub-env's exception keeps its type and
 leaves the vector env usable, and a timeout replaces the sub-envs still busy. gymnasium's
 own is left unusable by the first two and leaves late answers in its pipes after a
-timeout. The hot path pickles nothing: actions, observations,
-rewards and flags go through shared memory, and each worker is woken by one byte.
+timeout. The hot path pickles nothing: actions, observations, rewards and flags go through
+shared memory, and each worker is woken by a few bytes.
 
 >>> import gymnasium
 >>> import numpy as np
@@ -25,10 +25,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import gymnasium
+from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
-from plangym.vector.process_workers import ProcessWorkers
+from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
+from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
+from plangym.vectorization.handler import HandlerFactory
+from plangym.vectorization.process_backend import ProcessBackend
 
 
 class AsyncVectorEnv(PlanVectorEnv):
@@ -59,9 +63,28 @@ class AsyncVectorEnv(PlanVectorEnv):
         self.shared_memory = shared_memory
         self.context, self.daemon = context, daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
-        self._start_from_probe(
-            observation_mode,
-            lambda single: ProcessWorkers(
-                env_fns, self.autoreset_mode, single, shared_memory, context, daemon
-            ),
+        self._start_from_probe(observation_mode, self._start_workers)
+
+    def _start_workers(self, single: Space) -> tuple[ProcessBackend, BatchOutputs]:
+        n = len(self.env_fns)
+        obs_shared = self.shared_memory and rows_are_arrays(single)
+        backend = ProcessBackend(
+            obs_shape=getattr(single, "shape", None) or (), obs_dtype=getattr(single, "dtype", None)
         )
+        try:
+            # Every worker writes its sub-env's row of these arrays itself.
+            outputs = BatchOutputs(single, n, backend.allocate, in_place=obs_shared)
+            layout = {"observation_space": single, "num_envs": n, "obs_shared": obs_shared}
+            factories = [
+                HandlerFactory(
+                    SubEnvHandler,
+                    (env_fn, index, self.autoreset_mode),
+                    {"outputs": "shared", **layout},
+                )
+                for index, env_fn in enumerate(self.env_fns)
+            ]
+            backend.start(factories, self.context, self.daemon)
+        except BaseException:
+            backend.close(terminate=True)
+            raise
+        return backend, outputs

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import cloudpickle
 import gymnasium
+from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
-from plangym.vector.ray_workers import RayWorkers
+from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
+from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.ray import connect
+from plangym.vectorization.ray_backend import RayBackend
 
 
 class RayVectorEnv(PlanVectorEnv):
@@ -39,8 +44,18 @@ class RayVectorEnv(PlanVectorEnv):
         actor_options: dict | None = None,
     ):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
-        ray = connect(address)
-        self._start_from_probe(
-            observation_mode,
-            lambda single: RayWorkers(ray, env_fns, self.autoreset_mode, single, actor_options),
-        )
+        self._ray, self._actor_options = connect(address), actor_options
+        self._start_from_probe(observation_mode, self._start_actors)
+
+    def _start_actors(self, single: Space) -> tuple[RayBackend, BatchOutputs]:
+        blobs = [
+            cloudpickle.dumps(HandlerFactory(SubEnvHandler, (env_fn, index, self.autoreset_mode)))
+            for index, env_fn in enumerate(self.env_fns)
+        ]
+        backend = RayBackend(self._ray, blobs, self._actor_options, unit="sub-env")
+        try:
+            backend.wait_ready()
+        except BaseException:
+            backend.close(terminate=True)
+            raise
+        return backend, BatchOutputs(single, len(blobs))

@@ -1,7 +1,9 @@
-"""One sub-env of a vector env and the autoreset rule it steps under.
+"""One sub-env of a vector env, the autoreset rule it steps under, and its handler.
 
-:class:`SubEnv` carries out the :mod:`plangym.vector.commands` for one gymnasium env. The
-autoreset rules are gymnasium's (https://farama.org/Vector-Autoreset-Mode):
+:class:`SubEnv` is one gymnasium env and its episode; :class:`SubEnvHandler` answers the
+vector env's requests (:mod:`plangym.vectorization.messages`) with it, wherever its worker
+runs: in the caller, in a worker process or on a Ray actor. The autoreset rules are
+gymnasium's (https://farama.org/Vector-Autoreset-Mode):
 
 * ``NEXT_STEP``: the step after an episode ends resets the env instead, with reward 0 and
   no termination or truncation; the action is ignored;
@@ -12,21 +14,32 @@ autoreset rules are gymnasium's (https://farama.org/Vector-Autoreset-Mode):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
+import numpy as np
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode
 
-from plangym.vector.commands import (
-    CallCommand,
+from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vectorization.handler import Handler
+from plangym.vectorization.messages import (
+    Call,
     CheckSpaces,
     GetState,
+    InBuffer,
+    Observed,
+    Reset,
+    Restarted,
     SetAttr,
     SetState,
-    StepStates,
+    Step,
+    StepChunk,
+    Stepped,
 )
-from plangym.vectorization.packing import pack_columns, unpack_states
+from plangym.vectorization.plan_handler import step_chunk
+from plangym.vectorization.shared_memory import AttachedOutputs
 
 # Methods that would bypass the vector env's bookkeeping if run through call().
 RESERVED_CALLS = frozenset({"reset", "step", "close"})
@@ -75,25 +88,6 @@ class SubEnv:
         self.episode_ended = self.autoreset_mode is AutoresetMode.NEXT_STEP
         return obs, {**info, "worker_restarted": True}
 
-    def run(self, command: Any) -> Any:
-        """Carry out any command but Reset and Step (those write outputs: see callers)."""
-        if isinstance(command, CallCommand):
-            return self.call(command.name, *command.args, **(command.kwargs or {}))
-        if isinstance(command, SetAttr):
-            self.env.set_wrapper_attr(command.name, command.value)
-            return None
-        if isinstance(command, CheckSpaces):
-            return self.check_spaces(command)
-        if isinstance(command, GetState):
-            return self.plan_method("get_state")()
-        if isinstance(command, SetState):
-            self.plan_method("set_state")(command.state)
-            self.episode_ended = False
-            return None
-        if isinstance(command, StepStates):
-            return self.step_states(command)
-        raise TypeError(f"command: unknown kind {type(command).__name__}")
-
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call method ``name`` of the env, or return attribute ``name`` (as gymnasium)."""
         if name in RESERVED_CALLS:
@@ -114,30 +108,132 @@ class SubEnv:
             )
         return same_obs, command.action_space == self.env.action_space
 
-    def plan_method(self, name: str) -> Any:
-        """Return the plangym method ``name`` of the env; a clear error if it has none."""
+    def plan_env(self) -> Any:
+        """Return the plangym env behind the sub-env; a clear error if it has none."""
         try:
-            return self.env.get_wrapper_attr(name)
+            return self.env.get_wrapper_attr("plan_env")
         except AttributeError:
             raise AttributeError(
-                f"{name}: the sub-env ({type(self.env.unwrapped).__name__}) is not a plangym "
-                "env; plangym.make_vec builds sub-envs with exact states"
+                f"the sub-env ({type(self.env.unwrapped).__name__}) is not a plangym env, so "
+                "it has no exact states; plangym.make_vec builds sub-envs that have them"
             ) from None
 
-    def step_states(self, command: StepStates) -> tuple:
-        """Step from each given state; return plangym's ``step_batch`` columns packed.
+    def step_chunk(self, request: StepChunk, buffers: AttachedOutputs) -> Any:
+        """Step a chunk of ``step_batch`` from its states, then restore the sub-env's own.
 
-        The columns (states first) are packed by
-        :func:`~plangym.vectorization.packing.pack_columns`. The env is left in the state
-        it was in, so its episode goes on undisturbed.
+        The sub-env's episode goes on undisturbed.
         """
-        step_batch = self.plan_method("step_batch")
-        own_state = self.plan_method("get_state")()
-        # Record states arrive as one record array, which an env steps without a
-        # per-state object (classic control's kernels).
-        states = unpack_states(command.states, as_records=True)
+        plan_env = self.plan_env()
+        own_state = plan_env.get_state()
         try:
-            columns = step_batch(command.actions, states, command.dts, return_state=True)
+            return step_chunk(plan_env, request, buffers)
         finally:
-            self.plan_method("set_state")(own_state)
-        return pack_columns(columns)
+            plan_env.set_state(own_state)
+
+
+class SubEnvHandler(Handler):
+    """Serves one sub-env in its worker: the requests a vector env sends.
+
+    Args:
+        env_fn: Builds the sub-env.
+        index: Its row in the batch.
+        autoreset_mode: The vector env's autoreset mode.
+        buffers: The caller's shared buffers, as this worker maps them.
+        outputs: Where results go: the caller's own :class:`BatchOutputs` (the worker is
+            the caller), ``"shared"`` (the batch arrays in ``buffers``, laid out as
+            ``BatchOutputs(observation_space, num_envs, in_place=obs_shared)``), or None
+            (every result travels in the answer).
+        observation_space: The single observation space (with ``"shared"``).
+        num_envs: Number of sub-envs (with ``"shared"``).
+        obs_shared: Whether observations go to the shared rows too (with ``"shared"``).
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[[], gymnasium.Env],
+        index: int,
+        autoreset_mode: AutoresetMode,
+        buffers: AttachedOutputs,
+        outputs: BatchOutputs | str | None = None,
+        observation_space: Any = None,
+        num_envs: int = 0,
+        obs_shared: bool = False,
+    ):
+        self.sub_env = SubEnv(env_fn(), autoreset_mode)
+        self.index, self.buffers = index, buffers
+        self._outputs = outputs
+        self._layout = (observation_space, num_envs, obs_shared)
+        # Whether observations are written where the caller reads them (else answered).
+        self._obs_written = isinstance(outputs, BatchOutputs) or (outputs and obs_shared)
+
+    @property
+    def env(self) -> gymnasium.Env:
+        """The sub-env."""
+        return self.sub_env.env
+
+    def outputs(self) -> BatchOutputs | None:
+        """Where this sub-env's results go (mapped from the shared buffers on first use)."""
+        if self._outputs == "shared":
+            space, num_envs, obs_shared = self._layout
+            arrays = self.buffers.arrays
+            fields = [key for key in arrays if key.startswith("batch:")]
+            specs = iter(sorted(fields, key=lambda key: int(key.split(":")[1])))
+
+            def mapped(shape: tuple, dtype: Any) -> np.ndarray:
+                return arrays[next(specs)]
+
+            self._outputs = BatchOutputs(space, num_envs, mapped, in_place=obs_shared)
+        return self._outputs
+
+    def handle(self, body: Any) -> Any:
+        """Carry out one request (see :mod:`plangym.vectorization.messages`)."""
+        kind, sub_env = type(body), self.sub_env
+        if kind is Step:
+            action = body.action
+            if type(action) is InBuffer:
+                action = self.buffers.arrays["actions"][self.index]
+                action = action.copy() if isinstance(action, np.ndarray) else action
+            return self.answer(*sub_env.step(action))
+        if kind is Reset:
+            return self.answer(*sub_env.reset(body.seed, body.options))
+        if kind is Restarted:
+            return self.answer(*sub_env.restarted())
+        if kind is Call:
+            return sub_env.call(body.name, *body.args, **(body.kwargs or {}))
+        if kind is SetAttr:
+            sub_env.env.set_wrapper_attr(body.name, body.value)
+            return None
+        if kind is CheckSpaces:
+            return sub_env.check_spaces(body)
+        if kind is GetState:
+            return sub_env.plan_env().get_state()
+        if kind is SetState:
+            sub_env.plan_env().set_state(body.state)
+            sub_env.episode_ended = False
+            return None
+        if kind is StepChunk:
+            return sub_env.step_chunk(body, self.buffers)
+        raise TypeError(f"request: {kind.__name__} is not a request a sub-env answers")
+
+    def answer(self, obs: Any, *results: Any) -> Any:
+        """Return the answer of a reset ``(obs, info)`` or step ``(obs, reward, ..., info)``.
+
+        What fits the outputs is written there; the rest travels in the answer.
+        """
+        outputs, info = self.outputs(), results[-1]
+        if outputs is None:
+            return Stepped(obs, *results) if len(results) == 4 else Observed(obs, info)
+        index = self.index
+        if len(results) == 4:
+            reward, terminated, truncated, _ = results
+            outputs.rewards[index] = reward
+            outputs.terminations[index] = terminated
+            outputs.truncations[index] = truncated
+        if self._obs_written:
+            outputs.write_obs(index, obs)
+            return info
+        return Observed(obs, info)
+
+    def close(self) -> None:
+        """Close the sub-env."""
+        self.sub_env.env.close()

@@ -1,4 +1,4 @@
-"""gymnasium's ``SyncVectorEnv``, on plangym's sub-env protocol: every sub-env in this process.
+"""gymnasium's ``SyncVectorEnv`` on plangym's worker layer: every sub-env in this process.
 
 >>> import gymnasium
 >>> import numpy as np
@@ -19,8 +19,13 @@ from collections.abc import Callable, Sequence
 import gymnasium
 from gymnasium.vector import AutoresetMode
 
-from plangym.vector.in_process_workers import InProcessWorkers
-from plangym.vector.vector_env import PlanVectorEnv, observation_spaces
+from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vector.spaces import observation_spaces
+from plangym.vector.sub_env import SubEnvHandler
+from plangym.vector.vector_env import PlanVectorEnv
+from plangym.vectorization.handler import HandlerFactory
+from plangym.vectorization.local_backend import LocalBackend
+from plangym.vectorization.shared_memory import AttachedOutputs
 
 
 class SyncVectorEnv(PlanVectorEnv):
@@ -43,14 +48,20 @@ class SyncVectorEnv(PlanVectorEnv):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         envs = [env_fn() for env_fn in env_fns]
         single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))
-        workers = InProcessWorkers(env_fns, self.autoreset_mode, single, envs=envs)
-        try:
-            self._start(workers, envs[0], single, batched, observation_mode)
-        except BaseException:
-            workers.close()
-            raise
+        outputs = BatchOutputs(single, len(envs))
+        mode = self.autoreset_mode
+        factories = [
+            HandlerFactory(SubEnvHandler, (env_fn, index, mode), {"outputs": outputs})
+            for index, env_fn in enumerate(env_fns)
+        ]
+        # The sub-envs built above serve; the constructors rebuild one that failed.
+        handlers = [
+            SubEnvHandler(lambda env=env: env, index, mode, AttachedOutputs(), outputs)
+            for index, env in enumerate(envs)
+        ]
+        self._start(LocalBackend(factories, handlers), outputs, envs[0], single, batched)
 
     @property
     def envs(self) -> list[gymnasium.Env]:
         """The sub-envs."""
-        return [sub_env.env for sub_env in self._workers.sub_envs]
+        return [handler.env for handler in self._backend.handlers]

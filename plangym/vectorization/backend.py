@@ -1,17 +1,24 @@
-"""What a kind of worker must offer the scheduler: a small protocol, one file per backend.
+"""What a kind of worker must offer the scheduler: one protocol, one file per backend.
 
-A backend owns ``n_workers`` workers (processes, Ray actors, ...). The scheduler
+A backend owns ``n_workers`` workers: the caller itself
+(:mod:`~plangym.vectorization.local_backend`), worker processes
+(:mod:`~plangym.vectorization.process_backend`) or Ray actors
+(:mod:`~plangym.vectorization.ray_backend`). Each worker runs one
+:class:`~plangym.vectorization.handler.Handler`. The scheduler
 (:mod:`plangym.vectorization.scheduler`) decides what each worker runs and when; the
-backend only moves one task's request to a worker and its result back:
+backend only moves a request (:mod:`plangym.vectorization.messages`) to a worker and its
+answer back:
 
-* :meth:`Backend.prepare` and :meth:`Backend.encode` turn a checked batch into one request
-  per chunk (where the inputs travel: pipes, shared memory, an object store);
+* :meth:`Backend.prepare` and :meth:`Backend.encode` turn a checked batch into one
+  :class:`~plangym.vectorization.messages.StepChunk` per chunk (where the inputs travel:
+  shared memory, an object store);
 * :meth:`Backend.submit` hands a request to a worker and returns a ticket;
 * :meth:`Backend.wait` says which workers' oldest tickets can be read now;
-* :meth:`Backend.result` reads one: the result, :data:`STALE` for a late answer to a
+* :meth:`Backend.result` reads one: the payload, :data:`STALE` for a late answer to a
   request the scheduler gave up on, :class:`WorkerCrashedError` when the worker died, or
   the env's own error;
-* :meth:`Backend.restart` replaces a worker; :meth:`Backend.close` stops them all.
+* :meth:`Backend.restart` replaces a worker, :meth:`Backend.abandon` forgets the tickets of
+  a call given up on, :meth:`Backend.close` stops them all.
 
 A worker runs its tickets in the order they were submitted.
 """
@@ -23,6 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from plangym.vectorization.messages import PackedChunkReply, StepChunk
+from plangym.vectorization.packing import pack_actions, pack_states, unpack_columns
+
 # Returned by Backend.result for a late answer to a request that was given up on.
 STALE = object()
 
@@ -32,22 +44,12 @@ class BatchInputs:
     """A checked batch: one action, state (or none) and dt per element."""
 
     actions: Sequence
-    states: list | None
+    states: list | np.ndarray | None
     dts: list[int]
     want_state: bool
 
     def __len__(self) -> int:
         return len(self.dts)
-
-
-@dataclass(frozen=True)
-class CallRequest:
-    """A request for one worker's env: ``name`` is a method, or an attribute to get/set."""
-
-    kind: str  # "call", "getattr", "setattr", or "actor" (a method of a Ray actor itself)
-    name: str
-    args: tuple = ()
-    kwargs: dict | None = None
 
 
 @dataclass
@@ -56,6 +58,19 @@ class ChunkResult:
 
     columns: list[list]
     compute_s: float | None = None
+
+
+def packed_chunk(inputs: BatchInputs, start: int, stop: int) -> StepChunk:
+    """Chunk ``start:stop`` of ``inputs``, its states packed as one blob (no shared memory)."""
+    states = None if inputs.states is None else pack_states(inputs.states[start:stop])
+    actions = pack_actions(inputs.actions[start:stop])
+    return StepChunk(actions, states, inputs.dts[start:stop], inputs.want_state)
+
+
+def packed_result(reply: PackedChunkReply, want_state: bool) -> ChunkResult:
+    """Return the :class:`ChunkResult` of a chunk answered packed."""
+    columns = unpack_columns(reply.columns)
+    return ChunkResult(columns if want_state else columns[1:], reply.compute_s)
 
 
 class Backend(ABC):
@@ -67,9 +82,17 @@ class Backend(ABC):
         """Get ready to encode the chunks ``bounds`` of ``inputs``; return a layout."""
         return None
 
-    @abstractmethod
     def encode(self, inputs: BatchInputs, layout: Any, index: int, start: int, stop: int) -> Any:
         """Return the request of chunk ``index`` (elements ``start:stop``)."""
+        return packed_chunk(inputs, start, stop)
+
+    def stage_actions(self, actions: np.ndarray) -> bool:
+        """Put a vector step's actions where every worker reads them; False if unsupported.
+
+        When it returns True, each worker is sent ``Step()`` (its action in the buffer)
+        instead of ``Step(action)``.
+        """
+        return False
 
     @abstractmethod
     def submit(self, worker: int, request: Any) -> Any:
@@ -84,7 +107,7 @@ class Backend(ABC):
         """Read the answer to ``ticket``: a value, :data:`STALE`, or raise.
 
         A chunk's answer is a :class:`ChunkResult` whose columns are those of
-        ``step_batch`` (5, or 6 with states); a call's answer is its value.
+        ``step_batch`` (5, or 6 with states); any other request's answer is its payload.
         """
 
     @abstractmethod
@@ -92,14 +115,19 @@ class Backend(ABC):
         """Replace ``worker`` by a fresh one (whatever it was doing)."""
 
     def abandon(self, workers: list[int]) -> None:
-        """Forget the tickets of a batch given up on (Ctrl-C) that ``workers`` still run.
+        """Forget the tickets of a call given up on (Ctrl-C) that ``workers`` still run.
 
         By default they are restarted: a worker left running would write results where
-        the next batch's go.
+        the next call's go.
         """
         for worker in workers:
             self.restart(worker)
 
+    @property
+    def worker_pids(self) -> tuple[int | None, ...]:
+        """Process id of each worker (None where it is not known)."""
+        return (None,) * self.n_workers
+
     @abstractmethod
-    def close(self) -> None:
-        """Stop every worker and release what they share."""
+    def close(self, terminate: bool = False) -> None:
+        """Stop every worker (at once if ``terminate``) and release what they share."""

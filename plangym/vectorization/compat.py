@@ -5,7 +5,8 @@
   ``reset`` and ``set_state`` with ``blocking=``.
 * :class:`BatchEnv`: the workers of a ``ParallelEnv``: ``len()``, indexing, attribute
   forwarding, ``reset(indices)``, ``sync_states(state, blocking)`` and
-  ``make_transitions``. Its batches run on the same scheduler as ``ParallelEnv``'s.
+  ``make_transitions``. ``ParallelEnv.batch_env`` is a view of the env's own backend and
+  scheduler; a ``BatchEnv`` built from workers (plangym 0.1's way) makes its own.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from plangym.validation import (
     check_batch_dt,
     check_batch_states,
 )
-from plangym.vectorization.backend import BatchInputs, CallRequest
+from plangym.vectorization.backend import BatchInputs
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.process import WorkerProcess
 from plangym.vectorization.process_backend import ProcessBackend
-from plangym.vectorization.scheduler import Scheduler
+from plangym.vectorization.scheduler import OnCrash, Scheduler
 
 
 class Promise:
@@ -154,16 +155,28 @@ class BatchEnv:
         obs_dtype: Any = None,
         queue_depth: Callable[[int], int] | None = None,
     ):
-        self.workers = list(envs)
+        envs = list(envs)
         self.blocking = blocking
         if obs_shape is None or obs_dtype is None:
-            space = self.workers[0].observation_space
+            space = envs[0].observation_space
             obs_shape = space.shape if obs_shape is None else obs_shape
             obs_dtype = space.dtype if obs_dtype is None else obs_dtype
         # Envs without an observation dtype get float64 buffers; observations of another
         # dtype then travel with the reply (see transport.write_outputs), still exact.
-        backend = ProcessBackend(self.workers, obs_shape or (), obs_dtype or np.float64)
+        backend = ProcessBackend(envs, obs_shape or (), obs_dtype or np.float64)
         self.scheduler = Scheduler(backend, queue_depth=queue_depth)
+
+    @classmethod
+    def view(cls, scheduler: Scheduler, blocking: bool = False) -> BatchEnv:
+        """Return the ``BatchEnv`` of the workers a ``ParallelEnv`` owns (its own scheduler)."""
+        batch_env = cls.__new__(cls)
+        batch_env.scheduler, batch_env.blocking = scheduler, blocking
+        return batch_env
+
+    @property
+    def workers(self) -> list[ExternalProcess]:
+        """The worker processes."""
+        return self.scheduler.backend.workers
 
     def __len__(self) -> int:
         """Return the number of workers."""
@@ -192,8 +205,7 @@ class BatchEnv:
         """
         if not blocking:
             return [worker.set_state(state, blocking=False) for worker in self.workers]
-        request = CallRequest("call", "set_state", (state,))
-        self.scheduler.broadcast_all(request, "set_state", True)
+        self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
         return None
 
     def reset(self, indices: Sequence[int] | None = None, return_states: bool = True) -> tuple:
@@ -203,7 +215,7 @@ class BatchEnv:
         per worker reset, or ``(observs, infos)`` without ``return_states``.
         """
         indices = range(self.n_workers) if indices is None else [int(i) for i in indices]
-        request = CallRequest("call", "reset", (), {"return_state": return_states})
+        request = Call("reset", (), {"return_state": return_states})
         results = self.scheduler.broadcast(dict.fromkeys(indices, request), "reset")
         return tuple(stack_rows(column) for column in zip(*results, strict=True))
 

@@ -21,12 +21,12 @@ from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import check_flag, check_positive_int
-from plangym.vectorization.backend import Backend, BatchInputs, CallRequest
+from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.costs import DispatchCosts
-from plangym.vectorization.errors import ClosedEnvironmentError, NoAsyncCallError
 from plangym.vectorization.lifecycle import CallState, idle_only
 from plangym.vectorization.local_env import LocalEnvAPI
-from plangym.vectorization.scheduler import Batch, Scheduler, chunk_bounds
+from plangym.vectorization.messages import Call, GetAttr, SetAttr
+from plangym.vectorization.scheduler import OnCrash, Scheduler, chunk_bounds
 
 
 class VectorizedEnv(LocalEnvAPI, PlanEnv):
@@ -76,8 +76,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._env_class = env_class
         self._n_workers = check_positive_int("n_workers", n_workers)
-        self.call_state = CallState.IDLE
-        self._pending: Batch | None = None  # the batch of a step_batch_async call
+        self.call_state = CallState(type(self).__name__)
         self._scheduler: Scheduler | None = None
         # Only what the caller passed: the env class fills in everything else, so the
         # workers' envs are the env that make(name, **kwargs) builds in one process.
@@ -148,8 +147,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     @property
     def scheduler(self) -> Scheduler:
         """The scheduler running this env's batches on its workers."""
-        if self.call_state is CallState.CLOSED:
-            raise ClosedEnvironmentError("scheduler: the env is closed")
+        self.call_state.check_running()
         if self._scheduler is None:
             self.setup()
         return self._scheduler
@@ -222,8 +220,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         Any other call before :meth:`step_batch_wait` raises ``AlreadyPendingCallError``.
         """
         inputs = self._checked_inputs(actions, states, dt, return_state)
-        self._pending = self.scheduler.dispatch(inputs)
-        self.call_state = CallState.PENDING
+        self.call_state.start("step_batch", self.scheduler.dispatch(inputs))
 
     def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
         """Wait for the pending batch and return its results.
@@ -232,13 +229,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         after ``timeout`` seconds, in which case the batch is abandoned and the workers
         still on it are replaced, so the env stays usable.
         """
-        if self.call_state is CallState.CLOSED:
-            raise ClosedEnvironmentError("step_batch_wait: the env is closed")
-        if self.call_state is not CallState.PENDING:
-            raise NoAsyncCallError("step_batch_wait: no step_batch_async call is pending")
-        batch, self._pending = self._pending, None
-        self.call_state = CallState.IDLE
-        return self.scheduler.gather_or_abandon(batch, timeout).columns()
+        batch = self.call_state.take("step_batch")
+        return self.scheduler.gather(batch, timeout).columns()
 
     def _checked_inputs(self, actions, states, dt, return_state) -> BatchInputs:
         actions, states, dts = self.check_batch(actions, states, dt)
@@ -253,34 +245,30 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         A worker that dies meanwhile is replaced and set to the state too.
         """
         state = self.plan_env.get_state() if state is None else state
-        request = CallRequest("call", "set_state", (state,))
-        self.scheduler.broadcast_all(request, "set_state", True)
+        self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
 
     @idle_only
     def call(self, name: str, *args: Any, **kwargs: Any) -> list:
         """Call ``env.name(*args, **kwargs)`` in every worker; return their results."""
-        request = CallRequest("call", name, args, kwargs)
-        return self.scheduler.broadcast_all(request, name)
+        return self.scheduler.broadcast_all(Call(name, args, kwargs), name)
 
     @idle_only
     def get_attr(self, name: str) -> list:
         """Return attribute ``name`` of every worker's env."""
-        request = CallRequest("getattr", name)
-        return self.scheduler.broadcast_all(request, name)
+        return self.scheduler.broadcast_all(GetAttr(name), name)
 
     @idle_only
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every worker's env: one value each, or one for all."""
         values = self.values_per_worker(values, self.n_workers)
-        requests = {i: CallRequest("setattr", name, (value,)) for i, value in enumerate(values)}
-        self.scheduler.broadcast(requests, name)
+        self.scheduler.broadcast({i: SetAttr(name, value) for i, value in enumerate(values)}, name)
 
     def close(self) -> None:
         """Stop the workers and close the local env; later calls raise ClosedEnvironmentError."""
-        if getattr(self, "call_state", CallState.CLOSED) is CallState.CLOSED:
+        call_state = getattr(self, "call_state", None)
+        if call_state is None or call_state.closed:
             return
-        self.call_state = CallState.CLOSED
-        self._pending = None
+        call_state.close()
         if self._scheduler is not None:
             self._scheduler.backend.close()
         if self._plan_env is not None:

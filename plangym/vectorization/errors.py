@@ -1,31 +1,58 @@
-"""Errors raised by vectorized environments.
+"""Errors of vectorized environments, on both faces: plangym's and gymnasium's vector API.
 
-Errors raised inside a worker are re-raised in the caller with their original type; the
-worker's traceback is attached as the ``__cause__`` (a :class:`RemoteTraceback`), so the
-printed traceback shows where in the worker it happened.
+Each call-state error is also gymnasium's of the same name, so code written for
+``gymnasium.vector.AsyncVectorEnv`` catches it unchanged. Errors raised inside a worker are
+re-raised in the caller with their original type; the worker's traceback is attached as
+the ``__cause__`` (a :class:`RemoteTraceback`), so the printed traceback shows where in the
+worker it happened.
+
+>>> import gymnasium
+>>> error = AlreadyPendingCallError("step_async: a reset is pending", "reset")
+>>> isinstance(error, gymnasium.error.AlreadyPendingCallError), error.name
+(True, 'reset')
 """
 
 from __future__ import annotations
+
+import multiprocessing
+
+import gymnasium
 
 
 class VectorizedEnvError(RuntimeError):
     """Base class of the errors specific to vectorized environments."""
 
 
-class AlreadyPendingCallError(VectorizedEnvError):
-    """An asynchronous call is pending: collect it (``step_batch_wait``) first."""
+class AlreadyPendingCallError(VectorizedEnvError, gymnasium.error.AlreadyPendingCallError):
+    """An asynchronous call is pending: collect it (its ``*_wait``) first."""
+
+    def __init__(self, message: str, name: str = ""):
+        super().__init__(message)
+        self.name = name
 
 
-class NoAsyncCallError(VectorizedEnvError):
-    """``step_batch_wait`` was called with no ``step_batch_async`` pending."""
+class NoAsyncCallError(VectorizedEnvError, gymnasium.error.NoAsyncCallError):
+    """A ``*_wait`` call with no matching ``*_async`` call pending."""
+
+    def __init__(self, message: str, name: str = ""):
+        super().__init__(message)
+        self.name = name
 
 
-class ClosedEnvironmentError(VectorizedEnvError):
+class ClosedEnvironmentError(VectorizedEnvError, gymnasium.error.ClosedEnvironmentError):
     """The environment was closed; it cannot be used any more."""
 
 
 class WorkerCrashedError(VectorizedEnvError):
-    """A worker died and its work could not be re-run (no states were supplied)."""
+    """A worker died and its work could not be re-run."""
+
+
+class SubEnvCrashedError(WorkerCrashedError):
+    """A sub-env's worker died during a call that cannot be re-run; it was restarted."""
+
+
+class CallTimeoutError(multiprocessing.TimeoutError, TimeoutError):
+    """A call ran out of time; the workers still busy with it were replaced."""
 
 
 class RemoteTraceback(Exception):  # noqa: N818 - it is the traceback text, not an error

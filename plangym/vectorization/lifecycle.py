@@ -1,56 +1,92 @@
-"""The call state of a vectorized env, as gymnasium's ``AsyncVectorEnv`` keeps it.
+"""The call state of both faces, as gymnasium's ``AsyncVectorEnv`` keeps it.
 
-An env is idle, has one asynchronous batch pending, or is closed. Every public method
-checks the state first and, when it must refuse, raises before it changes anything:
+An env is idle, has one asynchronous call pending (``step_batch_async``, ``reset_async``,
+``step_async``, ``call_async``), or is closed. Every public method checks the state first
+and, when it must refuse, raises before it changes anything:
 
-* a call while a batch is pending raises :class:`AlreadyPendingCallError`;
-* ``step_batch_wait`` with nothing pending raises :class:`NoAsyncCallError`;
+* a call while another is pending raises :class:`AlreadyPendingCallError`;
+* a ``*_wait`` with nothing of its kind pending raises :class:`NoAsyncCallError`;
 * any call after ``close()`` raises :class:`ClosedEnvironmentError`.
 
 >>> class Door:
-...     call_state = CallState.IDLE
+...     call_state = CallState("Door")
 ...     @idle_only
 ...     def open(self):
 ...         return "opened"
 >>> door = Door()
 >>> door.open()
 'opened'
->>> door.call_state = CallState.CLOSED
+>>> door.call_state.closed = True
 >>> door.open()
 Traceback (most recent call last):
 ...
-plangym.vectorization.errors.ClosedEnvironmentError: open: the env is closed
+plangym.vectorization.errors.ClosedEnvironmentError: Trying to operate on `Door`, ...
 """
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from plangym.vectorization.errors import AlreadyPendingCallError, ClosedEnvironmentError
+from plangym.vectorization.errors import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+)
 
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
-class CallState(enum.Enum):
-    """Whether an env is idle, waiting for an asynchronous batch, or closed."""
+class CallState:
+    """Whether an env is idle, waits for an asynchronous call (which one), or is closed.
 
-    IDLE = "idle"
-    PENDING = "pending"
-    CLOSED = "closed"
+    Args:
+        owner: The env's class name, for messages.
+    """
 
+    def __init__(self, owner: str):
+        self.owner = owner
+        self.closed = False
+        self.pending: str | None = None  # the kind of call pending: "step", "reset", ...
+        self.batch: Any = None  # what its *_wait collects
 
-def check_idle(call_state: CallState, method: str) -> None:
-    """Raise unless ``call_state`` lets ``method`` run now."""
-    if call_state is CallState.CLOSED:
-        raise ClosedEnvironmentError(f"{method}: the env is closed")
-    if call_state is CallState.PENDING:
-        raise AlreadyPendingCallError(
-            f"{method}: a step_batch_async call is pending; collect it with "
-            "step_batch_wait() before making another call"
-        )
+    def check_running(self) -> None:
+        """Raise :class:`ClosedEnvironmentError` once the env is closed."""
+        if self.closed:
+            raise ClosedEnvironmentError(
+                f"Trying to operate on `{self.owner}`, after a call to `close()`."
+            )
+
+    def check_idle(self, method: str) -> None:
+        """Raise unless ``method`` may run now: the env is open and nothing is pending."""
+        self.check_running()
+        if self.pending is not None:
+            raise AlreadyPendingCallError(
+                f"Calling `{method}` while waiting for a pending call to `{self.pending}` to "
+                "complete.",
+                self.pending,
+            )
+
+    def start(self, kind: str, batch: Any) -> None:
+        """Remember the asynchronous call of ``kind`` just sent."""
+        self.pending, self.batch = kind, batch
+
+    def take(self, kind: str) -> Any:
+        """Return the pending call of ``kind`` for its ``*_wait`` and go back to idle."""
+        self.check_running()
+        if self.pending != kind:
+            raise NoAsyncCallError(
+                f"Calling `{kind}_wait` without any prior call to `{kind}_async`.", kind
+            )
+        batch, self.pending, self.batch = self.batch, None, None
+        return batch
+
+    def close(self) -> Any:
+        """Mark the env closed; return the batch of a call left pending, if any."""
+        batch, self.pending, self.batch = self.batch, None, None
+        self.closed = True
+        return batch
 
 
 def idle_only(method: Method) -> Method:
@@ -58,7 +94,7 @@ def idle_only(method: Method) -> Method:
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        check_idle(self.call_state, method.__name__)
+        self.call_state.check_idle(method.__name__)
         return method(self, *args, **kwargs)
 
     return checked  # type: ignore[return-value]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plangym.core import PlanEnv
-from plangym.vectorization.lifecycle import CallState, check_idle, idle_only
+from plangym.vectorization.lifecycle import CallState, idle_only
 
 
 class LocalEnvAPI:
@@ -155,7 +155,7 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        check_idle(env.call_state, method.__name__)
+        env.call_state.check_idle(method.__name__)
         return method(*args, **kwargs)
 
     return checked

@@ -1,9 +1,13 @@
 """What crosses the pipe between the caller and a worker process: one small type each.
 
-A request is a :class:`Request` (an id and one body below); every request but
-:class:`Attach` is answered by one :class:`Reply` with the same id, in the order the
-requests were sent. The first reply of a new worker, id :data:`READY_ID`, says its env is
-built (payload: its process id) or why it could not be.
+One vocabulary serves both faces: a :class:`~plangym.vectorization.env.VectorizedEnv`'s
+workers get :class:`StepChunk`, :class:`Call`, :class:`GetAttr` and :class:`SetAttr`; a
+gymnasium vector env's sub-envs also get :class:`Reset`, :class:`Step`, :class:`Restarted`,
+:class:`CheckSpaces`, :class:`GetState` and :class:`SetState`. A request is a
+:class:`Request` (an id and one body); every request but :class:`Attach` is answered by one
+:class:`Reply` with the same id, in the order the requests were sent. The first reply of a
+new worker, id :data:`READY_ID`, says its env is built (payload: its process id) or why it
+could not be.
 
 >>> request = Request(7, GetAttr("frameskip"))
 >>> reply = Reply(7, ok=True, payload=5)
@@ -29,11 +33,16 @@ from plangym.vectorization.packing import (
     SharedStates,
 )
 
-READY_ID = 0  # request id of the "env is built" reply a worker sends first
+READY_ID = 0  # request id of the "worker is ready" reply a worker sends first
 
 
+# Requests of both faces ----------------------------------------------------------------------
 class Call(NamedTuple):
-    """Call ``env.name(*args, **kwargs)``; the reply carries the result."""
+    """Call ``env.name(*args, **kwargs)``; the reply carries the result.
+
+    On a gymnasium sub-env it is gymnasium's ``call``: an attribute that is not callable
+    is returned as it is.
+    """
 
     name: str
     args: tuple = ()
@@ -54,24 +63,28 @@ class SetAttr(NamedTuple):
 
 
 class StepChunk(NamedTuple):
-    """Step a checked chunk of a batch.
+    """Step a checked chunk of a batch from the given states.
 
-    Observations, rewards and flags go into the caller's shared buffers (``specs`` names
-    them, None when unchanged since the last chunk) at row ``offset``; new states go to
-    the ``(start, capacity)`` bytes of the shared states arena when they fit.
+    With an ``offset``, observations, rewards and flags go into the caller's shared
+    buffers at that row, and new states to the ``(start, capacity)`` bytes of the shared
+    states arena when they fit; without one (Ray, or the caller's own process) the reply
+    carries the columns packed (:func:`~plangym.vectorization.packing.pack_columns`).
     """
 
     actions: PackedActions
     states: PackedStates | None
     dts: list[int]
     want_state: bool
-    offset: int
-    states_region: tuple[int, int]
-    specs: dict | None
+    offset: int | None = None
+    states_region: tuple[int, int] | None = None
 
 
 class Attach(NamedTuple):
-    """Map the caller's shared buffers now (sent to a restarted worker; not answered)."""
+    """Map the caller's shared buffers ``{field: spec}`` (fields not named stay mapped).
+
+    Not answered: it is sent before the request that needs the buffers, and to a
+    restarted worker so it knows what to remove should the caller die.
+    """
 
     specs: dict
 
@@ -80,11 +93,71 @@ class Close(NamedTuple):
     """Close the env and exit."""
 
 
+class Location(NamedTuple):
+    """Say where the worker runs (a Ray actor's node, host and process id)."""
+
+
+# Requests of a gymnasium sub-env -------------------------------------------------------------
+class Reset(NamedTuple):
+    """Start a new episode: ``env.reset(seed=seed, options=options)``."""
+
+    seed: int | None = None
+    options: dict | None = None
+
+
+class InBuffer:
+    """Marks a step whose action waits in the caller's shared action buffer."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InBuffer)
+
+    def __hash__(self) -> int:
+        return hash(InBuffer)
+
+    def __reduce__(self) -> str:
+        return "IN_BUFFER"
+
+    def __repr__(self) -> str:
+        return "IN_BUFFER"
+
+
+IN_BUFFER = InBuffer()
+
+
+class Step(NamedTuple):
+    """One step of the sub-env under the vector env's autoreset mode."""
+
+    action: Any = IN_BUFFER
+
+
+class Restarted(NamedTuple):
+    """Reset a sub-env rebuilt after its worker died (its step reports a truncation)."""
+
+
+class CheckSpaces(NamedTuple):
+    """Whether the sub-env's spaces match the vector env's (gymnasium's check)."""
+
+    observation_mode: Any
+    observation_space: Any
+    action_space: Any
+
+
+class GetState(NamedTuple):
+    """Return the sub-env's plangym state."""
+
+
+class SetState(NamedTuple):
+    """Restore a plangym state in the sub-env; its episode goes on from there."""
+
+    state: Any
+
+
+# Replies -------------------------------------------------------------------------------------
 class Request(NamedTuple):
     """One request: its id and what to do."""
 
     request_id: int
-    body: Call | GetAttr | SetAttr | StepChunk | Attach | Close
+    body: Any
 
 
 class Reply(NamedTuple):
@@ -97,7 +170,7 @@ class Reply(NamedTuple):
 
 
 class StepChunkReply(NamedTuple):
-    """What a worker sends back for a :class:`StepChunk` besides the shared buffers.
+    """What a worker sends back for a :class:`StepChunk` stepped into shared buffers.
 
     ``fallback`` holds, per output field, None (written to shared memory) or the list
     itself when it did not fit; ``times`` are the worker's ``perf_counter`` at the start
@@ -110,6 +183,30 @@ class StepChunkReply(NamedTuple):
     times: tuple[float, float]
 
 
+class PackedChunkReply(NamedTuple):
+    """A chunk's columns packed (:func:`~plangym.vectorization.packing.pack_columns`)."""
+
+    columns: tuple
+    compute_s: float
+
+
+class Observed(NamedTuple):
+    """A sub-env's reset answer whose observation did not go into shared memory."""
+
+    obs: Any
+    info: dict
+
+
+class Stepped(NamedTuple):
+    """A sub-env's step answer whose results did not go into shared memory."""
+
+    obs: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    info: dict
+
+
 # On the pipe every message is a plain tuple: pickle handles tuples in C, while each
 # NamedTuple costs it a Python-level reduce (about 10 us a request, measured). The types
 # above are what the code builds and reads; only to_wire and from_wire see the tuples.
@@ -120,7 +217,17 @@ _WIRE_TYPES: tuple[type, ...] = (
     StepChunk,
     Attach,
     Close,
+    Location,
+    Reset,
+    Step,
+    Restarted,
+    CheckSpaces,
+    GetState,
+    SetState,
     StepChunkReply,
+    PackedChunkReply,
+    Observed,
+    Stepped,
     ArrayActions,
     ListActions,
     ArrayStates,
@@ -206,11 +313,34 @@ def error_reply(request_id: int, error: BaseException) -> Reply:
     return Reply(request_id, False, *error_payload(error))
 
 
+# A vector step's hot path pickles nothing: a step whose action waits in the shared action
+# buffer travels as b"S" and its id, and a reply whose payload is an empty info (the
+# observation went to shared memory) as its id alone. No pickle is that short.
+_ID_BYTES = 8
+_STEP_FROM_BUFFER = b"S"
+
+
 def encode(message: Request | Reply) -> bytes:
-    """Return the bytes a request or reply crosses the pipe as."""
+    """Return the bytes a request or reply crosses the pipe as.
+
+    >>> decode(encode(Request(5, Step())))
+    Request(request_id=5, body=Step(action=IN_BUFFER))
+    >>> decode(encode(Reply(5, True, {})))
+    Reply(request_id=5, ok=True, payload={}, traceback='')
+    """
+    if isinstance(message, Request):
+        body = message.body
+        if type(body) is Step and type(body.action) is InBuffer:
+            return _STEP_FROM_BUFFER + message.request_id.to_bytes(_ID_BYTES, "little")
+    elif message.ok and type(message.payload) is dict and not message.payload:
+        return message.request_id.to_bytes(_ID_BYTES, "little")
     return dumps(to_wire(message))
 
 
 def decode(blob: bytes) -> Request | Reply:
     """Return the request or reply that :func:`encode` turned into ``blob``."""
+    if len(blob) == _ID_BYTES:
+        return Reply(int.from_bytes(blob, "little"), True, {})
+    if len(blob) == _ID_BYTES + 1 and blob[:1] == _STEP_FROM_BUFFER:
+        return Request(int.from_bytes(blob[1:], "little"), Step())
     return from_wire(pickle.loads(blob))

@@ -19,8 +19,6 @@ too (they live in :mod:`plangym.vectorization.compat`).
 
 from __future__ import annotations
 
-import multiprocessing as mp
-from multiprocessing import resource_tracker
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ from plangym.vectorization.backend import Backend
 from plangym.vectorization.compat import BatchEnv, ExternalProcess, Promise, stack_rows
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
+from plangym.vectorization.process_backend import ProcessBackend
 from plangym.vectorization.scheduler import Scheduler, plan_chunks
 
 __all__ = [
@@ -78,7 +77,6 @@ class ParallelEnv(VectorizedEnv):
         **kwargs: Any,
     ):
         self._start_method = start_method
-        self._batch_env: BatchEnv | None = None
         super().__init__(
             env_class=env_class,
             name=name,
@@ -94,43 +92,30 @@ class ParallelEnv(VectorizedEnv):
 
     def create_backend(self) -> Backend:
         """Start the worker processes (all at once) and wait until their envs are built."""
-        context = mp.get_context(self._start_method)
-        # Workers must share the caller's resource tracker (inherited when it runs before
-        # they start); with one of their own, a worker's exit would unlink live buffers.
-        resource_tracker.ensure_running()
-        constructor = self.create_env_callable()
-        workers = [
-            ExternalProcess(constructor, index=i, context=context, wait_ready=False)
-            for i in range(self.n_workers)
-        ]
-        try:
-            for worker in workers:
-                worker.wait_ready()
-        except BaseException:
-            for worker in workers:
-                worker.terminate()
-            raise
         space = getattr(self.plan_env, "observation_space", None)
-        self._batch_env = BatchEnv(
-            workers,
-            blocking=self.blocking,
+        backend = ProcessBackend(
             obs_shape=self.plan_env.obs_shape or (),
             obs_dtype=getattr(space, "dtype", None) or np.float64,
-            queue_depth=self.dispatch_costs.chunks_to_queue,
         )
-        return self._batch_env.scheduler.backend
+        constructors = [self.create_env_callable()] * self.n_workers
+        backend.start(constructors, self._start_method, worker_class=ExternalProcess)
+        return backend
 
     def create_scheduler(self, backend: Backend) -> Scheduler:
-        """Return the scheduler the :class:`BatchEnv` built around the workers."""
-        return self._batch_env.scheduler
+        """Return a scheduler that queues a second short chunk when the costs say so."""
+        return Scheduler(backend, queue_depth=self.dispatch_costs.chunks_to_queue)
 
     @property
     def batch_env(self) -> BatchEnv:
-        """The :class:`BatchEnv` holding the workers (plangym 0.1's ``_batch_env``)."""
-        self.scheduler  # noqa: B018 - raises when closed, builds the workers when delayed
-        return self._batch_env
+        """The workers as plangym 0.1's :class:`BatchEnv` (a view of this env's own)."""
+        return BatchEnv.view(self.scheduler, self.blocking)
+
+    @property
+    def _batch_env(self) -> BatchEnv:
+        """Return :attr:`batch_env` (plangym 0.1's name for it)."""
+        return self.batch_env
 
     @property
     def workers(self) -> list[ExternalProcess]:
         """The worker processes."""
-        return self.batch_env.workers
+        return self.scheduler.backend.workers

@@ -21,6 +21,7 @@ import cloudpickle
 
 from plangym.core import PlanEnv
 from plangym.vectorization.errors import WorkerCrashedError, with_remote_traceback
+from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
     Attach,
@@ -40,36 +41,31 @@ CLOSE_TIMEOUT_S = 5.0
 
 
 class WorkerProcess:
-    """One worker process owning one env built from a (cloud)pickled constructor.
+    """One worker process running :func:`~plangym.vectorization.worker.run_worker`.
 
     It sends requests (:mod:`plangym.vectorization.messages`) and reads their replies, in
     order; it notices the process's death and restarts it.
 
     Args:
-        constructor: A callable that builds the env (it is cloudpickled, so lambdas and
-            classes defined in a notebook work).
+        constructor: A callable that builds the env, or a
+            :class:`~plangym.vectorization.handler.HandlerFactory` (it is cloudpickled, so
+            lambdas and classes defined in a notebook work).
         index: Position of the worker in its batch, used in messages.
         context: A multiprocessing context (fork, spawn or forkserver).
         wait_ready: Wait until the env is built before returning.
-        target: The loop the process runs, called as ``target(conn, factory_blob,
-            caller_pid)`` (default: :func:`~plangym.vectorization.worker.run_worker`).
         daemon: Start the process as a daemon (a daemon cannot start processes itself).
-        close_message: The bytes that ask ``target`` to close its env and exit (default:
-            :func:`~plangym.vectorization.worker.run_worker`'s close request).
     """
 
     def __init__(
         self,
-        constructor: Callable[[], PlanEnv],
+        constructor: Callable[[], PlanEnv] | HandlerFactory,
         index: int = 0,
         context: mp.context.BaseContext | None = None,
         wait_ready: bool = True,
-        target: Callable[..., None] = run_worker,
         daemon: bool = True,
-        close_message: bytes | None = None,
     ):
         self.index = index
-        self._target, self._daemon, self._close_message = target, daemon, close_message
+        self._daemon = daemon
         self._factory_blob = cloudpickle.dumps(constructor)
         self._context = context or mp.get_context()
         self._next_id = READY_ID + 1
@@ -87,7 +83,7 @@ class WorkerProcess:
         """Start the process; :meth:`wait_ready` waits until its env is built."""
         parent_conn, child_conn = self._context.Pipe()
         process = self._context.Process(
-            target=self._target,
+            target=run_worker,
             args=(child_conn, self._factory_blob, os.getpid()),
             name=f"plangym-worker-{self.index}",
             daemon=self._daemon,
@@ -97,7 +93,7 @@ class WorkerProcess:
         self._conn, self._process = parent_conn, process
         # A new process knows no dtype and no shared buffers yet.
         self._states_out, self._states_in = DtypeChannel(), DtypeChannel()
-        self._sent_specs: dict | None = None
+        self._sent_specs: dict[str, tuple] = {}
 
     def wait_ready(self) -> None:
         """Block until the env is built in the worker; raise its error if building failed."""
@@ -111,18 +107,24 @@ class WorkerProcess:
         for the env to be built: the ready message is then dropped like any stale reply.
 
         The new process maps the shared buffers the old one had at once (an "attach"
-        request, not answered): should the caller die before its next batch, the workers
-        still know which buffers to remove (see :func:`worker.exit_when_orphaned`).
+        request, not answered): its handler may write there (a sub-env's row), and should
+        the caller die before its next batch, it still knows which buffers to remove.
         """
         specs = self._sent_specs
         with interrupts_deferred():
             self.terminate()
             self.start()
         self.wait_ready()
-        if specs is not None:
-            with contextlib.suppress(WorkerCrashedError):  # the next request finds out
-                self.send(Attach(specs))
-                self._sent_specs = specs
+        with contextlib.suppress(WorkerCrashedError):  # the next request finds out
+            self.ensure_attached(specs)
+
+    def ensure_attached(self, specs: dict[str, tuple]) -> None:
+        """Tell the worker of the shared buffers in ``specs`` it does not map yet."""
+        sent = self._sent_specs
+        changed = {field: spec for field, spec in specs.items() if sent.get(field) != spec}
+        if changed:
+            self.send(Attach(changed))
+            sent.update(changed)
 
     def terminate(self) -> None:
         """Kill the process at once and release its pipe."""
@@ -140,12 +142,8 @@ class WorkerProcess:
         """Ask the worker to close its env and exit (without waiting)."""
         if self._process is None:
             return
-        if self._close_message is None:
-            with contextlib.suppress(WorkerCrashedError):
-                self.send(Close())
-        else:
-            with contextlib.suppress(OSError, ValueError):
-                self._conn.send_bytes(self._close_message)
+        with contextlib.suppress(WorkerCrashedError):
+            self.send(Close())
 
     def close(self) -> None:
         """Ask the worker to close its env and exit; kill it if it does not in time."""
@@ -220,21 +218,9 @@ class WorkerProcess:
         return WorkerCrashedError(f"worker {self.index} (pid {self.pid}) died, exit code {code}")
 
     def send_step_chunk(self, request: StepChunk) -> int:
-        """Send a chunk of a batch; what this process knows already is not sent again.
-
-        The buffer specs go only when they changed since the last chunk, and the states'
-        dtype only when it differs from the last one sent (see :class:`DtypeChannel`).
-        """
-        specs = request.specs
-        request_id = self.send(
-            replaced(
-                request,
-                states=self._states_out.encode_states(request.states),
-                specs=None if specs == self._sent_specs else specs,
-            )
-        )
-        self._sent_specs = specs
-        return request_id
+        """Send a chunk of a batch, its states' dtype only if the worker does not know it."""
+        states = self._states_out.encode_states(request.states)
+        return self.send(replaced(request, states=states))
 
     def decode_step_reply(self, reply: StepChunkReply) -> StepChunkReply:
         """Return ``reply`` with its states' dtype restored."""

@@ -1,28 +1,34 @@
-"""The process backend: worker processes, pipes and shared memory.
+"""The process backend: worker processes, pipes and shared memory, for both faces.
 
-What crosses per chunk: the states are copied once into a shared arena the workers map
-(:mod:`plangym.vectorization.shared_states`), observations, rewards and flags are written
-by the workers into shared buffers (:mod:`plangym.vectorization.transport`), and only a
-small :class:`~plangym.vectorization.messages.StepChunk` and its reply (new states'
-descriptor, infos) go through the pipe.
+What crosses per chunk of a ``step_batch``: the states are copied once into a shared arena
+the workers map (:mod:`plangym.vectorization.shared_states`), observations, rewards and
+flags are written by the workers into shared buffers (:mod:`plangym.vectorization.transport`),
+and only a small :class:`~plangym.vectorization.messages.StepChunk` and its reply (new
+states' descriptor, infos) go through the pipe. A vector step writes each sub-env's
+results into its row of the batch arrays (:meth:`ProcessBackend.allocate`), takes its
+action from a shared action buffer (:meth:`ProcessBackend.stage_actions`), and an empty
+info comes back as a few bytes: the hot path pickles nothing.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import wait
 from typing import Any
 
 import numpy as np
 
 from plangym.columns import is_record_block
-from plangym.vectorization.backend import STALE, Backend, BatchInputs, CallRequest, ChunkResult
-from plangym.vectorization.messages import Call, GetAttr, SetAttr, StepChunk
+from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
+from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.packing import pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
-from plangym.vectorization.shared_memory import SharedOutputs
+from plangym.vectorization.shared_memory import SharedArray, SharedOutputs
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
 
@@ -37,25 +43,94 @@ class ArenaLayout:
     in_bytes: list  # bytes each takes in the input arena (None: cannot go there)
     in_starts: list[int]
     out_regions: list[tuple[int, int]]  # (start, capacity) of each chunk's new states
-    specs: dict  # the shared buffers' names, as the workers map them
 
 
 class ProcessBackend(Backend):
-    """Worker processes and the shared buffers their chunks' outputs go through.
+    """Worker processes and the shared buffers their outputs go through.
 
     Args:
-        workers: The worker processes (they stay this backend's: closing it stops them).
-        obs_shape: Shape of one observation (sizes the shared output buffers).
+        workers: Worker processes already started (they become this backend's: closing
+            it stops them), or None to :meth:`start` them later.
+        obs_shape: Shape of one observation (sizes the chunks' shared output buffers).
         obs_dtype: Dtype of the observations.
     """
 
-    def __init__(self, workers: list[WorkerProcess], obs_shape: tuple, obs_dtype: Any):
-        self.workers = workers
-        self.n_workers = len(workers)
-        self._obs_shape, self._obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
-        self._resources = _Resources(workers)
+    def __init__(
+        self, workers: list[WorkerProcess] | None = None, obs_shape: tuple = (), obs_dtype=None
+    ):
+        self._obs_shape = tuple(obs_shape)
+        self._obs_dtype = np.dtype(obs_dtype or np.float64)
+        self._resources = _Resources(list(workers or []))
         # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
         self._finalizer = weakref.finalize(self, self._resources.release)
+
+    def start(
+        self,
+        constructors: list[Callable],
+        context: str | None = None,
+        daemon: bool = True,
+        worker_class: type[WorkerProcess] = WorkerProcess,
+    ) -> None:
+        """Start one worker per constructor, all at once; wait until their envs are built.
+
+        Every worker maps the arrays :meth:`allocate` made so far. If one env cannot be
+        built, every worker is stopped and the error raised.
+        """
+        mp_context = mp.get_context(context)
+        # Workers must share the caller's resource tracker (inherited when it runs before
+        # they start); with one of their own, a worker's exit would unlink live buffers.
+        resource_tracker.ensure_running()
+        workers = self._resources.workers
+        try:
+            for index, constructor in enumerate(constructors):
+                worker = worker_class(
+                    constructor, index=index, context=mp_context, wait_ready=False, daemon=daemon
+                )
+                workers.append(worker)
+            for worker in workers:
+                worker.wait_ready()
+                worker.ensure_attached(self._resources.batch_specs)
+        except BaseException:
+            self.close(terminate=True)
+            raise
+
+    @property
+    def workers(self) -> list[WorkerProcess]:
+        """The worker processes."""
+        return self._resources.workers
+
+    @property
+    def n_workers(self) -> int:
+        """Number of workers."""
+        return len(self._resources.workers)
+
+    @property
+    def worker_pids(self) -> tuple[int | None, ...]:
+        """Process id of each worker."""
+        return tuple(worker.pid for worker in self.workers)
+
+    def allocate(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Return a zeroed shared array every worker maps (a vector step's rows)."""
+        shared = SharedArray(shape, dtype)
+        shared.array[...] = 0
+        specs = self._resources.batch_specs
+        specs[f"batch:{len(specs)}"] = shared.spec
+        self._resources.arrays.append(shared)
+        return shared.array
+
+    def stage_actions(self, actions: np.ndarray) -> bool:
+        """Copy an array of actions into the shared action buffer (replaced on a new shape)."""
+        if actions.dtype.hasobject:
+            return False
+        resources = self._resources
+        current = resources.actions
+        if current is None or current.shape != actions.shape or current.dtype != actions.dtype:
+            resources.actions = None
+            if current is not None:
+                current.close()
+            resources.actions = SharedArray(actions.shape, actions.dtype)
+        resources.actions.array[...] = actions
+        return True
 
     def outputs(self, capacity: int) -> SharedOutputs:
         """Shared output buffers with room for ``capacity`` elements (grown as needed)."""
@@ -69,8 +144,7 @@ class ProcessBackend(Backend):
 
     def shared_memory_names(self) -> list[str]:
         """Names of the shared-memory blocks the workers' outputs go through (in /dev/shm)."""
-        outputs = self._resources.outputs
-        return [] if outputs is None else [spec[0] for spec in outputs.specs.values()]
+        return [spec[0] for spec in self._resources.all_specs().values()]
 
     # Chunks ---------------------------------------------------------------------------------
     def prepare(self, inputs: BatchInputs, bounds: list[tuple[int, int]]) -> ArenaLayout:
@@ -92,7 +166,7 @@ class ProcessBackend(Backend):
             in_start += aligned(nbytes or 0)
             out_regions.append((out_start, capacity))
             out_start += capacity
-        return ArenaLayout(outputs, parts, layouts, in_bytes, in_starts, out_regions, outputs.specs)
+        return ArenaLayout(outputs, parts, layouts, in_bytes, in_starts, out_regions)
 
     def encode(
         self, inputs: BatchInputs, layout: ArenaLayout, index: int, start: int, stop: int
@@ -106,21 +180,15 @@ class ProcessBackend(Backend):
                 start_byte, part_layout = layout.in_starts[index], layout.layouts[index]
                 packed = write_states(arena, start_byte, nbytes, part, part_layout)
             packed = packed or pack_states(part)
-        return StepChunk(
-            pack_actions(inputs.actions[start:stop]),
-            packed,
-            inputs.dts[start:stop],
-            inputs.want_state,
-            start,
-            layout.out_regions[index],
-            layout.specs,
-        )
+        actions = pack_actions(inputs.actions[start:stop])
+        dts, region = inputs.dts[start:stop], layout.out_regions[index]
+        return StepChunk(actions, packed, dts, inputs.want_state, start, region)
 
     def _state_bytes_hint(self, states: list | np.ndarray | None) -> int:
         """Bytes to reserve per new state: a little more than the input or last states."""
         if is_record_block(states):
             nbytes = states.dtype.itemsize
-        elif states:
+        elif states is not None and len(states):
             sample = states[0]
             nbytes = sample.nbytes if isinstance(sample, np.ndarray) else 0
         else:
@@ -129,11 +197,16 @@ class ProcessBackend(Backend):
 
     # The protocol -----------------------------------------------------------------------------
     def submit(self, worker: int, request: Any) -> int:
-        """Send ``request`` to ``worker``; its ticket is the request id."""
-        process = self.workers[worker]
-        if isinstance(request, StepChunk):
+        """Send ``request`` to ``worker`` with the buffers it needs; return the request id."""
+        process, resources = self.workers[worker], self._resources
+        kind = type(request)
+        if kind is StepChunk:
+            if request.offset is not None:
+                process.ensure_attached(resources.outputs.specs)
             return process.send_step_chunk(request)
-        return process.send(call_message(request))
+        if kind is Step and type(request.action) is InBuffer:
+            process.ensure_attached({"actions": resources.actions.spec})
+        return process.send(request)
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Workers with a reply (or EOF, if dead) to read."""
@@ -149,16 +222,17 @@ class ProcessBackend(Backend):
         if reply.request_id != ticket:
             return STALE  # a late reply to a request given up on
         payload = unwrap_reply(reply)
-        if not isinstance(request, StepChunk):
+        if type(request) is not StepChunk or request.offset is None:
             return payload
         reply = process.decode_step_reply(payload)
         resources = self._resources
-        arrays = {f: buffer.array for f, buffer in resources.outputs.buffers.items()}
+        outputs = resources.outputs
+        arrays = {f: buffer.array for f, buffer in outputs.buffers.items()}
         count = len(request.dts)
         columns = read_outputs(arrays, request.offset, count, reply.fallback, resources.obs_pool)
         columns.append(reply.infos)
         if request.want_state:
-            new_states = resources.outputs.read_states(reply.states)
+            new_states = outputs.read_states(reply.states)
             if new_states and isinstance(new_states[0], np.ndarray):
                 resources.state_bytes = new_states[0].nbytes
             columns.insert(0, new_states)
@@ -166,21 +240,15 @@ class ProcessBackend(Backend):
         return ChunkResult(columns, finished - started)
 
     def restart(self, worker: int) -> None:
-        """Kill ``worker``'s process and start a fresh one."""
+        """Kill ``worker``'s process and start a fresh one, mapping the same buffers."""
         self.workers[worker].restart()
 
-    def close(self) -> None:
-        """Stop every worker and free the shared buffers."""
+    def close(self, terminate: bool = False) -> None:
+        """Stop every worker (at once if ``terminate``) and free the shared buffers."""
+        if terminate:
+            for worker in self.workers:
+                worker.terminate()
         self._finalizer()
-
-
-def call_message(request: CallRequest) -> Call | GetAttr | SetAttr:
-    """Return the pipe message of a whole-env request."""
-    if request.kind == "getattr":
-        return GetAttr(request.name)
-    if request.kind == "setattr":
-        return SetAttr(request.name, request.args[0])
-    return Call(request.name, request.args, request.kwargs)
 
 
 class _Resources:
@@ -188,9 +256,21 @@ class _Resources:
 
     def __init__(self, workers: list[WorkerProcess]):
         self.workers = workers
-        self.outputs: SharedOutputs | None = None
+        self.outputs: SharedOutputs | None = None  # a step_batch's chunks
+        self.arrays: list[SharedArray] = []  # a vector step's rows
+        self.batch_specs: dict[str, tuple] = {}
+        self.actions: SharedArray | None = None
         self.state_bytes = 0  # size of the last new state seen, to size the arena
         self.obs_pool = ObservationPool()
+
+    def all_specs(self) -> dict[str, tuple]:
+        """Every shared buffer held, by field."""
+        specs = dict(self.batch_specs)
+        if self.outputs is not None:
+            specs.update(self.outputs.specs)
+        if self.actions is not None:
+            specs["actions"] = self.actions.spec
+        return specs
 
     def release(self) -> None:
         """Stop every worker (all asked first, so they exit together) and free the buffers.
@@ -202,5 +282,10 @@ class _Resources:
             stop_workers(self.workers)
         finally:
             outputs, self.outputs = self.outputs, None
+            arrays, self.arrays = [*self.arrays, self.actions], []
+            self.actions = None
             if outputs is not None:
                 outputs.close()
+            for shared in arrays:
+                if shared is not None:
+                    shared.close()

@@ -25,9 +25,10 @@ from typing import Any
 
 import cloudpickle
 
-from plangym.vectorization.backend import Backend, CallRequest
+from plangym.vectorization.backend import Backend
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.lifecycle import idle_only
+from plangym.vectorization.messages import Location
 from plangym.vectorization.ray_actor import RemoteEnv, import_ray
 from plangym.vectorization.ray_backend import RayBackend
 from plangym.vectorization.scheduler import Scheduler
@@ -92,11 +93,11 @@ class RayEnv(VectorizedEnv):
         """Connect to Ray, start the actors and wait until their envs are built."""
         ray = connect(self._address)
         factory_blob = cloudpickle.dumps(self.create_env_callable())
-        backend = RayBackend(ray, factory_blob, self.n_workers, self._actor_options)
+        backend = RayBackend(ray, [factory_blob] * self.n_workers, self._actor_options)
         try:
             backend.wait_ready()
         except BaseException:
-            backend.close()
+            backend.close(terminate=True)
             raise
         return backend
 
@@ -117,5 +118,4 @@ class RayEnv(VectorizedEnv):
     @idle_only
     def locations(self) -> list[dict[str, Any]]:
         """Where each actor runs (see :meth:`RemoteEnv.location`), in worker order."""
-        request = CallRequest("actor", "location")
-        return self.scheduler.broadcast_all(request, "location")
+        return self.scheduler.broadcast_all(Location(), "location")

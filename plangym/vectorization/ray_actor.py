@@ -1,4 +1,4 @@
-"""The Ray actor of a :class:`~plangym.vectorization.ray.RayEnv`: one env per actor.
+"""The Ray actor of both faces: one handler per actor, as in a worker process.
 
 What crosses between the caller and an actor, per chunk of a batch: the states as one
 byte blob (:func:`~plangym.vectorization.packing.pack_states`), the observations as one
@@ -14,23 +14,17 @@ import functools
 import os
 import pickle
 import socket
-import time
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
 import cloudpickle
 
-from plangym.core import PlanEnv
 from plangym.vectorization.errors import with_remote_traceback
-from plangym.vectorization.messages import dumps, error_payload
-from plangym.vectorization.packing import (
-    PackedActions,
-    PackedStates,
-    pack_columns,
-    unpack_actions,
-    unpack_states,
-)
+from plangym.vectorization.handler import Handler, as_handler_factory
+from plangym.vectorization.messages import Location, StepChunk, dumps, error_payload
+from plangym.vectorization.packing import PackedActions, PackedStates
+from plangym.vectorization.shared_memory import AttachedOutputs
 
 
 def import_ray() -> ModuleType:
@@ -87,41 +81,56 @@ def reports_errors(method: Callable) -> Callable:
 
 
 class RemoteEnv:
-    """One env living in a Ray actor, built from a cloudpickled constructor.
+    """The one Ray actor class: a worker holding one handler, for both faces.
 
+    Built from a cloudpickled env constructor (plangym 0.1's way, served by a
+    :class:`~plangym.vectorization.plan_handler.PlanEnvHandler`) or a
+    :class:`~plangym.vectorization.handler.HandlerFactory` (a vector env's sub-env).
     A plain class: :func:`remote_env_class` turns it into a Ray actor class, and it can be
     used in-process too (which is how its packing is tested without a cluster). Errors
-    raised by the env come out of every method as :class:`PackedError`, including an
-    error while building the env, which every call raises again.
+    come out of every method as :class:`PackedError`, including an error while building
+    the env, which every call raises again.
 
     Args:
-        factory_blob: ``cloudpickle.dumps`` of a callable that builds the env.
+        factory_blob: ``cloudpickle.dumps`` of what builds the env.
     """
 
     def __init__(self, factory_blob: bytes):
-        self._env: PlanEnv | None = None
+        self._handler: Handler | None = None
         self._build_error: PackedError | None = None
         try:
-            self._env = cloudpickle.loads(factory_blob)()
+            factory = as_handler_factory(cloudpickle.loads(factory_blob))
+            self._handler = factory(AttachedOutputs())  # no shared memory across a cluster
         except Exception as error:
             # Raised from ready(): an error in an actor's constructor would reach the
             # caller as ActorDiedError, without its type.
             self._build_error = PackedError.current(error)
 
     @property
-    def env(self) -> PlanEnv:
-        """The env (raises the error that kept it from being built)."""
-        if self._env is None:
+    def handler(self) -> Handler:
+        """The handler (raises the error that kept its env from being built)."""
+        if self._handler is None:
             raise self._build_error
-        return self._env
+        return self._handler
+
+    @property
+    def env(self) -> Any:
+        """The env the handler serves."""
+        return self.handler.env
 
     @reports_errors
     def ready(self) -> int:
         """Return the process id once the env is built."""
-        _ = self.env
+        _ = self.handler
         return os.getpid()
 
     @reports_errors
+    def handle(self, request: Any) -> Any:
+        """Answer one request of :mod:`plangym.vectorization.messages`."""
+        if type(request) is Location:
+            return self.location()
+        return self.handler.handle(request)
+
     def location(self) -> dict[str, Any]:
         """Return where this actor runs: Ray node id, node address, host name, process id."""
         ray = import_ray()
@@ -140,21 +149,15 @@ class RemoteEnv:
         dts: list[int],
         want_state: bool,
     ) -> tuple:
-        """Step a chunk the caller has checked and packed; return it packed, and timed.
+        """Step a checked, packed chunk; return ``(payload, compute_s)``.
 
-        Returns ``(payload, compute_s)``: the payload is ``(packed_states or None, observs,
-        rewards, terminals, truncateds, infos)`` in the form of :func:`pack_columns`, and
-        ``compute_s`` the seconds the env took (the caller's cost model weighs them
-        against the round trip).
+        The payload is ``(packed_states or None, observs, rewards, terminals, truncateds,
+        infos)`` in the form of :func:`~plangym.vectorization.packing.pack_columns`.
         """
-        started = time.perf_counter()
-        states = None if packed_states is None else unpack_states(packed_states)
-        results = self.env.run_batch(unpack_actions(packed_actions), states, dts, want_state)
-        compute_s = time.perf_counter() - started
-        if not want_state:
-            results = (None, *results)
-        return pack_columns(results), compute_s
+        reply = self.handler.handle(StepChunk(packed_actions, packed_states, dts, want_state))
+        return reply.columns, reply.compute_s
 
+    # plangym 0.1's calls, on the env itself ------------------------------------------------
     @reports_errors
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Return ``env.name(*args, **kwargs)``."""
@@ -202,8 +205,8 @@ class RemoteEnv:
     @reports_errors
     def close(self) -> None:
         """Close the env."""
-        if self._env is not None:
-            self._env.close()
+        if self._handler is not None:
+            self._handler.close()
 
 
 @functools.cache

@@ -1,70 +1,69 @@
 """The Ray backend: one :class:`~plangym.vectorization.ray_actor.RemoteEnv` actor per worker.
 
-A chunk's inputs and results are objects of their own in Ray's object store, so there is
-nothing to undo when a batch is given up on: an actor still on its chunk runs the next
-request after it. A dead actor (SIGKILL, ``ray.kill``, a lost node) is killed for good and
-replaced by a new one.
+Requests and answers are objects of their own in Ray's object store, so there is nothing
+to undo when a call is given up on: an actor still on its request runs the next one after
+it. A dead actor (SIGKILL, ``ray.kill``, a lost node) is killed for good and replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from plangym.vectorization.backend import Backend, BatchInputs, ChunkResult
+from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError
-from plangym.vectorization.packing import (
-    PackedActions,
-    PackedStates,
-    pack_actions,
-    pack_states,
-    unpack_columns,
-)
+from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
 
 
-@dataclass(frozen=True)
-class RayChunk:
-    """The arguments of one actor's ``step_batch_chunk`` call."""
-
-    actions: PackedActions
-    states: PackedStates | None
-    dts: list[int]
-    want_state: bool
-
-
 class RayBackend(Backend):
-    """The actors of a :class:`~plangym.vectorization.ray.RayEnv`.
+    """The actors of a ``RayEnv`` or a ``RayVectorEnv``.
 
     Args:
         ray: The ``ray`` module, connected.
-        factory_blob: ``cloudpickle.dumps`` of the env constructor every actor runs.
-        n_workers: Number of actors.
+        factory_blobs: ``cloudpickle.dumps`` of what each actor builds (an env
+            constructor or a :class:`~plangym.vectorization.handler.HandlerFactory`).
         actor_options: Passed to ``.options()`` of the actor class (resources, placement).
+        unit: What a worker is called in messages.
     """
 
-    def __init__(self, ray: ModuleType, factory_blob: bytes, n_workers: int, actor_options: dict):
+    def __init__(
+        self,
+        ray: ModuleType,
+        factory_blobs: list[bytes],
+        actor_options: dict | None = None,
+        unit: str = "worker",
+    ):
         self.ray = ray
-        self.n_workers = n_workers
-        self._factory_blob = factory_blob
-        self._actor_options = dict(actor_options)
-        self.actors = [self.start() for _ in range(n_workers)]
+        self.n_workers = len(factory_blobs)
+        self.unit = unit
+        self._blobs = list(factory_blobs)
+        self._actor_options = dict(actor_options or {})
+        self._pids: list[int | None] = [None] * self.n_workers
+        self.actors = [self._start(index) for index in range(self.n_workers)]
 
-    def start(self) -> Any:
-        """Start one actor (without waiting for its env to be built)."""
+    def _start(self, index: int) -> Any:
+        """Start actor ``index`` (without waiting for its env to be built)."""
         actor_class = remote_env_class().options(**self._actor_options)
-        return actor_class.remote(self._factory_blob)
+        return actor_class.remote(self._blobs[index])
 
     def wait_ready(self) -> list[int]:
         """Wait until every env is built; return the actors' process ids."""
-        refs = [actor.ready.remote() for actor in self.actors]
+        self._pids = self._get([actor.ready.remote() for actor in self.actors])
+        return list(self._pids)
+
+    def _get(self, refs: list) -> list:
         try:
             return self.ray.get(refs)
         except self.ray.exceptions.RayTaskError as error:
             build_error = remote_error(error)  # raised below, with its own cause kept
         raise build_error
+
+    @property
+    def worker_pids(self) -> tuple[int | None, ...]:
+        """Process id of each actor."""
+        return tuple(self._pids)
 
     def kill(self, actor: Any) -> None:
         """Kill one actor; an actor that is already dead is fine."""
@@ -73,67 +72,50 @@ class RayBackend(Backend):
             self.ray.kill(actor, no_restart=True)
 
     # The protocol -----------------------------------------------------------------------------
-    def encode(self, inputs: BatchInputs, layout: Any, index: int, start: int, stop: int) -> Any:
-        """Pack chunk ``index`` (its states as one blob) for the object store."""
-        states = None if inputs.states is None else pack_states(inputs.states[start:stop])
-        actions = pack_actions(inputs.actions[start:stop])
-        return RayChunk(actions, states, inputs.dts[start:stop], inputs.want_state)
-
     def submit(self, worker: int, request: Any) -> Any:
-        """Start ``request`` on actor ``worker``; its ticket is the result's reference."""
-        actor = self.actors[worker]
-        if isinstance(request, RayChunk):
-            chunk = request
-            return actor.step_batch_chunk.remote(
-                chunk.actions, chunk.states, chunk.dts, chunk.want_state
-            )
-        if request.kind == "actor":  # a method of the actor itself (ready, location)
-            return getattr(actor, request.name).remote(*request.args)
-        if request.kind == "getattr":
-            return actor.get_attr.remote(request.name)
-        if request.kind == "setattr":
-            return actor.set_attr.remote(request.name, request.args[0])
-        return actor.call.remote(request.name, *request.args, **(request.kwargs or {}))
+        """Start ``request`` on actor ``worker``; its ticket is the answer's reference."""
+        return self.actors[worker].handle.remote(request)
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
-        """Actors whose task has finished (or failed)."""
+        """Actors whose request has finished (or failed)."""
         workers = {ref: worker for worker, ref in tickets.items()}
         ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=timeout)
         return [workers[ref] for ref in ready]
 
     def result(self, worker: int, ticket: Any, request: Any) -> Any:
-        """Return the task's value; raise WorkerCrashedError when its actor died."""
+        """Return the request's answer; raise WorkerCrashedError when its actor died."""
         ray = self.ray
         try:
             value = ray.get(ticket)
         except ray.exceptions.RayTaskError as error:
             env_error = remote_error(error)  # raised below, with its own cause kept
         except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
-            summary = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            crash = WorkerCrashedError(
-                f"worker {worker} (a Ray actor, replaced) died: {type(error).__name__}: "
-                f"{summary or type(error).__name__}"
-            )
-            raise crash from error
+            lines = str(error).strip().splitlines()
+            raise WorkerCrashedError(
+                f"{self.unit} {worker} (a Ray actor, replaced) died: {type(error).__name__}: "
+                f"{lines[0] if lines else type(error).__name__}"
+            ) from error
         else:
             env_error = None
         if env_error is not None:
             raise env_error
-        if not isinstance(request, RayChunk):
-            return value
-        payload, compute_s = value
-        columns = unpack_columns(payload)
-        return ChunkResult(columns if request.want_state else columns[1:], compute_s)
+        if type(request) is StepChunk:
+            return packed_result(value, request.want_state)
+        return value
 
     def restart(self, worker: int) -> None:
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""
         self.kill(self.actors[worker])
-        self.actors[worker] = self.start()
+        self.actors[worker] = self._start(worker)
+        self._pids[worker] = self._get([self.actors[worker].ready.remote()])[0]
 
     def abandon(self, workers: list[int]) -> None:
-        """Nothing to undo: the actors' results are objects of their own (see above)."""
+        """Nothing to undo: the actors' answers are objects of their own (see above)."""
 
-    def close(self) -> None:
-        """Kill every actor (the cluster stays up)."""
+    def close(self, terminate: bool = False) -> None:
+        """Close the envs (unless ``terminate``) and kill every actor (the cluster stays up)."""
+        if not terminate:
+            with contextlib.suppress(Exception):
+                self.ray.get([actor.close.remote() for actor in self.actors], timeout=10)
         for actor in self.actors:
             self.kill(actor)

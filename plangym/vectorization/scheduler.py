@@ -1,15 +1,16 @@
-"""One scheduler for every backend: what each worker runs, when, and what a fault costs.
+"""The one gather / recover / timeout loop, for every backend and both faces.
 
-A batch is cut into contiguous chunks (:func:`plan_chunks`); the first ones are handed to
-the workers as soon as they are encoded, and the rest to whichever worker frees up first.
-A worker that dies is restarted and its tasks are re-run from the inputs they were given,
-at most :data:`MAX_RERUNS` times each, so an input that kills every worker stepping it
-fails the batch with :class:`WorkerCrashedError` instead of looping forever. An error
-raised by an env is raised once every other task is back, so every worker is idle again.
-A timeout or Ctrl-C gives the batch up and restarts the workers still on it; their late
-answers are recognised and dropped. Results come back in input order.
-
-The same machinery runs whole-env requests, one per worker (:meth:`Scheduler.broadcast`).
+A call is a :class:`Batch` of tasks, one request each for one worker: the chunks of a
+``step_batch`` (:meth:`Scheduler.dispatch`), or one request per worker named
+(:meth:`Scheduler.send`). The first chunks are handed out as soon as they are encoded,
+the rest to whichever worker frees up first. What a dead worker means is the call's
+policy (:class:`OnCrash`): re-run its tasks from their inputs, at most
+:data:`MAX_RERUNS` times each (a planning batch, a reset); report it (a vector step: the
+worker's answer to the scheduler's ``recovery`` request stands in for the lost one); or
+raise :class:`WorkerCrashedError`. An env's error is raised once every other task is
+back, so every worker is idle again. A timeout or Ctrl-C gives the call up and replaces
+the workers still on it; their late answers are recognised and dropped. Results come
+back in input order.
 
 >>> plan_chunks(4096, 2, has_states=True)[:2]
 [(0, 512), (512, 1024)]
@@ -19,6 +20,7 @@ The same machinery runs whole-env requests, one per worker (:meth:`Scheduler.bro
 
 from __future__ import annotations
 
+import enum
 import time
 from collections import deque
 from collections.abc import Callable
@@ -26,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
-from plangym.vectorization.errors import WorkerCrashedError
+from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError
 
-# How many times one task is re-run after its worker died, within one batch.
+# How many times one task is re-run after its worker died, within one call.
 MAX_RERUNS = 2
 # A batch with states is cut into up to this many chunks per worker, handed out as workers
 # free up, so a worker slowed down (by the caller sharing its core, by a costly part of the
@@ -36,6 +38,14 @@ MAX_RERUNS = 2
 # costs a round trip.
 CHUNKS_PER_WORKER = 4
 MIN_CHUNK = 64
+
+
+class OnCrash(enum.Enum):
+    """What a worker dying during a call means for its tasks."""
+
+    RERUN = "rerun"  # run them again on the replacement, from their inputs
+    REPORT = "report"  # the replacement's answer to the recovery request is the result
+    RAISE = "raise"  # the call fails with WorkerCrashedError
 
 
 def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
@@ -70,31 +80,37 @@ class Task:
     request: Any
     start: int = 0  # the elements of a chunk, for messages
     stop: int = 0
-    label: str = ""  # what the task is, for messages about a call
     worker: int | None = None  # set when sent
     ticket: Any = None
     reruns: int = 0
     done: bool = False
     result: Any = None
-
-    def describe(self) -> str:
-        """Say what the task is, for error messages."""
-        return self.label or f"elements {self.start}..{self.stop - 1}"
+    error: BaseException | None = None
+    restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
 
 
 @dataclass
 class Batch:
-    """Tasks handed to the workers whose results have not all been collected yet."""
+    """One call's tasks, sent to the workers, whose results are not all collected yet."""
 
     tasks: list[Task]
-    rerunnable: bool  # whether a task may run again from its inputs when its worker dies
+    label: str
+    on_crash: OnCrash
     want_state: bool = False
     unsent: deque[Task] = field(default_factory=deque)
-    errors: list[BaseException] = field(default_factory=list)
+    abandoned: list[int] = field(default_factory=list)  # workers replaced on giving up
 
     def in_flight(self) -> list[Task]:
         """Tasks sent to a worker and not answered yet, in the order they were sent."""
         return [task for task in self.tasks if task.worker is not None and not task.done]
+
+    def errors(self) -> list[Task]:
+        """Return the tasks that ended in an error, in input order."""
+        return [task for task in self.tasks if task.error is not None]
+
+    def results(self) -> dict[int, Any]:
+        """Each worker's result, for a call of one task per worker."""
+        return {task.worker: task.result for task in self.tasks if task.error is None}
 
     def columns(self) -> tuple[list, ...]:
         """Return the chunks' result columns, joined in input order."""
@@ -114,7 +130,7 @@ class Batch:
 
 
 class Scheduler:
-    """Runs batches and whole-env requests on the workers of a :class:`Backend`.
+    """Runs calls on the workers of a :class:`Backend`.
 
     Args:
         backend: The workers.
@@ -122,6 +138,10 @@ class Scheduler:
         queue_depth: How many chunks of a given size each worker is sent at once (default:
             one). A second one keeps a worker busy while the caller reads the results of
             its first, which pays off for short chunks.
+        unit: What a worker is called in messages ("worker", "sub-env").
+        recovery: A request every replaced worker runs before anything else (a sub-env
+            is reset); its answer is the result of a task lost under ``OnCrash.REPORT``.
+        crash_error: The class of the error a lost task raises.
     """
 
     def __init__(
@@ -129,24 +149,28 @@ class Scheduler:
         backend: Backend,
         chunks_per_worker: int = CHUNKS_PER_WORKER,
         queue_depth: Callable[[int], int] | None = None,
+        unit: str = "worker",
+        recovery: Any = None,
+        crash_error: type[WorkerCrashedError] = WorkerCrashedError,
     ):
         self.backend = backend
         self.chunks_per_worker = chunks_per_worker
         self._queue_depth = queue_depth or (lambda chunk_size: 1)
+        self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
 
-    # Batches ----------------------------------------------------------------------------------
+    # Sending ------------------------------------------------------------------------------
     def dispatch(self, inputs: BatchInputs) -> Batch:
         """Encode a checked batch and send every worker its first chunks."""
         backend, n_workers = self.backend, self.backend.n_workers
         has_states = inputs.states is not None
         bounds = plan_chunks(len(inputs), n_workers, has_states, self.chunks_per_worker)
         depth = self._queue_depth(bounds[0][1] - bounds[0][0]) if bounds else 1
-        batch = Batch([], rerunnable=has_states, want_state=inputs.want_state)
+        on_crash = OnCrash.RERUN if has_states else OnCrash.RAISE
+        batch = Batch([], "step_batch", on_crash, want_state=inputs.want_state)
         try:
             layout = backend.prepare(inputs, bounds)
             for index, (start, stop) in enumerate(bounds):
-                request = backend.encode(inputs, layout, index, start, stop)
-                task = Task(request, start, stop)
+                task = Task(backend.encode(inputs, layout, index, start, stop), start, stop)
                 batch.tasks.append(task)
                 # The first chunks leave as soon as they are encoded: the workers start
                 # while the caller encodes the next ones.
@@ -159,80 +183,117 @@ class Scheduler:
             raise
         return batch
 
-    def gather(self, batch: Batch, timeout: float | None = None) -> Batch:
-        """Collect every task of ``batch``; raise the first error once all are back.
-
-        On timeout the workers still busy are restarted and :class:`TimeoutError` raised.
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while in_flight := batch.in_flight():
-            # A worker answers in the order it was sent its tasks: its next answer is for
-            # the oldest one it holds.
-            oldest: dict[int, Task] = {}
-            for task in in_flight:
-                oldest.setdefault(task.worker, task)
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            tickets = {worker: task.ticket for worker, task in oldest.items()}
-            ready = self.backend.wait(tickets, remaining)
-            if not ready:
-                self._give_up(batch, timeout)
-            # Each answer is decoded as it arrives, while the other workers still compute.
-            for worker in ready:
-                self._collect(oldest[worker], batch)
-        if batch.errors:
-            raise batch.errors[0]
-        return batch
-
-    def run(self, inputs: BatchInputs, timeout: float | None = None) -> Batch:
-        """Dispatch and gather one batch; on Ctrl-C give it up and re-raise."""
-        batch = self.dispatch(inputs)
-        self.gather_or_abandon(batch, timeout)
-        return batch
-
-    def gather_or_abandon(self, batch: Batch, timeout: float | None = None) -> Batch:
-        """:meth:`gather`, giving the batch up if Ctrl-C interrupts it."""
-        try:
-            return self.gather(batch, timeout)
-        except KeyboardInterrupt:
-            self.abandon(batch)
-            raise
-
-    def abandon(self, batch: Batch) -> None:
-        """Give ``batch`` up: its unsent tasks are dropped, its busy workers released."""
-        busy = sorted({task.worker for task in batch.in_flight()})
-        batch.unsent.clear()
-        for task in batch.tasks:
-            task.done = True
-        self.backend.abandon(busy)
-
-    # Whole-env requests -----------------------------------------------------------------------
-    def broadcast(
-        self, requests: dict[int, Any], label: str, rerunnable: bool = False
-    ) -> list[Any]:
-        """Send ``requests[worker]`` to each worker named; return their results in order.
-
-        ``rerunnable`` requests (setting a state) run again on a worker that replaced a
-        dead one; the others raise :class:`WorkerCrashedError`.
-        """
-        batch = Batch([], rerunnable=rerunnable)
+    def send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
+        """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`."""
+        batch = Batch([], label, on_crash)
         try:
             for worker, request in requests.items():
-                task = Task(request, label=f"its {label} request")
+                task = Task(request)
                 batch.tasks.append(task)
                 self._submit(task, worker, batch)
         except BaseException:
             self.abandon(batch)
             raise
-        self.gather_or_abandon(batch)
+        return batch
+
+    # Gathering ----------------------------------------------------------------------------
+    def gather(self, batch: Batch, timeout: float | None = None, raise_errors: bool = True):
+        """Collect every task of ``batch``; then raise the first error (see :meth:`raise_first`).
+
+        On timeout the workers still busy are replaced and :class:`CallTimeoutError`
+        raised; on Ctrl-C they are given up (:meth:`abandon`) and the interrupt goes on.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while in_flight := batch.in_flight():
+                # A worker answers in the order it was sent its tasks: its next answer is
+                # for the oldest one it holds.
+                oldest: dict[int, Task] = {}
+                for task in in_flight:
+                    oldest.setdefault(task.worker, task)
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                tickets = {worker: task.ticket for worker, task in oldest.items()}
+                ready = self.backend.wait(tickets, remaining)
+                if not ready:
+                    self._time_out(batch, timeout)
+                # Each answer is decoded as it arrives, while the other workers compute.
+                for worker in ready:
+                    self._collect(oldest[worker], batch)
+        except KeyboardInterrupt:
+            self.abandon(batch)
+            raise
+        if raise_errors:
+            self.raise_first(batch)
+        return batch
+
+    def raise_first(self, batch: Batch) -> None:
+        """Raise the first task's error, noting which worker raised it and who else did."""
+        failed = batch.errors()
+        if not failed:
+            return
+        first = failed[0]
+        error = first.error
+        where = f"{self.unit} {first.worker}" if first.stop == first.start else first_chunk(first)
+        others = sorted({task.worker for task in failed[1:]})
+        note = f"raised by {where} during {batch.label}"
+        if others:
+            note += f" ({self.unit}s {others} raised too)"
+        error.add_note(note + "; the env is still usable")
+        raise error
+
+    def run(self, inputs: BatchInputs, timeout: float | None = None) -> Batch:
+        """Dispatch and gather one batch."""
+        return self.gather(self.dispatch(inputs), timeout)
+
+    def broadcast(
+        self, requests: dict[int, Any], label: str, on_crash: OnCrash = OnCrash.RAISE
+    ) -> list[Any]:
+        """Run ``requests[worker]`` on each worker named; return the results in order."""
+        batch = self.gather(self.send(requests, label, on_crash))
         return [task.result for task in batch.tasks]
 
-    def broadcast_all(self, request: Any, label: str, rerunnable: bool = False) -> list[Any]:
+    def broadcast_all(self, request: Any, label: str, on_crash: OnCrash = OnCrash.RAISE):
         """:meth:`broadcast` the same ``request`` to every worker."""
-        return self.broadcast(
-            dict.fromkeys(range(self.backend.n_workers), request), label, rerunnable
+        requests = dict.fromkeys(range(self.backend.n_workers), request)
+        return self.broadcast(requests, label, on_crash)
+
+    # Giving up ----------------------------------------------------------------------------
+    def abandon(self, batch: Batch) -> None:
+        """Give ``batch`` up (Ctrl-C): unsent tasks dropped, busy workers released."""
+        busy = self._drop(batch)
+        if self.recovery is None:
+            self.backend.abandon(busy)
+        else:  # a sub-env left mid-call is rebuilt, so it is in a known state
+            for worker in busy:
+                self._replace(worker)
+
+    def _time_out(self, batch: Batch, timeout: float | None) -> None:
+        busy = self._drop(batch)
+        for worker in busy:
+            self._replace(worker)
+        raise CallTimeoutError(
+            f"timeout: {batch.label}_wait took longer than {timeout} s; {self.unit}s {busy} "
+            "were replaced and the call abandoned"
         )
 
-    # Internals --------------------------------------------------------------------------------
+    def _drop(self, batch: Batch) -> list[int]:
+        busy = sorted({task.worker for task in batch.in_flight()})
+        batch.unsent.clear()
+        for task in batch.tasks:
+            task.done = True
+        batch.abandoned = busy
+        return busy
+
+    def _replace(self, worker: int) -> Any:
+        """Restart ``worker``; run the recovery request on it; return its answer."""
+        self.backend.restart(worker)
+        if self.recovery is None:
+            return None
+        ticket = self.backend.submit(worker, self.recovery)
+        self.backend.wait({worker: ticket}, None)
+        return self.backend.result(worker, ticket, self.recovery)
+
+    # Internals ----------------------------------------------------------------------------
     def _submit(self, task: Task, worker: int, batch: Batch) -> None:
         task.worker = worker
         try:
@@ -247,51 +308,55 @@ class Scheduler:
             self._recover(task, batch, crash)
             return
         except Exception as error:  # the env's error: raised once the others are back
-            task.done = True
-            batch.errors.append(error)
+            task.done, task.error = True, error
             return
         if result is STALE:
             return
         task.done, task.result = True, result
-        if batch.unsent and not batch.errors:
+        if batch.unsent and not batch.errors():
             self._submit(batch.unsent.popleft(), task.worker, batch)
 
     def _recover(self, task: Task, batch: Batch, crash: WorkerCrashedError) -> None:
-        """Restart ``task``'s dead worker and re-run what it held, within the cap."""
+        """Replace ``task``'s dead worker and do what the call's policy says."""
         worker = task.worker
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
-        self.backend.restart(worker)
-        task.reruns += 1
-        if not batch.rerunnable or task.reruns > MAX_RERUNS:
+        try:
+            answer = self._replace(worker)
+        except Exception as error:  # the rebuilt env failed too: report it, go on
+            error.add_note(f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:
-                queued.done = True
-            batch.errors.append(self._crash_error(task, batch, crash))
+                queued.done, queued.error = True, error
+            return
+        task.reruns += 1
+        if batch.on_crash is OnCrash.RERUN and task.reruns <= MAX_RERUNS:
+            for queued in lost:
+                self._submit(queued, worker, batch)
             return
         for queued in lost:
-            self._submit(queued, worker, batch)
+            queued.done = True
+        if batch.on_crash is OnCrash.REPORT:
+            task.result, task.restarted = answer, True
+            return
+        task.error = self._crash_error(task, batch, crash)
 
-    @staticmethod
-    def _crash_error(task: Task, batch: Batch, crash: WorkerCrashedError) -> WorkerCrashedError:
-        if not batch.rerunnable:
-            consequence = f"{task.describe()} could not be re-run (no states to re-run from)"
+    def _crash_error(self, task: Task, batch: Batch, crash: WorkerCrashedError):
+        if batch.on_crash is OnCrash.RERUN:
+            consequence = (
+                f"{first_chunk(task)} killed the worker on each of {MAX_RERUNS + 1} runs "
+                f"(re-run {MAX_RERUNS} times), so the call was given up"
+            )
+        elif task.stop > task.start:
+            consequence = f"{first_chunk(task)} could not be re-run (no states to re-run from)"
         else:
             consequence = (
-                f"{task.describe()} killed the worker on each of {MAX_RERUNS + 1} runs "
-                f"(re-run {MAX_RERUNS} times), so the batch was given up"
+                f"{self.unit} {task.worker} was replaced, but its {batch.label} request was lost"
             )
-        error = WorkerCrashedError(f"{crash}; {consequence}")
+        error = self.crash_error(f"{crash}; {consequence}")
         error.__cause__ = crash
         return error
 
-    def _give_up(self, batch: Batch, timeout: float | None) -> None:
-        busy = sorted({task.worker for task in batch.in_flight()})
-        for worker in busy:
-            self.backend.restart(worker)
-        batch.unsent.clear()
-        for task in batch.tasks:
-            task.done = True
-        raise TimeoutError(
-            f"timeout: step_batch took longer than {timeout} s; workers {busy} were "
-            "replaced and the batch abandoned"
-        )
+
+def first_chunk(task: Task) -> str:
+    """Say which elements a chunk holds, for messages."""
+    return f"elements {task.start}..{task.stop - 1}"

@@ -237,31 +237,37 @@ class SharedOutputs:
 
 
 class AttachedOutputs:
-    """A worker's view of the caller's :class:`SharedOutputs` (re-attached when they grow)."""
+    """A worker's map of the caller's shared buffers, by field.
+
+    :meth:`attach` maps the fields it is given; a field whose spec changed (the caller
+    replaced a buffer that grew) is mapped anew, the others stay as they are.
+    """
 
     def __init__(self):
-        self._specs: dict[str, tuple] | None = None
+        self._specs: dict[str, tuple] = {}
         self._buffers: dict[str, SharedArray] = {}
+        self.arrays: dict[str, np.ndarray] = {}
 
-    def arrays(self, specs: dict[str, tuple] | None) -> dict[str, np.ndarray]:
-        """Return the arrays described by ``specs`` (None: the same as last time)."""
-        if specs is not None and specs != self._specs:
-            self.close()
-            self._specs = specs  # known before attached, for remove_orphaned
-            try:
-                self._buffers = {f: SharedArray.attach(spec) for f, spec in specs.items()}
-            except BaseException:
-                self._specs = None
-                raise
-        return {field: buffer.array for field, buffer in self._buffers.items()}
+    def attach(self, specs: dict[str, tuple]) -> None:
+        """Map every buffer ``specs`` names that is not mapped as it describes yet."""
+        for field, spec in specs.items():
+            if self._specs.get(field) == spec:
+                continue
+            old = self._buffers.pop(field, None)
+            self.arrays.pop(field, None)
+            if old is not None:
+                old.close()
+            self._specs[field] = spec  # known before mapped, for remove_orphaned
+            self._buffers[field] = buffer = SharedArray.attach(spec)
+            self.arrays[field] = buffer.array
 
     def close(self) -> None:
         """Detach from every buffer."""
         for buffer in self._buffers.values():
             buffer.close()
-        self._buffers, self._specs = {}, None
+        self._buffers, self._specs, self.arrays = {}, {}, {}
 
     def remove_orphaned(self) -> None:
         """Remove the caller's buffers once it is gone (see :func:`remove_orphaned`)."""
-        for name, *_ in list((self._specs or {}).values()):
+        for name, *_ in list(self._specs.values()):
             remove_orphaned(name)

@@ -1,0 +1,73 @@
+"""A vector env's spaces and autoreset mode, read and checked as gymnasium does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+from gymnasium import Space
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_differing_spaces, batch_space
+
+
+def autoreset_mode_of(value: str | AutoresetMode) -> AutoresetMode:
+    """``value`` as an :class:`AutoresetMode` (its name or value), or a clear error.
+
+    >>> autoreset_mode_of("SameStep")
+    <AutoresetMode.SAME_STEP: 'SameStep'>
+    """
+    if isinstance(value, AutoresetMode):
+        return value
+    for mode in AutoresetMode:
+        if value in (mode.value, mode.name):
+            return mode
+    choices = ", ".join(repr(mode.value) for mode in AutoresetMode)
+    raise ValueError(
+        f"autoreset_mode: expected an AutoresetMode or one of {choices}, got {value!r}"
+    )
+
+
+def observation_spaces(
+    observation_mode: str | tuple, first: gymnasium.Env, env_fns: Sequence[Callable], n: int
+) -> tuple[Space, Space]:
+    """``(single, batched)`` observation spaces for ``observation_mode``, as gymnasium."""
+    if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
+        batched, single = observation_mode
+        if not isinstance(batched, Space) or not isinstance(single, Space):
+            raise TypeError(
+                "observation_mode: expected both elements to be Spaces, got "
+                f"{type(batched)} and {type(single)}"
+            )
+        return single, batched
+    if observation_mode == "same":
+        return first.observation_space, batch_space(first.observation_space, n)
+    if observation_mode == "different":
+        spaces = [first.observation_space] + [fn().observation_space for fn in env_fns[1:]]
+        return spaces[0], batch_differing_spaces(spaces)
+    raise ValueError(
+        "observation_mode: expected 'same', 'different' or a (batched, single) tuple of "
+        f"spaces, got {observation_mode!r}"
+    )
+
+
+def space_mismatch(envs: Any, answers: list[tuple[bool, bool]], observation_mode: Any) -> str:
+    """Say what is wrong with the sub-envs' spaces (``CheckSpaces`` answers), or ``""``."""
+    same_obs, same_actions = zip(*answers, strict=True)
+    name = type(envs).__name__
+    if not all(same_obs):
+        if observation_mode == "same":
+            return (
+                f"{name}(..., observation_mode='same'): the sub-envs' observation spaces "
+                "differ; use observation_mode='different' if that is intended"
+            )
+        return (
+            f"{name}(..., observation_mode='different' or custom spaces): the sub-envs' "
+            "observation spaces differ in shape or dtype"
+        )
+    if not all(same_actions):
+        return (
+            f"Some sub-envs have an action space different from {envs.single_action_space}; "
+            "a batch of actions needs them all equal"
+        )
+    return ""
