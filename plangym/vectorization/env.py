@@ -22,11 +22,12 @@ from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import check_flag, check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs
+from plangym.vectorization.chunks import chunk_bounds
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.lifecycle import CallState, idle_only
 from plangym.vectorization.local_env import LocalEnvAPI
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
-from plangym.vectorization.scheduler import OnCrash, Scheduler, chunk_bounds
+from plangym.vectorization.scheduler import OnCrash, Scheduler
 
 
 class VectorizedEnv(LocalEnvAPI, PlanEnv):

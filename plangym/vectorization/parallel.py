@@ -25,11 +25,12 @@ import numpy as np
 
 from plangym.core import PlanEnv
 from plangym.vectorization.backend import Backend
+from plangym.vectorization.chunks import plan_chunks
 from plangym.vectorization.compat import BatchEnv, ExternalProcess, Promise, stack_rows
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.process_backend import ProcessBackend
-from plangym.vectorization.scheduler import Scheduler, plan_chunks
+from plangym.vectorization.scheduler import Scheduler
 
 __all__ = [
     "BatchEnv",

@@ -12,10 +12,7 @@ back, so every worker is idle again. A timeout or Ctrl-C gives the call up and r
 the workers still on it; their late answers are recognised and dropped. Results come
 back in input order.
 
->>> plan_chunks(4096, 2, has_states=True)[:2]
-[(0, 512), (512, 1024)]
->>> plan_chunks(5, 2, has_states=False)
-[(0, 3), (3, 5)]
+How a batch is cut into chunks is :mod:`plangym.vectorization.chunks`.
 """
 
 from __future__ import annotations
@@ -28,16 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
+from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
 from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError
 
 # How many times one task is re-run after its worker died, within one call.
 MAX_RERUNS = 2
-# A batch with states is cut into up to this many chunks per worker, handed out as workers
-# free up, so a worker slowed down (by the caller sharing its core, by a costly part of the
-# batch) takes fewer of them. Chunks are not made smaller than MIN_CHUNK elements: each
-# costs a round trip.
-CHUNKS_PER_WORKER = 4
-MIN_CHUNK = 64
 
 
 class OnCrash(enum.Enum):
@@ -46,31 +38,6 @@ class OnCrash(enum.Enum):
     RERUN = "rerun"  # run them again on the replacement, from their inputs
     REPORT = "report"  # the replacement's answer to the recovery request is the result
     RAISE = "raise"  # the call fails with WorkerCrashedError
-
-
-def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
-    """Split ``range(n)`` into at most ``n_chunks`` contiguous ranges differing by <= 1."""
-    n_chunks = max(1, min(n_chunks, n))
-    size, extra = divmod(n, n_chunks)
-    bounds, start = [], 0
-    for i in range(n_chunks):
-        stop = start + size + (1 if i < extra else 0)
-        bounds.append((start, stop))
-        start = stop
-    return bounds if n else []
-
-
-def plan_chunks(
-    n: int, n_workers: int, has_states: bool, chunks_per_worker: int = CHUNKS_PER_WORKER
-) -> list[tuple[int, int]]:
-    """Bounds of the chunks a batch of ``n`` elements is cut into.
-
-    Without states every worker gets exactly one chunk: it steps on from its own state.
-    """
-    if not has_states:
-        return chunk_bounds(n, n_workers)
-    pieces = min(n_workers * chunks_per_worker, max(n_workers, n // MIN_CHUNK))
-    return chunk_bounds(n, pieces)
 
 
 @dataclass
@@ -101,7 +68,7 @@ class Batch:
     abandoned: list[int] = field(default_factory=list)  # workers replaced on giving up
 
     def in_flight(self) -> list[Task]:
-        """Tasks sent to a worker and not answered yet, in the order they were sent."""
+        """Return the tasks sent and not answered yet, in the order they were sent."""
         return [task for task in self.tasks if task.worker is not None and not task.done]
 
     def errors(self) -> list[Task]:
@@ -254,8 +221,9 @@ class Scheduler:
 
     def broadcast_all(self, request: Any, label: str, on_crash: OnCrash = OnCrash.RAISE):
         """:meth:`broadcast` the same ``request`` to every worker."""
-        requests = dict.fromkeys(range(self.backend.n_workers), request)
-        return self.broadcast(requests, label, on_crash)
+        return self.broadcast(
+            dict.fromkeys(range(self.backend.n_workers), request), label, on_crash
+        )
 
     # Giving up ----------------------------------------------------------------------------
     def abandon(self, batch: Batch) -> None:
@@ -294,12 +262,15 @@ class Scheduler:
         return self.backend.result(worker, ticket, self.recovery)
 
     # Internals ----------------------------------------------------------------------------
-    def _submit(self, task: Task, worker: int, batch: Batch) -> None:
+    def _submit(self, task: Task, worker: int, batch: Batch) -> bool:
+        """Send ``task`` to ``worker``; False when it was found dead (and recovered)."""
         task.worker = worker
         try:
             task.ticket = self.backend.submit(worker, task.request)
         except WorkerCrashedError as crash:  # found dead on sending
             self._recover(task, batch, crash)
+            return False
+        return True
 
     def _collect(self, task: Task, batch: Batch) -> None:
         try:
@@ -331,7 +302,9 @@ class Scheduler:
         task.reruns += 1
         if batch.on_crash is OnCrash.RERUN and task.reruns <= MAX_RERUNS:
             for queued in lost:
-                self._submit(queued, worker, batch)
+                # Found dead again: that recovery re-sent (or gave up) every lost task.
+                if not self._submit(queued, worker, batch):
+                    return
             return
         for queued in lost:
             queued.done = True
