@@ -252,6 +252,19 @@ class Scheduler:
         batch.abandoned = busy
         return busy
 
+    def _replace_persistently(self, worker: int) -> Any:
+        """:meth:`_replace`, again if the replacement dies before it is ready.
+
+        A replacement killed while it starts (the fate of the worker it replaces, say)
+        is no fault of the tasks it would run, so it does not count as their re-run.
+        """
+        for _ in range(MAX_RERUNS):
+            try:
+                return self._replace(worker)
+            except WorkerCrashedError:
+                continue
+        return self._replace(worker)
+
     def _replace(self, worker: int) -> Any:
         """Restart ``worker``; run the recovery request on it; return its answer."""
         self.backend.restart(worker)
@@ -293,7 +306,7 @@ class Scheduler:
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:
-            answer = self._replace(worker)
+            answer = self._replace_persistently(worker)
         except Exception as error:  # the rebuilt env failed too: report it, go on
             error.add_note(f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:
