@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import iterate
 
 
 def describe(value: Any) -> str:
@@ -344,8 +345,6 @@ ARRAY_SPACES = (spaces.Box, *INTEGER_SPACES)
 
 def check_vector_actions(batch_space: spaces.Space, space: spaces.Space, actions: Any, n: int):
     """One action per sub-env, as gymnasium's ``iterate`` yields them; checked first."""
-    from gymnasium.vector.utils import iterate
-
     if isinstance(actions, np.ndarray) and isinstance(space, ARRAY_SPACES):
         if actions.shape != (n, *space.shape):
             raise ValueError(

@@ -173,7 +173,7 @@ class SubEnvHandler(Handler):
 
     def outputs(self) -> BatchOutputs | None:
         """Where this sub-env's results go (mapped from the shared buffers on first use)."""
-        if self._outputs == "shared":
+        if isinstance(self._outputs, str):  # "shared": the caller's Attach came first
             space, num_envs, obs_shared = self._layout
             arrays = self.buffers.arrays
             fields = [key for key in arrays if key.startswith("batch:")]
@@ -193,11 +193,11 @@ class SubEnvHandler(Handler):
             if type(action) is InBuffer:
                 action = self.buffers.arrays["actions"][self.index]
                 action = action.copy() if isinstance(action, np.ndarray) else action
-            return self.answer(*sub_env.step(action))
+            return self.stepped(*sub_env.step(action))
         if kind is Reset:
-            return self.answer(*sub_env.reset(body.seed, body.options))
+            return self.observed(*sub_env.reset(body.seed, body.options))
         if kind is Restarted:
-            return self.answer(*sub_env.restarted())
+            return self.observed(*sub_env.restarted())
         if kind is Call:
             return sub_env.call(body.name, *body.args, **(body.kwargs or {}))
         if kind is SetAttr:
@@ -215,22 +215,26 @@ class SubEnvHandler(Handler):
             return sub_env.step_chunk(body, self.buffers)
         raise TypeError(f"request: {kind.__name__} is not a request a sub-env answers")
 
-    def answer(self, obs: Any, *results: Any) -> Any:
-        """Return the answer of a reset ``(obs, info)`` or step ``(obs, reward, ..., info)``.
-
-        What fits the outputs is written there; the rest travels in the answer.
-        """
-        outputs, info = self.outputs(), results[-1]
+    def stepped(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
+        """Return a step's answer; what fits the outputs is written there instead."""
+        outputs = self._outputs
+        if type(outputs) is str:
+            outputs = self.outputs()
         if outputs is None:
-            return Stepped(obs, *results) if len(results) == 4 else Observed(obs, info)
+            return Stepped(obs, reward, terminated, truncated, info)
         index = self.index
-        if len(results) == 4:
-            reward, terminated, truncated, _ = results
-            outputs.rewards[index] = reward
-            outputs.terminations[index] = terminated
-            outputs.truncations[index] = truncated
+        outputs.rewards[index] = reward
+        outputs.terminations[index] = terminated
+        outputs.truncations[index] = truncated
         if self._obs_written:
             outputs.write_obs(index, obs)
+            return info
+        return Observed(obs, info)
+
+    def observed(self, obs: Any, info: dict) -> Any:
+        """Return a reset's answer (and a step's once its reward and flags are written)."""
+        if self._obs_written:
+            self.outputs().write_obs(self.index, obs)
             return info
         return Observed(obs, info)
 

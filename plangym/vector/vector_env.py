@@ -60,6 +60,8 @@ from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 
 __all__ = ["PlanVectorEnv", "autoreset_mode_of", "observation_spaces"]
 
+STEP_FROM_BUFFER = Step()  # every sub-env's action waits in the shared action buffer
+
 
 class PlanVectorEnv(VectorEnv):
     """A gymnasium vector env whose sub-envs run on a backend of the one worker layer.
@@ -189,8 +191,10 @@ class PlanVectorEnv(VectorEnv):
                 f"step_async: sub-envs {ended} ended their episodes and were not reset; with "
                 "autoreset_mode=DISABLED call reset(options={'reset_mask': mask}) first"
             )
-        staged = isinstance(actions, np.ndarray) and self._backend.stage_actions(actions)
-        requests = {i: Step() if staged else Step(item) for i, item in enumerate(items)}
+        if isinstance(actions, np.ndarray) and self._backend.stage_actions(actions):
+            requests = dict.fromkeys(range(self.num_envs), STEP_FROM_BUFFER)
+        else:
+            requests = {i: Step(item) for i, item in enumerate(items)}
         self.call_state.start("step", self._scheduler.send(requests, "step", OnCrash.REPORT))
 
     def step_wait(
@@ -201,7 +205,9 @@ class PlanVectorEnv(VectorEnv):
         outputs, infos = self.outputs, {}
         for task in batch.tasks:
             if task.error is None:
-                info = self._absorb(task.worker, task.result)
+                info = task.result
+                if type(info) is not dict:  # answered, not written in place
+                    info = self._absorb(task.worker, info)
                 if task.restarted:  # its episode was cut short: a truncation
                     outputs.rewards[task.worker] = 0.0
                     outputs.terminations[task.worker] = np.False_

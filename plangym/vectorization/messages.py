@@ -314,33 +314,52 @@ def error_reply(request_id: int, error: BaseException) -> Reply:
 
 
 # A vector step's hot path pickles nothing: a step whose action waits in the shared action
-# buffer travels as b"S" and its id, and a reply whose payload is an empty info (the
-# observation went to shared memory) as its id alone. No pickle is that short.
-_ID_BYTES = 8
-_STEP_FROM_BUFFER = b"S"
+# buffer travels as one byte, and a reply whose payload is an empty info (the observation
+# went to shared memory) as an empty message, which the pipe reads in one system call. No
+# pickle is that short. Neither carries an id: replies come in the order of the requests.
+STEP_FROM_BUFFER = b"S"
+EMPTY_INFO = b""
 
 
 def encode(message: Request | Reply) -> bytes:
     """Return the bytes a request or reply crosses the pipe as.
 
     >>> decode(encode(Request(5, Step())))
-    Request(request_id=5, body=Step(action=IN_BUFFER))
+    Request(request_id=0, body=Step(action=IN_BUFFER))
     >>> decode(encode(Reply(5, True, {})))
-    Reply(request_id=5, ok=True, payload={}, traceback='')
+    Reply(request_id=0, ok=True, payload={}, traceback='')
     """
     if isinstance(message, Request):
         body = message.body
         if type(body) is Step and type(body.action) is InBuffer:
-            return _STEP_FROM_BUFFER + message.request_id.to_bytes(_ID_BYTES, "little")
+            return STEP_FROM_BUFFER
     elif message.ok and type(message.payload) is dict and not message.payload:
-        return message.request_id.to_bytes(_ID_BYTES, "little")
+        return EMPTY_INFO
     return dumps(to_wire(message))
+
+
+def decode_reply(blob: bytes, request_id: int) -> Reply:
+    """Return the reply in ``blob``, known to answer request ``request_id``."""
+    if blob == EMPTY_INFO:
+        return Reply(request_id, True, {})
+    _, ok, payload, wired, text = pickle.loads(blob)
+    return Reply(request_id, ok, _typed(payload) if wired else payload, text)
 
 
 def decode(blob: bytes) -> Request | Reply:
     """Return the request or reply that :func:`encode` turned into ``blob``."""
-    if len(blob) == _ID_BYTES:
-        return Reply(int.from_bytes(blob, "little"), True, {})
-    if len(blob) == _ID_BYTES + 1 and blob[:1] == _STEP_FROM_BUFFER:
-        return Request(int.from_bytes(blob[1:], "little"), Step())
+    if blob == EMPTY_INFO:
+        return Reply(0, True, {})
+    if blob == STEP_FROM_BUFFER:
+        return _STEP_REQUEST
     return from_wire(pickle.loads(blob))
+
+
+_STEP_REQUEST = Request(0, Step())
+
+
+def encode_reply(request_id: int, payload: Any) -> bytes:
+    """:func:`encode` of ``Reply(request_id, True, payload)``, the worker's hot path."""
+    if type(payload) is dict and not payload:
+        return EMPTY_INFO
+    return dumps(to_wire(Reply(request_id, True, payload)))

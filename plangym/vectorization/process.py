@@ -14,6 +14,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ from plangym.vectorization.messages import (
     Request,
     StepChunk,
     StepChunkReply,
-    decode,
+    decode_reply,
     encode,
 )
 from plangym.vectorization.packing import DtypeChannel, replaced
@@ -91,9 +92,12 @@ class WorkerProcess:
         process.start()
         child_conn.close()
         self._conn, self._process = parent_conn, process
+        # Replies come in the order of the requests that get one: the ids still awaited.
+        self._awaiting: deque[int] = deque([READY_ID])
         # A new process knows no dtype and no shared buffers yet.
         self._states_out, self._states_in = DtypeChannel(), DtypeChannel()
         self._sent_specs: dict[str, tuple] = {}
+        self._attached: dict | None = None  # the specs dict last found attached
 
     def wait_ready(self) -> None:
         """Block until the env is built in the worker; raise its error if building failed."""
@@ -120,11 +124,14 @@ class WorkerProcess:
 
     def ensure_attached(self, specs: dict[str, tuple]) -> None:
         """Tell the worker of the shared buffers in ``specs`` it does not map yet."""
+        if specs is self._attached:  # the same buffers as last time (the hot path)
+            return
         sent = self._sent_specs
         changed = {field: spec for field, spec in specs.items() if sent.get(field) != spec}
         if changed:
             self.send(Attach(changed))
             sent.update(changed)
+        self._attached = specs
 
     def terminate(self) -> None:
         """Kill the process at once and release its pipe."""
@@ -175,11 +182,18 @@ class WorkerProcess:
     def send(self, body: Any) -> int:
         """Send a request (one of :mod:`plangym.vectorization.messages`); return its id."""
         request_id = self._next_id
+        return self.send_encoded(encode(Request(request_id, body)), type(body) is not Attach)
+
+    def send_encoded(self, message: bytes, answered: bool = True) -> int:
+        """Send a request already encoded; return its id (``answered``: it gets a reply)."""
+        request_id = self._next_id
         self._next_id += 1
         try:
-            self._conn.send_bytes(encode(Request(request_id, body)))
+            self._conn.send_bytes(message)
         except (OSError, ValueError) as error:
             raise self.crashed() from error
+        if answered:
+            self._awaiting.append(request_id)
         return request_id
 
     def receive(self, request_id: int, timeout: float | None = None) -> Any:
@@ -203,9 +217,17 @@ class WorkerProcess:
         return self._conn.poll(max(deadline - time.monotonic(), 0.0))
 
     def read_reply(self) -> Reply:
-        """Read one reply from the pipe (the caller knows one is there, or the worker died)."""
+        """Read one reply from the pipe (the caller knows one is there, or the worker died).
+
+        It answers the oldest request awaiting one: the worker answers in order, and the
+        shortest replies carry no id (see :func:`~plangym.vectorization.messages.encode`).
+        """
+        return decode_reply(*self.read_blob())
+
+    def read_blob(self) -> tuple[bytes, int]:
+        """Read one reply's bytes, and the id of the request it answers (see above)."""
         try:
-            return decode(self._conn.recv_bytes())
+            return self._conn.recv_bytes(), self._awaiting.popleft()
         except (EOFError, OSError) as error:
             raise self.crashed() from error
 

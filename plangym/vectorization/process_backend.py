@@ -24,7 +24,14 @@ import numpy as np
 
 from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
-from plangym.vectorization.messages import InBuffer, Step, StepChunk
+from plangym.vectorization.messages import (
+    EMPTY_INFO,
+    STEP_FROM_BUFFER,
+    InBuffer,
+    Step,
+    StepChunk,
+    decode_reply,
+)
 from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.packing import pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
@@ -129,6 +136,7 @@ class ProcessBackend(Backend):
             if current is not None:
                 current.close()
             resources.actions = SharedArray(actions.shape, actions.dtype)
+            resources.actions_specs = {"actions": resources.actions.spec}
         resources.actions.array[...] = actions
         return True
 
@@ -198,14 +206,15 @@ class ProcessBackend(Backend):
     # The protocol -----------------------------------------------------------------------------
     def submit(self, worker: int, request: Any) -> int:
         """Send ``request`` to ``worker`` with the buffers it needs; return the request id."""
-        process, resources = self.workers[worker], self._resources
-        kind = type(request)
+        resources = self._resources
+        process, kind = resources.workers[worker], type(request)
+        if kind is Step and type(request.action) is InBuffer:  # a vector step's hot path
+            process.ensure_attached(resources.actions_specs)
+            return process.send_encoded(STEP_FROM_BUFFER)
         if kind is StepChunk:
             if request.offset is not None:
                 process.ensure_attached(resources.outputs.specs)
             return process.send_step_chunk(request)
-        if kind is Step and type(request.action) is InBuffer:
-            process.ensure_attached({"actions": resources.actions.spec})
         return process.send(request)
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
@@ -217,11 +226,13 @@ class ProcessBackend(Backend):
 
     def result(self, worker: int, ticket: int, request: Any) -> Any:
         """Read ``worker``'s next reply: the answer to ``ticket``, or STALE."""
-        process = self.workers[worker]
-        reply = process.read_reply()
-        if reply.request_id != ticket:
+        process = self._resources.workers[worker]
+        blob, request_id = process.read_blob()
+        if request_id != ticket:
             return STALE  # a late reply to a request given up on
-        payload = unwrap_reply(reply)
+        if blob == EMPTY_INFO:  # a vector step's hot path: nothing to decode
+            return {}
+        payload = unwrap_reply(decode_reply(blob, request_id))
         if type(request) is not StepChunk or request.offset is None:
             return payload
         reply = process.decode_step_reply(payload)
@@ -260,6 +271,7 @@ class _Resources:
         self.arrays: list[SharedArray] = []  # a vector step's rows
         self.batch_specs: dict[str, tuple] = {}
         self.actions: SharedArray | None = None
+        self.actions_specs: dict[str, tuple] = {}
         self.state_bytes = 0  # size of the last new state seen, to size the arena
         self.obs_pool = ObservationPool()
 
@@ -268,8 +280,7 @@ class _Resources:
         specs = dict(self.batch_specs)
         if self.outputs is not None:
             specs.update(self.outputs.specs)
-        if self.actions is not None:
-            specs["actions"] = self.actions.spec
+        specs.update(self.actions_specs)
         return specs
 
     def release(self) -> None:
@@ -283,7 +294,7 @@ class _Resources:
         finally:
             outputs, self.outputs = self.outputs, None
             arrays, self.arrays = [*self.arrays, self.actions], []
-            self.actions = None
+            self.actions, self.actions_specs = None, {}
             if outputs is not None:
                 outputs.close()
             for shared in arrays:

@@ -40,7 +40,7 @@ class OnCrash(enum.Enum):
     RAISE = "raise"  # the call fails with WorkerCrashedError
 
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     """One request for one worker: a chunk of a batch, or a whole-env call."""
 
@@ -56,7 +56,7 @@ class Task:
     restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
 
 
-@dataclass
+@dataclass(slots=True)
 class Batch:
     """One call's tasks, sent to the workers, whose results are not all collected yet."""
 
@@ -152,11 +152,10 @@ class Scheduler:
 
     def send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
         """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`."""
-        batch = Batch([], label, on_crash)
+        # All built before the first is sent: a woken worker competes for the caller's core.
+        batch = Batch([Task(request) for request in requests.values()], label, on_crash)
         try:
-            for worker, request in requests.items():
-                task = Task(request)
-                batch.tasks.append(task)
+            for task, worker in zip(batch.tasks, requests, strict=True):
                 self._submit(task, worker, batch)
         except BaseException:
             self.abandon(batch)
@@ -172,13 +171,22 @@ class Scheduler:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while in_flight := batch.in_flight():
+            if deadline is None and not batch.unsent:
+                # Nothing to hand out as workers free up: read the answers in the order
+                # sent (a read returns on the answer or on the worker's death).
+                for task in batch.tasks:
+                    while task.worker is not None and not task.done:
+                        self._collect(task, batch)
+                in_flight = []
+            else:
+                in_flight = batch.in_flight()
+            while in_flight:
                 # A worker answers in the order it was sent its tasks: its next answer is
                 # for the oldest one it holds.
                 oldest: dict[int, Task] = {}
                 for task in in_flight:
                     oldest.setdefault(task.worker, task)
-                remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
                 tickets = {worker: task.ticket for worker, task in oldest.items()}
                 ready = self.backend.wait(tickets, remaining)
                 if not ready:
@@ -186,6 +194,7 @@ class Scheduler:
                 # Each answer is decoded as it arrives, while the other workers compute.
                 for worker in ready:
                     self._collect(oldest[worker], batch)
+                in_flight = batch.in_flight()
         except KeyboardInterrupt:
             self.abandon(batch)
             raise

@@ -153,11 +153,12 @@ class SharedArray:
             self._memory = attach_untracked(name)
             self.owner = False
         self.array = np.ndarray(self.shape, self.dtype, buffer=self._memory.buf)
-
-    @property
-    def spec(self) -> tuple[str, tuple[int, ...], str]:
-        """What another process needs to attach: (name, shape, dtype)."""
-        return (self._memory.name, self.shape, self.dtype.str)
+        # What another process needs to attach: (name, shape, dtype).
+        self.spec: tuple[str, tuple[int, ...], str] = (
+            self._memory.name,
+            self.shape,
+            self.dtype.str,
+        )
 
     @classmethod
     def attach(cls, spec: tuple[str, tuple[int, ...], str]) -> SharedArray:

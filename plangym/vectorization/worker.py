@@ -29,6 +29,7 @@ from plangym.vectorization.messages import (
     StepChunkReply,
     decode,
     encode,
+    encode_reply,
     error_reply,
 )
 from plangym.vectorization.orphans import caller_gone, guard_worker
@@ -42,10 +43,8 @@ class Channels:
     def __init__(self):
         self.incoming, self.outgoing = DtypeChannel(), DtypeChannel()
 
-    def answer(self, handler: Handler, body: Any) -> Any:
-        """Run ``body`` on ``handler``, with the dtypes of a chunk's states restored."""
-        if type(body) is not StepChunk:
-            return handler.handle(body)
+    def step_chunk(self, handler: Handler, body: StepChunk) -> Any:
+        """Run a chunk on ``handler``, with the dtypes of its states restored."""
         body = replaced(body, states=self.incoming.decode_states(body.states))
         payload = handler.handle(body)
         if type(payload) is StepChunkReply:
@@ -70,13 +69,17 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
                     buffers.attach(body.specs)
                 continue
             try:
-                reply = Reply(request_id, True, channels.answer(handler, body))
+                if type(body) is StepChunk:
+                    payload = channels.step_chunk(handler, body)
+                else:
+                    payload = handler.handle(body)
             except BaseException as error:
-                reply = error_reply(request_id, error)
-            try:
-                message = encode(reply)
-            except Exception as error:  # an unpicklable result: report it instead
                 message = encode(error_reply(request_id, error))
+            else:
+                try:
+                    message = encode_reply(request_id, payload)
+                except Exception as error:  # an unpicklable result: report it instead
+                    message = encode(error_reply(request_id, error))
             try:
                 conn.send_bytes(message)
             except ValueError as error:  # too large for one pipe message
