@@ -339,6 +339,19 @@ def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, d
     return mask, options
 
 
+def check_indices(indices: Sequence[int] | None, n_states: int, n: int) -> list[int]:
+    """Distinct sub-env indices in ``0..n-1``, one per state (default: every sub-env)."""
+    indices = list(range(n)) if indices is None else list(indices)
+    for index in indices:
+        if not is_integer(index) or not 0 <= index < n:
+            raise ValueError(f"indices: expected sub-env indices in 0..{n - 1}, got {index!r}")
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"indices: expected distinct sub-envs, got {indices}")
+    if n_states != len(indices):
+        raise ValueError(f"states: expected {len(indices)} states (one per index), got {n_states}")
+    return [int(index) for index in indices]
+
+
 INTEGER_SPACES = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 ARRAY_SPACES = (spaces.Box, *INTEGER_SPACES)
 

@@ -12,6 +12,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RUNS = {
+    "against_commit.py": (["HEAD", "--rounds", "1", "--quick"], "| plan |"),
     "classic_kernels.py": (["--rounds", "1", "--quick"], "| array form / raw loop |"),
     "kernel_workers.py": (
         ["--rounds", "1", "--min-time", "0.01", "--sections", "parallel", "vector"],

@@ -35,6 +35,7 @@ from plangym.validation import (
     check_batch_action_values,
     check_batch_dt,
     check_batch_states,
+    check_indices,
     check_reset_mask,
     check_seeds,
     check_vector_actions,
@@ -284,18 +285,7 @@ class PlanVectorEnv(VectorEnv):
         The restored sub-envs go on from there: their next step steps from the state.
         """
         self.call_state.check_idle("set_states")
-        indices = list(range(self.num_envs)) if indices is None else list(indices)
-        for index in indices:
-            if not isinstance(index, int | np.integer) or not 0 <= index < self.num_envs:
-                raise ValueError(
-                    f"indices: expected sub-env indices in 0..{self.num_envs - 1}, got {index!r}"
-                )
-        if len(set(indices)) != len(indices):
-            raise ValueError(f"indices: expected distinct sub-envs, got {indices}")
-        if len(states) != len(indices):
-            raise ValueError(
-                f"states: expected {len(indices)} states (one per index), got {len(states)}"
-            )
+        indices = check_indices(indices, len(states), self.num_envs)
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
         self._run_now(requests, "set_state")
         self._ended[indices] = False

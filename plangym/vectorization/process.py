@@ -31,11 +31,10 @@ from plangym.vectorization.messages import (
     Request,
     StepChunk,
     StepChunkReply,
-    decode_reply,
-    encode,
 )
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import interrupts_deferred
+from plangym.vectorization.wire import decode_reply, encode
 from plangym.vectorization.worker import run_worker
 
 CLOSE_TIMEOUT_S = 5.0
@@ -220,7 +219,7 @@ class WorkerProcess:
         """Read one reply from the pipe (the caller knows one is there, or the worker died).
 
         It answers the oldest request awaiting one: the worker answers in order, and the
-        shortest replies carry no id (see :func:`~plangym.vectorization.messages.encode`).
+        shortest replies carry no id (see :func:`~plangym.vectorization.wire.encode`).
         """
         return decode_reply(*self.read_blob())
 

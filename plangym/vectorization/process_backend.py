@@ -24,20 +24,14 @@ import numpy as np
 
 from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
-from plangym.vectorization.messages import (
-    EMPTY_INFO,
-    STEP_FROM_BUFFER,
-    InBuffer,
-    Step,
-    StepChunk,
-    decode_reply,
-)
+from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.obs_pool import ObservationPool
 from plangym.vectorization.packing import pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
 from plangym.vectorization.shared_memory import SharedArray, SharedOutputs
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
+from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER, decode_reply
 
 
 @dataclass

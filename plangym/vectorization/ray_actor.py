@@ -22,9 +22,10 @@ import cloudpickle
 
 from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.handler import Handler, as_handler_factory
-from plangym.vectorization.messages import Location, StepChunk, dumps, error_payload
+from plangym.vectorization.messages import Location, StepChunk
 from plangym.vectorization.packing import PackedActions, PackedStates
 from plangym.vectorization.shared_memory import AttachedOutputs
+from plangym.vectorization.wire import dumps, error_payload
 
 
 def import_ray() -> ModuleType:

@@ -1,18 +1,12 @@
 """The one gather / recover / timeout loop, for every backend and both faces.
 
-A call is a :class:`Batch` of tasks, one request each for one worker: the chunks of a
-``step_batch`` (:meth:`Scheduler.dispatch`), or one request per worker named
-(:meth:`Scheduler.send`). The first chunks are handed out as soon as they are encoded,
-the rest to whichever worker frees up first. What a dead worker means is the call's
-policy (:class:`OnCrash`): re-run its tasks from their inputs, at most
-:data:`MAX_RERUNS` times each (a planning batch, a reset); report it (a vector step: the
-worker's answer to the scheduler's ``recovery`` request stands in for the lost one); or
-raise :class:`WorkerCrashedError`. An env's error is raised once every other task is
-back, so every worker is idle again. A timeout or Ctrl-C gives the call up and replaces
-the workers still on it; their late answers are recognised and dropped. Results come
-back in input order.
-
-How a batch is cut into chunks is :mod:`plangym.vectorization.chunks`.
+A call is a :class:`Batch` of tasks, each one request for one worker: the chunks of a
+``step_batch`` (:meth:`Scheduler.dispatch`; how a batch is cut is
+:mod:`plangym.vectorization.chunks`), or one request per worker named
+(:meth:`Scheduler.send`). What a dead worker means is the call's :class:`OnCrash` policy.
+An env's error is raised once every other task is back, so every worker is idle again. A
+timeout or Ctrl-C gives the call up and replaces the workers still on it; their late
+answers are dropped. Results come back in input order.
 """
 
 from __future__ import annotations
@@ -54,6 +48,10 @@ class Task:
     result: Any = None
     error: BaseException | None = None
     restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
+
+    def describe(self, unit: str) -> str:
+        """Say what the task is, for messages: its elements, or its worker."""
+        return f"elements {self.start}..{self.stop - 1}" if self.stop else f"{unit} {self.worker}"
 
 
 @dataclass(slots=True)
@@ -209,7 +207,7 @@ class Scheduler:
             return
         first = failed[0]
         error = first.error
-        where = f"{self.unit} {first.worker}" if first.stop == first.start else first_chunk(first)
+        where = first.describe(self.unit)
         others = sorted({task.worker for task in failed[1:]})
         note = f"raised by {where} during {batch.label}"
         if others:
@@ -336,22 +334,16 @@ class Scheduler:
         task.error = self._crash_error(task, batch, crash)
 
     def _crash_error(self, task: Task, batch: Batch, crash: WorkerCrashedError):
+        what = task.describe(self.unit)
         if batch.on_crash is OnCrash.RERUN:
             consequence = (
-                f"{first_chunk(task)} killed the worker on each of {MAX_RERUNS + 1} runs "
+                f"{what} killed the worker on each of {MAX_RERUNS + 1} runs "
                 f"(re-run {MAX_RERUNS} times), so the call was given up"
             )
         elif task.stop > task.start:
-            consequence = f"{first_chunk(task)} could not be re-run (no states to re-run from)"
+            consequence = f"{what} could not be re-run (no states to re-run from)"
         else:
-            consequence = (
-                f"{self.unit} {task.worker} was replaced, but its {batch.label} request was lost"
-            )
+            consequence = f"{what} was replaced, but its {batch.label} request was lost"
         error = self.crash_error(f"{crash}; {consequence}")
         error.__cause__ = crash
         return error
-
-
-def first_chunk(task: Task) -> str:
-    """Say which elements a chunk holds, for messages."""
-    return f"elements {task.start}..{task.stop - 1}"

@@ -27,14 +27,11 @@ from plangym.vectorization.messages import (
     Reply,
     StepChunk,
     StepChunkReply,
-    decode,
-    encode,
-    encode_reply,
-    error_reply,
 )
 from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import AttachedOutputs
+from plangym.vectorization.wire import decode, encode, encode_reply, error_reply
 
 
 class Channels:
