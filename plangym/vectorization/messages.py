@@ -193,3 +193,25 @@ class Stepped(NamedTuple):
     terminated: Any
     truncated: Any
     info: dict
+
+
+# Every request and reply type, in the order of their tags on the wire (see wire.py).
+VOCABULARY: tuple[type, ...] = (
+    Call,
+    GetAttr,
+    SetAttr,
+    StepChunk,
+    Attach,
+    Close,
+    Location,
+    Reset,
+    Step,
+    Restarted,
+    CheckSpaces,
+    GetState,
+    SetState,
+    StepChunkReply,
+    PackedChunkReply,
+    Observed,
+    Stepped,
+)

@@ -84,6 +84,13 @@ class ListActions(NamedTuple):
 
 
 PackedActions = ArrayActions | ListActions
+PACKED_TYPES: tuple[type, ...] = (
+    ArrayActions,
+    ListActions,
+    ArrayStates,
+    SharedStates,
+    ObjectStates,
+)
 
 
 def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:

@@ -18,60 +18,18 @@ from typing import Any
 import cloudpickle
 
 from plangym.vectorization.messages import (
-    Attach,
-    Call,
-    CheckSpaces,
-    Close,
-    GetAttr,
-    GetState,
+    VOCABULARY,
     InBuffer,
-    Location,
-    Observed,
-    PackedChunkReply,
     Reply,
     Request,
-    Reset,
-    Restarted,
-    SetAttr,
-    SetState,
     Step,
     StepChunk,
     StepChunkReply,
-    Stepped,
 )
-from plangym.vectorization.packing import (
-    ArrayActions,
-    ArrayStates,
-    ListActions,
-    ObjectStates,
-    SharedStates,
-)
+from plangym.vectorization.packing import PACKED_TYPES
 
 # The types the code builds and reads; only to_wire and from_wire see the tuples.
-_WIRE_TYPES: tuple[type, ...] = (
-    Call,
-    GetAttr,
-    SetAttr,
-    StepChunk,
-    Attach,
-    Close,
-    Location,
-    Reset,
-    Step,
-    Restarted,
-    CheckSpaces,
-    GetState,
-    SetState,
-    StepChunkReply,
-    PackedChunkReply,
-    Observed,
-    Stepped,
-    ArrayActions,
-    ListActions,
-    ArrayStates,
-    SharedStates,
-    ObjectStates,
-)
+_WIRE_TYPES: tuple[type, ...] = (*VOCABULARY, *PACKED_TYPES)
 _TAGS = {cls: tag for tag, cls in enumerate(_WIRE_TYPES)}
 # The fields holding packed states or actions, which travel as tuples of their own.
 _NESTED = {StepChunk: (0, 1), StepChunkReply: (0,)}
