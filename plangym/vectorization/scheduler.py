@@ -62,6 +62,7 @@ class Batch:
     label: str
     on_crash: OnCrash
     want_state: bool = False
+    in_order: bool = False  # read in the order sent, no wait(): answers cheap to read
     unsent: deque[Task] = field(default_factory=deque)
     abandoned: list[int] = field(default_factory=list)  # workers replaced on giving up
 
@@ -151,7 +152,8 @@ class Scheduler:
     def send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
         """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`."""
         # All built before the first is sent: a woken worker competes for the caller's core.
-        batch = Batch([Task(request) for request in requests.values()], label, on_crash)
+        tasks = [Task(request) for request in requests.values()]
+        batch = Batch(tasks, label, on_crash, in_order=True)
         try:
             for task, worker in zip(batch.tasks, requests, strict=True):
                 self._submit(task, worker, batch)
@@ -169,9 +171,8 @@ class Scheduler:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            if deadline is None and not batch.unsent:
-                # Nothing to hand out as workers free up: read the answers in the order
-                # sent (a read returns on the answer or on the worker's death).
+            if deadline is None and batch.in_order:
+                # A read returns on the answer or on the worker's death.
                 for task in batch.tasks:
                     while task.worker is not None and not task.done:
                         self._collect(task, batch)
