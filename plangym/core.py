@@ -25,7 +25,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.spaces import Box, Discrete, Space
+from gymnasium.spaces import Box, Space
 
 from plangym.columns import BatchColumns, is_record_block, records_to_states
 from plangym.utils import make_gym_env, to_grayscale
@@ -40,6 +40,7 @@ from plangym.validation import (
     check_flag,
     check_pictures_available,
     check_positive_int,
+    discrete_as_int64,
 )
 
 wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
@@ -316,7 +317,7 @@ class PlanEnv(ABC):
             self.check_record_block(states)
         elif states is not None:
             self.check_states(states)
-        return _discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
+        return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise ValueError or TypeError unless ``state`` can be restored in this env.
@@ -740,27 +741,6 @@ def inherits_unchanged(cls: type, methods: dict[str, type]) -> bool:
     False
     """
     return all(getattr(cls, name) is getattr(base, name) for name, base in methods.items())
-
-
-def _discrete_as_int64(actions: Any, space: Any) -> Any:
-    """Return checked integer actions as one int64 array, anything else as it came.
-
-    gymnasium's ``Discrete.contains`` (asserted in every classic-control step) checks a
-    NumPy integer in about 60% of the time it takes for a Python int, for which it builds
-    ``np.iinfo``; an array also crosses to the workers as raw bytes. The values, and so
-    the results, are the same.
-    """
-    if isinstance(actions, np.ndarray):
-        if actions.ndim == 1 and actions.dtype.kind in "iu":
-            return actions.astype(np.int64, copy=False)
-        return actions
-    if (
-        isinstance(space, Discrete)
-        and actions
-        and all(type(action) is int or isinstance(action, np.integer) for action in actions)
-    ):  # bools stay bools
-        return np.fromiter(actions, dtype=np.int64, count=len(actions))
-    return actions
 
 
 def repeat_action(step: Callable[[Any], tuple], action: Any, times: int) -> tuple:

@@ -33,12 +33,14 @@ from gymnasium.vector.utils import batch_space
 
 from plangym.validation import (
     check_batch_action_values,
+    check_batch_actions,
     check_batch_dt,
     check_batch_states,
     check_indices,
     check_reset_mask,
     check_seeds,
     check_vector_actions,
+    discrete_as_int64,
 )
 from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
@@ -304,9 +306,11 @@ class PlanVectorEnv(VectorEnv):
             order of the inputs.
         """
         self.call_state.check_idle("step_batch")
+        actions = check_batch_actions(actions)
         states = check_batch_states(states, len(actions))
         dts = check_batch_dt(dt, len(actions))
         check_batch_action_values(self.single_action_space, actions)
+        actions = discrete_as_int64(actions, self.single_action_space)
         return self._scheduler.run(BatchInputs(actions, states, dts, True)).columns()
 
     # Running calls --------------------------------------------------------------------------
