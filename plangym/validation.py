@@ -360,6 +360,26 @@ def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, d
     return mask, options
 
 
+def check_space_batch(space: spaces.Space, actions: Any, states: Any, dt: Any) -> tuple:
+    """Check a ``step_batch`` against an action space: ``(actions, states, dts)``."""
+    actions = check_batch_actions(actions)
+    states, dts = check_batch_states(states, len(actions)), check_batch_dt(dt, len(actions))
+    check_batch_action_values(space, actions)
+    return discrete_as_int64(actions, space), states, dts
+
+
+def check_values_per_env(values: Any, n: int) -> list:
+    """One value per sub-env: a list or tuple of ``n``, or one for all (gymnasium's rule)."""
+    if not isinstance(values, list | tuple):
+        return [values] * n
+    if len(values) != n:
+        raise ValueError(
+            "Values must be a list or tuple with length equal to the number of "
+            f"environments. Got `{len(values)}` values for {n} environments."
+        )
+    return list(values)
+
+
 def check_indices(indices: Sequence[int] | None, n_states: int, n: int) -> list[int]:
     """Distinct sub-env indices in ``0..n-1``, one per state (default: every sub-env)."""
     indices = list(range(n)) if indices is None else list(indices)

@@ -25,6 +25,8 @@ from gymnasium import Space
 from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Tuple
 from gymnasium.vector.utils import concatenate, create_empty_array
 
+from plangym.vectorization.messages import Observed, Stepped
+
 Allocate = Callable[..., np.ndarray]  # called as allocate(shape, dtype=dtype)
 ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
@@ -91,6 +93,16 @@ class BatchOutputs:
         self.rewards[index] = reward
         self.terminations[index] = terminated
         self.truncations[index] = truncated
+
+    def absorb(self, index: int, answer: Observed | Stepped | dict) -> dict:
+        """Write what sub-env ``index`` answered rather than wrote itself; return its info."""
+        if type(answer) is Stepped:
+            self.write_step(index, *answer[:4])
+            return answer.info
+        if type(answer) is Observed:
+            self.write_obs(index, answer.obs)
+            return answer.info
+        return answer
 
     def observations(self) -> Any:
         """Return the batch of observations (the buffer itself: copy it to keep it)."""

@@ -1,22 +1,16 @@
 """gymnasium's vector API over plangym's one worker layer, plus what planners need.
 
-:class:`PlanVectorEnv` is a ``gymnasium.vector.VectorEnv``: ``reset``, ``step``, their
-``*_async``/``*_wait`` halves, ``call``/``get_attr``/``set_attr``, ``render`` and
-``close`` behave as in gymnasium's ``AsyncVectorEnv`` and ``SyncVectorEnv`` (the same
-batched observations, arrays and ``_key``-masked infos, the same autoreset modes). It is
-a facade: each call becomes one request per sub-env, run by the
+:class:`PlanVectorEnv` is a ``gymnasium.vector.VectorEnv`` that behaves as gymnasium's
+``AsyncVectorEnv`` and ``SyncVectorEnv`` (batched observations, ``_key``-masked infos,
+autoreset modes), as a facade: each call becomes one request per sub-env, run by the
 :class:`~plangym.vectorization.scheduler.Scheduler` on a backend (the caller, worker
-processes or Ray actors), each sub-env's worker answering with a
-:class:`~plangym.vector.sub_env.SubEnvHandler`. On top:
-
-* bad actions, seeds and masks are refused before any sub-env is sent anything;
-* an error raised by a sub-env keeps its type, and the vector env stays usable;
-* a worker that dies is replaced: its sub-env is rebuilt and reset, and its step reports a
-  truncation with ``info["worker_restarted"]`` (masked by ``info["_worker_restarted"]``);
-* a ``*_wait`` timeout replaces the sub-envs still busy, so no late answer is left behind;
-* :meth:`PlanVectorEnv.get_states`, :meth:`PlanVectorEnv.set_states` and
-  :meth:`PlanVectorEnv.step_batch` clone, restore and plan from the sub-envs' exact states
-  (sub-envs made by :func:`plangym.make_vec`).
+processes or Ray actors) whose workers answer with a
+:class:`~plangym.vector.sub_env.SubEnvHandler`. On top: bad input is refused before
+anything is sent; a sub-env's error keeps its type and the env stays usable; a dead
+worker is replaced and its step reports a truncation with ``info["worker_restarted"]``;
+a ``*_wait`` timeout replaces the sub-envs still busy; and ``get_states``,
+``set_states`` and ``step_batch`` clone, restore and plan from exact states (sub-envs
+made by :func:`plangym.make_vec`).
 """
 
 from __future__ import annotations
@@ -32,15 +26,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from plangym.validation import (
-    check_batch_action_values,
-    check_batch_actions,
-    check_batch_dt,
-    check_batch_states,
     check_indices,
     check_reset_mask,
     check_seeds,
+    check_space_batch,
+    check_values_per_env,
     check_vector_actions,
-    discrete_as_int64,
 )
 from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
@@ -51,13 +42,11 @@ from plangym.vectorization.messages import (
     Call,
     CheckSpaces,
     GetState,
-    Observed,
     Reset,
     Restarted,
     SetAttr,
     SetState,
     Step,
-    Stepped,
 )
 from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 
@@ -171,7 +160,9 @@ class PlanVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         for task in sorted(batch.tasks, key=lambda task: task.worker):
             if task.error is None:
-                infos = self._add_info(infos, self._absorb(task.worker, task.result), task.worker)
+                infos = self._add_info(
+                    infos, self.outputs.absorb(task.worker, task.result), task.worker
+                )
                 self._ended[task.worker] = False
         self._scheduler.raise_first(batch)
         return self._observations(), infos
@@ -210,7 +201,7 @@ class PlanVectorEnv(VectorEnv):
             if task.error is None:
                 info = task.result
                 if type(info) is not dict:  # answered, not written in place
-                    info = self._absorb(task.worker, info)
+                    info = self.outputs.absorb(task.worker, info)
                 if task.restarted:  # its episode was cut short: a truncation
                     outputs.rewards[task.worker] = 0.0
                     outputs.terminations[task.worker] = np.False_
@@ -221,16 +212,6 @@ class PlanVectorEnv(VectorEnv):
         np.logical_or(terminations, truncations, out=self._ended)
         self._scheduler.raise_first(batch)
         return self._observations(), outputs.rewards.copy(), terminations, truncations, infos
-
-    def _absorb(self, index: int, answer: Any) -> dict:
-        """Write what a sub-env answered (not written in place) into the batch; its info."""
-        if type(answer) is Stepped:
-            self.outputs.write_step(index, *answer[:4])
-            return answer.info
-        if type(answer) is Observed:
-            self.outputs.write_obs(index, answer.obs)
-            return answer.info
-        return answer
 
     def _observations(self) -> Any:
         observations = self.outputs.observations()
@@ -261,13 +242,7 @@ class PlanVectorEnv(VectorEnv):
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every sub-env: one value each (list/tuple) or one for all."""
         self.call_state.check_running()
-        if not isinstance(values, list | tuple):
-            values = [values] * self.num_envs
-        if len(values) != self.num_envs:
-            raise ValueError(
-                "Values must be a list or tuple with length equal to the number of "
-                f"environments. Got `{len(values)}` values for {self.num_envs} environments."
-            )
+        values = check_values_per_env(values, self.num_envs)
         self.call_state.check_idle("set_attr")
         self._run_now({i: SetAttr(name, value) for i, value in enumerate(values)}, "set_attr")
 
@@ -297,20 +272,12 @@ class PlanVectorEnv(VectorEnv):
     ) -> tuple[list, list, list, list, list, list]:
         """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
 
-        The batch is shared out among the sub-envs' workers, as ``ParallelEnv`` shares
-        it; each steps its part from the given states (as ``PlanEnv.step_batch`` does)
-        and restores its own state after.
-
-        Returns:
-            ``(new_states, observs, rewards, terminals, truncateds, infos)``, lists in the
-            order of the inputs.
+        The batch is shared out among the workers as ``ParallelEnv`` shares it; each
+        steps its part from the given states and restores its own state after. Returns
+        ``(new_states, observs, rewards, terminals, truncateds, infos)``, input order.
         """
         self.call_state.check_idle("step_batch")
-        actions = check_batch_actions(actions)
-        states = check_batch_states(states, len(actions))
-        dts = check_batch_dt(dt, len(actions))
-        check_batch_action_values(self.single_action_space, actions)
-        actions = discrete_as_int64(actions, self.single_action_space)
+        actions, states, dts = check_space_batch(self.single_action_space, actions, states, dt)
         return self._scheduler.run(BatchInputs(actions, states, dts, True)).columns()
 
     # Running calls --------------------------------------------------------------------------
