@@ -1,10 +1,8 @@
-"""Small helpers: building gymnasium envs lean, converting frames, plangym 0.1's utilities.
+"""Frames: grayscale and resizing, the way plangym 0.1 did them, without a required library.
 
-Everything plangym 0.1 exported from this module is here with the same signature:
-:func:`get_display`, :func:`remove_time_limit_from_spec`, :func:`remove_time_limit`,
-:func:`process_frame_pil`, :func:`process_frame_opencv`, :func:`process_frame` and
-:class:`GrayScaleObservation`. Pillow, OpenCV and pyvirtualdisplay stay optional: they are
-imported when a function needs them (``pip install "plangym[images]"`` brings the first two).
+:func:`to_grayscale` needs only NumPy; :func:`process_frame_pil` and
+:func:`process_frame_opencv` import Pillow or OpenCV when called
+(``pip install "plangym[images]"`` brings both), so importing this module never fails.
 
 >>> frame = np.zeros((2, 3, 3), dtype=np.uint8)
 >>> frame[..., 0] = 255
@@ -15,16 +13,12 @@ array([[76, 76, 76],
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.envs.registration import EnvSpec
 from gymnasium.spaces import Box
 
-# ITU-R 601-2 luma, the transform PIL's "L" mode applies, in integer arithmetic.
 _LUMA = np.array([299, 587, 114], dtype=np.uint32)
 _GRAY_MODES = frozenset({"L", "GRAY"})
 _MODES = ("BGR", "GRAY", "L", "RGB")
@@ -228,126 +222,6 @@ def process_frame(
     return frame
 
 
-def get_display(visible: bool = False, size: tuple[int, int] = (400, 400), **kwargs: Any) -> Any:
-    """Start a virtual X display with pyvirtualdisplay and return it.
-
-    Rendering needs an X server on a headless machine; this starts one (Xvfb unless
-    ``visible`` or a ``backend`` says otherwise). pyvirtualdisplay is not a dependency of
-    plangym, and it runs the Xvfb program, which comes from the system's packages. Unless
-    the variable is already set, ``PYVIRTUALDISPLAY_DISPLAYFD`` is set to "0" in
-    ``os.environ`` so that pyvirtualdisplay picks the display number itself rather than
-    waiting for Xvfb to report one.
-
-    Args:
-        visible: Show the display in a window (pyvirtualdisplay's Xephyr backend).
-        size: (width, height) of the screen in pixels.
-        **kwargs: Passed on to ``pyvirtualdisplay.Display``.
-
-    Returns:
-        The started ``pyvirtualdisplay.Display``; call its ``stop()`` when done.
-
-    Raises:
-        ImportError: pyvirtualdisplay is not installed.
-    """
-    try:
-        from pyvirtualdisplay import Display
-    except ImportError as error:
-        raise ImportError(
-            "get_display needs pyvirtualdisplay: pip install pyvirtualdisplay; it also needs "
-            "the Xvfb program (e.g. apt-get install xvfb)"
-        ) from error
-    os.environ.setdefault("PYVIRTUALDISPLAY_DISPLAYFD", "0")
-    display = Display(visible=visible, size=size, **kwargs)
-    display.start()
-    return display
-
-
-def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gym.Env:
-    """Build a gymnasium env without the wrappers that only slow stepping down.
-
-    The passive env checker and the order enforcer are left out; the time limit is kept
-    only when ``remove_time_limit`` is False.
-    """
-    spec = gym.spec(name)
-    overrides: dict[str, Any] = {"order_enforce": False, "disable_env_checker": True}
-    if remove_time_limit:
-        overrides["max_episode_steps"] = None
-    return gym.make(dataclasses.replace(spec, **overrides), **kwargs)
-
-
-def remove_time_limit_from_spec(spec: EnvSpec) -> None:
-    """Take the episode step limit out of ``spec``, in place.
-
-    ``spec.max_episode_steps`` becomes None, so ``gymnasium.make(spec)`` adds no
-    ``TimeLimit`` wrapper, and the limit it had is kept in ``spec._max_episode_steps``. A
-    second call changes nothing, and an object without ``max_episode_steps`` is left alone.
-    The spec is modified, not copied: to leave a registered spec as it is, pass a copy such
-    as ``dataclasses.replace(gymnasium.spec(name))``.
-
-    Args:
-        spec: The ``EnvSpec`` to change.
-
-    Example:
-        >>> spec = dataclasses.replace(gym.spec("CartPole-v1"))
-        >>> remove_time_limit_from_spec(spec)
-        >>> spec.max_episode_steps is None, spec._max_episode_steps
-        (True, 500)
-        >>> gym.spec("CartPole-v1").max_episode_steps
-        500
-    """
-    if not hasattr(spec, "max_episode_steps"):
-        return
-    if spec.max_episode_steps is not None or not hasattr(spec, "_max_episode_steps"):
-        spec._max_episode_steps = spec.max_episode_steps
-    spec.max_episode_steps = None
-
-
-def remove_time_limit(gym_env: gym.Env) -> gym.Env:
-    """Return ``gym_env`` with every ``TimeLimit`` wrapper taken out of its chain.
-
-    The wrappers left in the chain are relinked in place; the returned env is ``gym_env``
-    itself unless ``gym_env`` is a ``TimeLimit``. Its ``spec`` then reports no step limit:
-    the wrappers' cached specs are dropped, and if the base env's spec has a limit, the base
-    env gets a copy without it (the spec it had, which may be shared, is left as it is).
-
-    Example:
-        >>> env = remove_time_limit(gym.make("CartPole-v1"))
-        >>> env.spec.max_episode_steps is None
-        True
-    """
-    outer: gym.Env | None = None
-    current = gym_env
-    while isinstance(current, gym.Wrapper):
-        if isinstance(current, gym.wrappers.TimeLimit):
-            if outer is None:
-                gym_env = current = current.env
-                continue
-            outer.env = current.env
-            current = current.env
-            continue
-        outer, current = current, current.env
-    base_spec = getattr(current, "spec", None)
-    if base_spec is not None and base_spec.max_episode_steps is not None:
-        base_spec = dataclasses.replace(base_spec)
-        remove_time_limit_from_spec(base_spec)
-        current.spec = base_spec
-    wrapper = gym_env
-    while isinstance(wrapper, gym.Wrapper):
-        wrapper._cached_spec = None
-        wrapper = wrapper.env
-    return gym_env
-
-
-def find_time_limit(gym_env: gym.Env) -> gym.wrappers.TimeLimit | None:
-    """Return the outermost ``TimeLimit`` wrapper of ``gym_env``, if any."""
-    current = gym_env
-    while isinstance(current, gym.Wrapper):
-        if isinstance(current, gym.wrappers.TimeLimit):
-            return current
-        current = current.env
-    return None
-
-
 class GrayScaleObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Observe an RGB image env in grayscale.
 
@@ -358,6 +232,7 @@ class GrayScaleObservation(gym.ObservationWrapper, gym.utils.RecordConstructorAr
 
     Example:
         >>> import ale_py
+        >>> import gymnasium as gym
         >>> gym.register_envs(ale_py)
         >>> env = GrayScaleObservation(gym.make("ALE/Pong-v5"), keep_dim=True)
         >>> env.observation_space

@@ -1,0 +1,110 @@
+"""Checks of single values: positive integers, flags, dt, choices, and how to name a value.
+
+>>> check_dt(3)
+3
+>>> check_dt(0)
+Traceback (most recent call last):
+...
+ValueError: dt: expected an integer >= 1, received 0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def describe(value: Any) -> str:
+    """Return a short description of ``value`` for error messages.
+
+    >>> describe(np.zeros((3,), dtype=np.float32))
+    'ndarray(shape=(3,), dtype=float32)'
+    >>> describe(1.5)
+    '1.5 (float)'
+    """
+    if isinstance(value, np.ndarray):
+        return f"ndarray(shape={value.shape}, dtype={value.dtype})"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def is_integer(value: Any) -> bool:
+    """Return True for Python and NumPy integers (booleans excluded)."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu"
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= 1."""
+    if not is_integer(value):
+        raise TypeError(f"{name}: expected an integer >= 1, received {describe(value)}")
+    if int(value) < 1:
+        raise ValueError(f"{name}: expected an integer >= 1, received {int(value)}")
+    return int(value)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool, or raise if it is not True or False (NumPy's too).
+
+    >>> check_flag("arrays", np.True_)
+    True
+    >>> check_flag("arrays", "yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: arrays: expected True or False, received 'yes' (str)
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name}: expected True or False, received {describe(value)}")
+    return bool(value)
+
+
+def check_dt(dt: Any) -> int:
+    """Validate the number of agent steps of one ``step`` call."""
+    return check_positive_int("dt", dt)
+
+
+def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:
+    """Raise ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        shown = sorted(choices, key=str)
+        raise ValueError(f"{name}: expected one of {shown}, received {value!r}")
+    return value
+
+
+def check_pictures_available(
+    render_mode: str | None,
+    return_image: bool,
+    obs_type: str,
+    screen_from_renderer: bool,
+    default_obs_type: str,
+) -> None:
+    """Raise ValueError when the env would be asked for pictures it cannot draw.
+
+    ``return_image=True`` needs a render mode; an observation drawn by gymnasium's
+    renderer (``screen_from_renderer``) needs ``render_mode="rgb_array"``, and so does
+    ``return_image`` for such an env, whose "human" mode draws in a window only.
+
+    >>> check_pictures_available(None, True, "ram", False, "rgb")
+    Traceback (most recent call last):
+    ...
+    ValueError: render_mode: expected 'rgb_array' or 'human' because return_image=True ...
+    """
+    renders_obs = screen_from_renderer and obs_type != default_obs_type
+    if screen_from_renderer and (return_image or renders_obs):
+        allowed: tuple = ("rgb_array",)
+    elif return_image:
+        allowed = ("rgb_array", "human")
+    else:
+        return
+    if render_mode not in allowed:
+        needs = "return_image=True" if return_image else f"obs_type={obs_type!r}"
+        raise ValueError(
+            f"render_mode: expected {' or '.join(map(repr, allowed))} because {needs} "
+            f"needs pictures, received {render_mode!r}"
+        )

@@ -1,0 +1,124 @@
+"""Checks of the gymnasium face: a vector env's seeds, reset mask, indices and actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import iterate
+
+from plangym.validation.values import is_integer
+
+
+def check_seeds(seed: Any, n: int) -> list[int | None]:
+    """One seed per sub-env: None, an int ``s`` (sub-env ``i`` gets ``s + i``) or n seeds."""
+    if seed is None:
+        return [None] * n
+    if is_integer(seed):
+        if seed < 0:
+            raise ValueError(f"seed: expected an int >= 0, got {seed}")
+        return [int(seed) + i for i in range(n)]
+    if not isinstance(seed, Sequence) or len(seed) != n:
+        raise ValueError(
+            f"seed: expected None, an int or a list of {n} seeds (one per sub-env), got {seed!r}"
+        )
+    for k, item in enumerate(seed):
+        if item is not None and (not is_integer(item) or item < 0):
+            raise ValueError(f"seed: expected None or an int >= 0 at seed[{k}], got {item!r}")
+    return list(seed)
+
+
+def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, dict | None]:
+    """Return the ``reset_mask`` in ``options`` (checked, as gymnasium does) and the rest."""
+    if options is None or "reset_mask" not in options:
+        return None, options
+    mask = options["reset_mask"]
+    options = {key: value for key, value in options.items() if key != "reset_mask"}
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+    if mask.shape != (n,):
+        raise ValueError(f"`options['reset_mask']` must have shape `({n},)`, got {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+    if not np.any(mask):
+        raise ValueError(
+            "`options['reset_mask']` must contain a boolean array with at least one True "
+            f"value, got reset_mask={mask}"
+        )
+    return mask, options
+
+
+def check_values_per_env(values: Any, n: int) -> list:
+    """One value per sub-env: a list or tuple of ``n``, or one for all (gymnasium's rule)."""
+    if not isinstance(values, list | tuple):
+        return [values] * n
+    if len(values) != n:
+        raise ValueError(
+            "Values must be a list or tuple with length equal to the number of "
+            f"environments. Got `{len(values)}` values for {n} environments."
+        )
+    return list(values)
+
+
+def check_indices(indices: Sequence[int] | None, n_states: int, n: int) -> list[int]:
+    """Distinct sub-env indices in ``0..n-1``, one per state (default: every sub-env)."""
+    indices = list(range(n)) if indices is None else list(indices)
+    for index in indices:
+        if not is_integer(index) or not 0 <= index < n:
+            raise ValueError(f"indices: expected sub-env indices in 0..{n - 1}, got {index!r}")
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"indices: expected distinct sub-envs, got {indices}")
+    if n_states != len(indices):
+        raise ValueError(f"states: expected {len(indices)} states (one per index), got {n_states}")
+    return [int(index) for index in indices]
+
+
+INTEGER_SPACES = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+ARRAY_SPACES = (spaces.Box, *INTEGER_SPACES)
+
+
+def check_vector_actions(batch_space: spaces.Space, space: spaces.Space, actions: Any, n: int):
+    """One action per sub-env, as gymnasium's ``iterate`` yields them; checked first."""
+    if isinstance(actions, np.ndarray) and isinstance(space, ARRAY_SPACES):
+        if actions.shape != (n, *space.shape):
+            raise ValueError(
+                f"actions: expected an array of shape {(n, *space.shape)} (one action per "
+                f"sub-env), got shape {actions.shape}"
+            )
+        if isinstance(space, INTEGER_SPACES):
+            check_integer_actions(space, actions)
+        return list(actions)
+    try:
+        items = list(iterate(batch_space, actions))
+    except Exception as error:
+        raise ValueError(
+            f"actions: expected a batch of {n} actions of {space}, got {actions!r:.200}"
+        ) from error
+    if len(items) != n:
+        raise ValueError(f"actions: expected {n} actions (one per sub-env), got {len(items)}")
+    if isinstance(space, INTEGER_SPACES):
+        check_integer_actions(space, np.asarray(items))
+    return items
+
+
+def check_integer_actions(
+    space: spaces.Space, actions: np.ndarray, where: str = "sub-env {}'s action"
+) -> None:
+    """Check a batch of actions of a Discrete, MultiDiscrete or MultiBinary space."""
+    if actions.dtype.kind not in "iub":
+        raise ValueError(
+            f"actions: expected integers for {space}, got an array of dtype {actions.dtype}"
+        )
+    if isinstance(space, spaces.Discrete):
+        low, high = int(space.start), int(space.start + space.n)
+    elif isinstance(space, spaces.MultiDiscrete):
+        low, high = space.start, space.start + space.nvec
+    else:
+        low, high = 0, 2
+    bad = (actions < low) | (actions >= high)
+    if bad.any():
+        first = np.argwhere(bad)[0].tolist()
+        place = where.format(first[0])
+        raise ValueError(f"actions: {place} = {actions[first[0]].tolist()!r} is not in {space}")
