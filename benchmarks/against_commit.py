@@ -146,6 +146,15 @@ def make_mspacman():
     return gymnasium.make("ALE/MsPacman-v5")
 
 
+def batch_seconds(env, states: list, actions) -> float:
+    """Median seconds of ``env.step_batch(actions, states, return_state=True)``."""
+    return median_seconds(
+        lambda: env.step_batch(actions, states=states, dt=1, return_state=True),
+        warmups=n(2, 1),
+        repeats=n(7, 1),
+    )
+
+
 @measure
 def w1() -> Value:
     import numpy as np
@@ -157,12 +166,8 @@ def w1() -> Value:
         size = n(256, 16)
         states = workloads().game_states(env.plan_env, size)
         actions = np.random.default_rng(1).integers(env.plan_env.n_actions, size=size)
-        seconds = median_seconds(
-            lambda: env.step_batch(actions, states=states, dt=1, return_state=True),
-            warmups=n(2, 1),
-            repeats=n(7, 1),
-        )
-        return Value(size * env.plan_env.frameskip / seconds, "frames/s", True)
+        frames = size * env.plan_env.frameskip
+        return Value(frames / batch_seconds(env, states, actions), "frames/s", True)
     finally:
         env.close()
 
@@ -178,12 +183,7 @@ def w2() -> Value:
         size = n(4096, 64)
         states = workloads().cartpole_states(env.plan_env, size)
         actions = np.arange(size) % 2
-        seconds = median_seconds(
-            lambda: env.step_batch(actions, states=states, dt=1, return_state=True),
-            warmups=n(2, 1),
-            repeats=n(7, 1),
-        )
-        return Value(size / seconds, "steps/s", True)
+        return Value(size / batch_seconds(env, states, actions), "steps/s", True)
     finally:
         env.close()
 
