@@ -6,7 +6,7 @@ truncation and ``info["worker_restarted"]``), a sub-env's exception keeps its ty
 leaves the vector env usable, and a timeout replaces the sub-envs still busy. gymnasium's
 own is left unusable by the first two and leaves late answers in its pipes after a
 timeout. The hot path pickles nothing: actions, observations, rewards and flags go through
-shared memory, and each worker is woken by a few bytes.
+shared memory, and each worker is woken by one byte.
 
 >>> import gymnasium
 >>> import numpy as np

@@ -164,7 +164,7 @@ class SubEnvHandler(Handler):
         self._outputs = outputs
         self._layout = (observation_space, num_envs, obs_shared)
         # Whether observations are written where the caller reads them (else answered).
-        self._obs_written = isinstance(outputs, BatchOutputs) or (outputs and obs_shared)
+        self._obs_written = isinstance(outputs, BatchOutputs) or bool(outputs and obs_shared)
 
     @property
     def env(self) -> gymnasium.Env:

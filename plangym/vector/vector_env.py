@@ -52,8 +52,6 @@ from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 
 __all__ = ["PlanVectorEnv", "autoreset_mode_of", "observation_spaces"]
 
-STEP_FROM_BUFFER = Step()  # every sub-env's action waits in the shared action buffer
-
 
 class PlanVectorEnv(VectorEnv):
     """A gymnasium vector env whose sub-envs run on a backend of the one worker layer.
@@ -186,7 +184,8 @@ class PlanVectorEnv(VectorEnv):
                 "autoreset_mode=DISABLED call reset(options={'reset_mask': mask}) first"
             )
         if isinstance(actions, np.ndarray) and self._backend.stage_actions(actions):
-            requests = dict.fromkeys(range(self.num_envs), STEP_FROM_BUFFER)
+            # Step(): its action waits in the shared action buffer.
+            requests = dict.fromkeys(range(self.num_envs), Step())
         else:
             requests = {i: Step(item) for i, item in enumerate(items)}
         self.call_state.start("step", self._scheduler.send(requests, "step", OnCrash.REPORT))

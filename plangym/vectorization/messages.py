@@ -5,8 +5,9 @@ workers get :class:`StepChunk`, :class:`Call`, :class:`GetAttr` and :class:`SetA
 gymnasium vector env's sub-envs also get :class:`Reset`, :class:`Step`, :class:`Restarted`,
 :class:`CheckSpaces`, :class:`GetState` and :class:`SetState`. A request is a
 :class:`Request` (an id and one body); every request but :class:`Attach` is answered by one
-:class:`Reply` with the same id, in the order the requests were sent. The first reply of a
-new worker, id :data:`READY_ID`, says its env is built (payload: its process id) or why it
+:class:`Reply`, in the order the requests were sent, so the caller knows which request a
+reply answers by that order (the shortest replies carry no id). The first reply of a new
+worker, for :data:`READY_ID`, says its env is built (payload: its process id) or why it
 could not be. How they are encoded on a pipe is :mod:`plangym.vectorization.wire`.
 
 >>> request = Request(7, GetAttr("frameskip"))

@@ -106,8 +106,8 @@ class WorkerProcess:
         """Kill the process (whatever it is doing) and start a fresh one.
 
         Ctrl-C waits until the new process runs: halfway, this worker would have no process
-        and no pipe (a spawned one would also print the interrupted start). It does not wait
-        for the env to be built: the ready message is then dropped like any stale reply.
+        and no pipe (a spawned one would also print the interrupted start). It returns once
+        the new env is built (a replacement that cannot be built raises its error).
 
         The new process maps the shared buffers the old one had at once (an "attach"
         request, not answered): its handler may write there (a sub-env's row), and should

@@ -7,7 +7,7 @@ and only a small :class:`~plangym.vectorization.messages.StepChunk` and its repl
 states' descriptor, infos) go through the pipe. A vector step writes each sub-env's
 results into its row of the batch arrays (:meth:`ProcessBackend.allocate`), takes its
 action from a shared action buffer (:meth:`ProcessBackend.stage_actions`), and an empty
-info comes back as a few bytes: the hot path pickles nothing.
+info comes back as an empty message: the hot path pickles nothing.
 """
 
 from __future__ import annotations

@@ -197,10 +197,11 @@ class SharedOutputs:
         except BaseException:  # Ctrl-C halfway: remove the buffers made so far
             self.close()
             raise
+        self.specs = self._specs()
 
-    @property
-    def specs(self) -> dict[str, tuple]:
-        """Attachment specs of every buffer."""
+    def _specs(self) -> dict[str, tuple]:
+        # A new dict whenever a buffer is replaced, the same one otherwise: a worker told
+        # of these specs already is then recognised by identity, once per chunk.
         return {field: buffer.spec for field, buffer in self.buffers.items()}
 
     def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
@@ -217,6 +218,7 @@ class SharedOutputs:
                     del self.buffers[field]
                     current.close()
                 self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
+                self.specs = self._specs()
 
     def arena(self, field: str) -> np.ndarray:
         """Return the state arena ``field`` ("states_in" or "states_out"; empty if none)."""
