@@ -60,7 +60,7 @@ import numpy as np
 
 import plangym
 from plangym.columns import is_record_block, records_to_states, states_to_records
-from plangym.control.kernels import kernels_enabled, libm_check
+from plangym.control.classic_control.kernels import kernels_enabled, libm_check
 from plangym.planning import UCTPlanner
 from plangym.planning.common import play
 from plangym.utils import find_time_limit

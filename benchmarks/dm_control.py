@@ -36,7 +36,7 @@ sys.path[:] = [path for path in sys.path if Path(path or ".").resolve() != _HERE
 import numpy as np  # noqa: E402
 
 from plangym.control.dm_control import DMControlEnv  # noqa: E402
-from plangym.control.dm_control_state import STATE_SIG, mujoco  # noqa: E402
+from plangym.control.dm_control.state import STATE_SIG, mujoco  # noqa: E402
 
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
 DEFAULT_TASKS = ("walker-walk", "cheetah-run", "cartpole-balance", "reacher-easy")

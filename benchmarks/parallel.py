@@ -69,7 +69,7 @@ class RawLimit:
     """Two raw ALE loops in their own processes, started together for each round."""
 
     def __init__(self, states: list, actions: np.ndarray):
-        from plangym.videogames.atari import TRAILER_SIZE
+        from plangym.videogames.atari.state import TRAILER_SIZE
 
         blobs = [state[:-TRAILER_SIZE].tobytes() for state in states]
         half = len(blobs) // 2

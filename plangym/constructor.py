@@ -13,6 +13,7 @@ from the constructors' signatures, following ``**kwargs`` up the class hierarchy
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -36,3 +37,65 @@ def constructor_defaults(cls: type) -> dict[str, Any]:
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
             break
     return defaults
+
+
+def constructor_call(env: Any) -> tuple[tuple, dict[str, Any]]:
+    """Return the ``(args, kwargs)`` ``env`` was built with, its positional ones named.
+
+    :class:`~plangym.core.PlanEnv` records the call when the env is created, so that
+    ``clone()`` and pickling can repeat it whatever parameters a subclass adds.
+    """
+    args = getattr(env, "_init_args", ())
+    kwargs = dict(getattr(env, "_init_kwargs", {}))
+    parameters = list(inspect.signature(type(env).__init__).parameters.values())[1:]
+    named = []
+    for parameter, value in zip(parameters, args, strict=False):
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            break
+        named.append((parameter.name, value))
+    kwargs.update(named)
+    return tuple(args[len(named) :]), kwargs
+
+
+@functools.cache
+def _inherited_names(cls: type) -> frozenset[str]:
+    """Names of the parameters the constructors above ``cls`` take by name."""
+    names: set[str] = set()
+    for klass in cls.__mro__[1:]:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        parameters = list(inspect.signature(init).parameters.values())[1:]
+        names.update(p.name for p in parameters if p.kind not in _VARIADIC)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            break
+    return frozenset(names)
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def parent_arguments(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Return the keywords ``cls.__init__`` hands on to its parent's constructor.
+
+    ``arguments`` is ``locals()`` inside ``cls.__init__``: every parameter
+    a constructor above ``cls`` takes by name is passed on as received, and so is
+    ``**kwargs``; the parameters only ``cls`` knows stay behind. A family then lists its
+    parameters once, in its signature (where users and plangym 0.1 code read them), and
+    forwards them in one line: ``super().__init__(**parent_arguments(Family, locals()))``.
+
+    >>> class Base:
+    ...     def __init__(self, name, frameskip=1, **kwargs):
+    ...         self.call = (name, frameskip, kwargs)
+    >>> class Game(Base):
+    ...     def __init__(self, name, frameskip=5, mode=None, **kwargs):
+    ...         self.mode = mode
+    ...         super().__init__(**parent_arguments(Game, locals()))
+    >>> game = Game("Pong", render_mode="rgb_array")
+    >>> game.call, game.mode
+    (('Pong', 5, {'render_mode': 'rgb_array'}), None)
+    """
+    names = _inherited_names(cls)
+    forwarded = {name: value for name, value in arguments.items() if name in names}
+    forwarded.update(arguments.get("kwargs", {}))
+    return forwarded

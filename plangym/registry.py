@@ -14,19 +14,22 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangym import environment_names
-from plangym.core import PlanEnv
+from plangym.core import PlangymEnv
+
+if TYPE_CHECKING:
+    from plangym.vectorization.env import VectorizedEnv
 
 # Where each family's class lives: imported only when the family is asked for, so a
 # missing extra costs nothing until then (and its ImportError names the extra).
 FAMILY_CLASSES = {
-    "classic_control": "plangym.control.classic_control:ClassicControl",
+    "classic_control": "plangym.control.classic_control.env:ClassicControl",
     "atari": "plangym.videogames.atari:AtariEnv",
-    "mujoco": "plangym.control.mujoco:MujocoEnv",
-    "dm_control": "plangym.control.dm_control:DMControlEnv",
-    "box2d": "plangym.control.box_2d:Box2DEnv",
+    "mujoco": "plangym.control.mujoco.env:MujocoEnv",
+    "dm_control": "plangym.control.dm_control.env:DMControlEnv",
+    "box2d": "plangym.control.box_2d.env:Box2DEnv",
     "balloon": "plangym.control.balloon:BalloonEnv",
     "montezuma": "plangym.videogames.montezuma:MontezumaEnv",
     "nes": "plangym.videogames.nes:MarioEnv",
@@ -38,16 +41,16 @@ RETRO_SYSTEMS = re.compile(
     r"(-v0)?$"
 )
 # Names whose class is not their family's.
-NAME_CLASSES = {"FastLunarLander-v0": "plangym.control.lunar_lander:LunarLander"}
+NAME_CLASSES = {"FastLunarLander-v0": "plangym.control.lunar_lander.env:LunarLander"}
 
 
-def _import_class(path: str) -> type[PlanEnv]:
+def _import_class(path: str) -> type[PlangymEnv]:
     module, _, attribute = path.partition(":")
     return getattr(importlib.import_module(module), attribute)
 
 
-def get_planenv_class(name: str) -> type[PlanEnv]:
-    """Return the :class:`PlanEnv` class that runs the environment ``name``.
+def get_planenv_class(name: str) -> type[PlangymEnv]:
+    """Return the :class:`~plangym.core.PlanEnv` class that runs the environment ``name``.
 
     Raises ImportError naming the extra to install when the family needs one that is missing.
     """
@@ -70,7 +73,7 @@ def get_planenv_class(name: str) -> type[PlanEnv]:
 
 def get_environment_class(
     name: str, n_workers: int | None = None, ray: bool = False, state: str | None = None
-) -> tuple[type | None, type[PlanEnv]]:
+) -> tuple[type[VectorizedEnv] | None, type[PlangymEnv]]:
     """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call.
 
     A retro ``state`` makes the env a ``RetroEnv`` whatever the name, as in plangym 0.1.
@@ -82,7 +85,7 @@ def get_environment_class(
     return vectorized_class(n_workers, ray), env_class
 
 
-def vectorized_class(n_workers: int | None, ray: bool) -> type | None:
+def vectorized_class(n_workers: int | None, ray: bool) -> type[VectorizedEnv] | None:
     """Return the class that runs an env on workers for these :func:`make` arguments."""
     if ray:
         if n_workers is None:
@@ -139,7 +142,7 @@ def make(
     task_name: str | None = None,
     state: str | None = None,
     **kwargs: Any,
-) -> PlanEnv:
+) -> PlangymEnv | VectorizedEnv:
     """Create the environment called ``name``.
 
     Args:
@@ -159,5 +162,6 @@ def make(
     if state is not None:
         kwargs["state"] = state
     if workers_class is not None:
+        assert n_workers is not None  # vectorized_class returns a class only with n_workers
         return workers_class(env_class=env_class, name=name, n_workers=n_workers, **kwargs)
     return env_class(name=name, **kwargs)

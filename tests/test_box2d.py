@@ -15,9 +15,9 @@ import pytest
 import plangym
 from plangym import api_tests
 from plangym.api_tests import assert_identical
-from plangym.control import box_2d
 from plangym.control.box_2d import Box2DEnv
-from plangym.control.replay_state import HEADER_BYTES
+from plangym.control.box_2d import env as box_2d_env
+from plangym.control.box_2d.replay_state import HEADER_BYTES
 from plangym.environment_names import BOX_2D
 from plangym.exactness import difference, replay
 from plangym.selfcheck import run_checks
@@ -95,7 +95,7 @@ def test_replay_needs_a_fresh_world_per_reset(monkeypatch, fresh):
     actions = seeded_actions(env, 60, seed=1)
     expected = replay(env.clone(), state, actions)
     if not fresh:
-        monkeypatch.setattr(box_2d, "fresh_world", keep_the_world)
+        monkeypatch.setattr(box_2d_env, "fresh_world", keep_the_world)
     env.reset()
     for action in seeded_actions(env, 100, seed=2):  # an episode in between
         env.step(action)
@@ -270,6 +270,7 @@ def test_selfcheck_passes(name):
 
 def test_a_missing_extra_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "Box2D", None)  # what a missing package looks like
-    monkeypatch.delitem(sys.modules, "plangym.control.box_2d")
+    for module in ("plangym.control.box_2d", "plangym.control.box_2d.env"):
+        monkeypatch.delitem(sys.modules, module)
     with pytest.raises(ImportError, match=r"Box2D environments need the 'box2d' extra"):
         importlib.import_module("plangym.control.box_2d")

@@ -10,7 +10,7 @@ import plangym
 from plangym.api_tests import assert_identical
 from plangym.columns import states_to_records
 from plangym.control import ClassicControl
-from plangym.control.classic_state import FEW_STATES
+from plangym.control.classic_control.state import FEW_STATES
 
 
 def test_state_records_everything_that_decides_the_future():
@@ -251,7 +251,7 @@ def test_bulk_batches_equal_the_generic_path(name, remove_time_limit):
     from plangym.core import PlanEnv
 
     env = ClassicControl(name, frameskip=2, remove_time_limit=remove_time_limit)
-    assert env._batch_in_bulk
+    assert env.batch_path in ("bulk", "kernel")
     env.seed(1)
     env.reset()
     states = []
@@ -301,7 +301,7 @@ def test_overridden_hooks_take_the_generic_path():
             return 2 * reward
 
     env = Doubled("CartPole-v1")
-    assert not env._batch_in_bulk
+    assert env.batch_path == "generic"
     state, *_ = env.reset()
     assert env.step_batch([0, 1], states=[state, state])[2] == [2.0, 2.0]
 
@@ -333,7 +333,7 @@ def test_subclasses_overriding_what_the_bulk_loop_replaces_take_the_generic_path
 
     counting = type("Counting", (ClassicControl,), {method: override})
     env = counting("CartPole-v1")
-    assert not env._batch_in_bulk
+    assert env.batch_path == "generic"
     state = terminal_cartpole_state(env)  # stepping it ends the episode: autoreset runs
     calls.clear()
     states, _, rewards, terminals, *_ = env.step_batch([0, 1], states=[state, state])

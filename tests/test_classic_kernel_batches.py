@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangym.control.classic_control import ClassicControl
-from plangym.control.classic_state import ClassicStateCodec
+from plangym.control.classic_control.state import ClassicStateCodec
 
 ENVS = [
     "CartPole-v0",

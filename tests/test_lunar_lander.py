@@ -10,8 +10,8 @@ import pytest
 import plangym
 from plangym import api_tests
 from plangym.api_tests import assert_identical
-from plangym.control.lander_physics import HELIPAD_Y
 from plangym.control.lunar_lander import LunarLander
+from plangym.control.lunar_lander.physics import HELIPAD_Y
 from plangym.exactness import difference, replay
 from plangym.selfcheck import run_checks
 
@@ -204,7 +204,11 @@ def test_selfcheck_passes():
 
 def test_runs_without_box2d(monkeypatch):
     monkeypatch.setitem(sys.modules, "Box2D", None)  # what a missing package looks like
-    for module in ("plangym.control.lunar_lander", "plangym.control.lander_physics"):
+    for module in (
+        "plangym.control.lunar_lander",
+        "plangym.control.lunar_lander.env",
+        "plangym.control.lunar_lander.physics",
+    ):
         monkeypatch.delitem(sys.modules, module)
     module = importlib.import_module("plangym.control.lunar_lander")
     env = module.LunarLander()

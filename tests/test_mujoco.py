@@ -256,7 +256,7 @@ class _GenericPath(MujocoEnv):
 def test_bulk_batches_equal_the_generic_path(name):
     kwargs = {"render_mode": None, "remove_time_limit": False, "frameskip": 2}
     bulk, generic = MujocoEnv(name, **kwargs), _GenericPath(name, **kwargs)
-    assert bulk._batch_in_bulk and not generic._batch_in_bulk
+    assert bulk.batch_path == "bulk" and generic.batch_path == "generic"
     states = random_states(bulk, 40, seed=9)
     actions = np.ones((40, *bulk.action_shape), dtype=np.float32)  # falls: episode ends
     dts = [1 + i % 12 for i in range(40)]

@@ -16,7 +16,7 @@ import plangym
 from plangym.api_tests import TestVideogameEnv, assert_identical  # noqa: F401 (collected)
 from plangym.selfcheck import run_checks, run_in_fresh_process
 from plangym.videogames.retro import ActionDiscretizer, RetroEnv
-from plangym.videogames.retro_state import HEADER_SIZE, decode_state, find_written_bytes
+from plangym.videogames.retro.state import HEADER_SIZE, decode_state, find_written_bytes
 
 NAME = "Airstriker-Genesis-v0"
 
@@ -188,7 +188,7 @@ def test_frames_through_wrappers_equal_direct_frames():
     direct.close()
     wrapped = RetroEnv(NAME, episodic_life=True, wrappers=[gym.Wrapper])
     try:
-        assert not wrapped._direct_frames
+        assert not wrapped._direct
         wrapped.set_state(state)
         assert_identical([wrapped.step(a, return_state=True) for a in actions], expected)
     finally:

@@ -1,5 +1,9 @@
 """Control environments: classic control, MuJoCo, dm_control, Box2D (and 0.1's Balloon name).
 
+One subpackage per family (``classic_control``, ``mujoco``, ``dm_control``, ``box_2d``,
+``lunar_lander``), each with its environment in ``env`` and its state code next to it;
+``shared`` holds the pieces several families use, and ``balloon`` the 0.1 name.
+
 Only :class:`ClassicControl` is imported eagerly; the other classes load their simulator
 on first access, so ``from plangym.control import MujocoEnv`` raises an ImportError that
 names the extra to install only when that extra is missing.
@@ -10,13 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from plangym.control.classic_control import ClassicControl
+from plangym.control.classic_control.env import ClassicControl
 
 _LAZY = {
-    "MujocoEnv": "plangym.control.mujoco",
-    "DMControlEnv": "plangym.control.dm_control",
-    "Box2DEnv": "plangym.control.box_2d",
-    "LunarLander": "plangym.control.lunar_lander",
+    "MujocoEnv": "plangym.control.mujoco.env",
+    "DMControlEnv": "plangym.control.dm_control.env",
+    "Box2DEnv": "plangym.control.box_2d.env",
+    "LunarLander": "plangym.control.lunar_lander.env",
     "BalloonEnv": "plangym.control.balloon",
 }
 

@@ -1,4 +1,11 @@
-"""Common base of emulated video games: RAM observations, lives and episodic life."""
+"""Common base of emulated video games: the frame loop, lives, episodic life, RAM observations.
+
+Every game steps its frames with :func:`plangym.core.frame_loop.repeat_frames`. At setup
+the env chooses, once, how a frame advances: straight on the emulator (the family's
+:meth:`VideogameEnv.direct_frames`, with the observation and the info read once after the
+last frame), or through ``gym_env.step`` when user wrappers must see every frame, or when
+the env's class does not declare ``FAST_PATHS`` (its overrides must run).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from plangym.core import IDENTITY_OBS_HOOKS, PlangymEnv, wrap_callable
+from plangym.constructor import parent_arguments
+from plangym.core.frame_loop import Advance, FrameRun, repeat_frames
+from plangym.core.plangym_env import PlangymEnv, wrap_callable
+from plangym.validation import describe
 
 LIFE_KEY = "lifes"  # the info key plangym 0.1 used; "lives" is set too
 
@@ -32,6 +42,7 @@ class VideogameEnv(PlangymEnv, ABC):
     AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
     DEFAULT_OBS_TYPE = "rgb"
     SCREEN_FROM_RENDERER = False  # the emulator draws its screen in any render mode
+    _advance: Advance | None = None  # the frame primitive setup chose; it holds the emulator
 
     def __init__(
         self,
@@ -46,18 +57,7 @@ class VideogameEnv(PlangymEnv, ABC):
         wrappers: Iterable[wrap_callable] | None = None,
         **kwargs: Any,
     ):
-        super().__init__(
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            wrappers=wrappers,
-            delay_setup=delay_setup,
-            remove_time_limit=remove_time_limit,
-            render_mode=render_mode,
-            episodic_life=episodic_life,
-            obs_type=obs_type,
-            **kwargs,
-        )
+        super().__init__(**parent_arguments(VideogameEnv, locals()))
 
     @property
     def n_actions(self) -> int:
@@ -77,38 +77,86 @@ class VideogameEnv(PlangymEnv, ABC):
         """Return the emulator's RAM as a uint8 vector."""
         raise NotImplementedError
 
+    def setup(self) -> None:
+        """Build the emulator; choose how frames advance (see the module docstring)."""
+        super().setup()
+        self._direct = self.sends_frames_directly()
+        self._advance: Advance = self.direct_frames() if self._direct else self._underlying_step
+
+    def close(self) -> None:
+        """Close the emulator (the frame primitive goes too: it refers to the emulator)."""
+        self._advance = None
+        super().close()
+
     def init_spaces(self) -> None:
         """Read the spaces; the emulator env already emits observations of ``obs_type``."""
         self._action_space = self._gym_env.action_space
         self._obs_space = self._gym_env.observation_space
 
+    def step_hooks_are_identity(self) -> bool:
+        """Say whether hooks are identities: the emulator already produces :attr:`obs_type`."""
+        return self.has_fast_paths()
+
     def process_obs(self, obs, **kwargs):
         """Return ``obs`` as is: the emulator already produced one of :attr:`obs_type`."""
         return obs
 
-    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
-        """Apply ``action`` for ``dt * frameskip`` frames through the gymnasium env.
+    # The family's frame primitives ----------------------------------------------------------
+    def sends_frames_directly(self) -> bool:
+        """Whether frames go straight to the emulator, not through ``gym_env.step``."""
+        return self.has_fast_paths() and not self._wrappers
 
-        Stops at the end of the game, at a truncation, or (with ``episodic_life``) at the
-        first frame where a life is lost. ``info["lost_life"]`` tells whether one was.
+    def direct_frames(self) -> Advance:
+        """Return the family's primitive: advance one frame straight on the emulator."""
+        raise NotImplementedError
+
+    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the observation of :attr:`obs_type` from the emulator (into ``out``)."""
+        raise NotImplementedError
+
+    def frame_info(self) -> dict[str, Any]:
+        """Return the info of the last frame, read from the emulator."""
+        return {}
+
+    # Stepping ---------------------------------------------------------------------------------
+    def play(self, action: Any, dt: int) -> FrameRun:
+        """Play ``action`` for ``dt * frameskip`` frames (fewer when the game ends first)."""
+        advance = self._advance
+        if advance is None:  # closed, or setup delayed: build as gym_env does
+            self.gym_env  # noqa: B018 - builds the emulator and chooses the primitive
+            advance = self._advance
+            if advance is None:  # an emulator that is never built behind the caller's back
+                raise RuntimeError(f"{self.name}: the emulator is not built; call setup() first")
+        n_frames = dt * self.frameskip
+        return repeat_frames(advance, action, n_frames, self.lives, self.episodic_life)
+
+    def step_info(self, run: FrameRun, dt: int) -> dict[str, Any]:
+        """Return the ``info`` of an agent step made of ``run``'s frames.
+
+        ``info["lost_life"]`` tells whether a life was lost during the step.
         """
-        lives_before = self.lives()
-        reward = 0.0
-        n_step = 0
-        lost_life = False
-        for _ in range(dt * self.frameskip):
-            obs, step_reward, terminal, truncated, info = self.process_apply_action(
-                *self.apply_action(action)
-            )
-            reward += step_reward
-            n_step += 1
-            lost_life = self.lives() < lives_before
-            terminal = terminal or (self.episodic_life and lost_life)
-            if terminal or truncated:
-                break
-        info = dict(info)
-        info.update({LIFE_KEY: self.lives(), "lost_life": lost_life, "n_step": n_step, "dt": dt})
-        return obs, reward, terminal, truncated, info
+        info = dict(run.info) if run.info is not None else self.frame_info()
+        lives = self.lives()
+        info.update(
+            {"lives": lives, LIFE_KEY: lives, "lost_life": run.lost_life, "n_step": run.n_step}
+        )
+        info["dt"] = dt
+        return info
+
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` for ``dt * frameskip`` frames, stopping when the game ends.
+
+        The episode also ends, with ``episodic_life``, at the first frame that loses a life.
+        """
+        run = self.play(action, dt)
+        obs = run.obs if run.obs is not None else self.observe()
+        return obs, run.reward, run.terminal, run.truncated, self.step_info(run, dt)
 
 
-IDENTITY_OBS_HOOKS.add(VideogameEnv.process_obs)
+def check_uint8_vector(state: Any, name: str, game: str) -> None:
+    """Raise TypeError unless ``state`` is a uint8 vector, as every game state is."""
+    if not (isinstance(state, np.ndarray) and state.dtype == np.uint8 and state.ndim == 1):
+        raise TypeError(
+            f"{name}: expected a {game} state (a uint8 vector from get_state()), "
+            f"received {describe(state)}"
+        )

@@ -1,0 +1,363 @@
+"""gymnasium's Box2D games with exact states, restored by replay.
+
+Box2D has no exact world state to read or write (copied bodies drift apart within steps:
+contact and joint impulses, the broad-phase tree and the solver's order are not reachable).
+It is deterministic, though, so a state here is *how the episode got there*: the random
+generator words before the episode's reset and every underlying action since (see
+:mod:`plangym.control.box_2d.replay_state` for the bytes). Restoring resets from those words
+in a brand-new ``b2World`` and replays the actions; an env that already holds the start of
+that history just steps the rest, and a few live envs per process keep recent histories.
+
+Two gymnasium habits would make the future depend on more than the history, so they are
+changed: every reset gets a fresh world (gymnasium reuses one ``b2World`` across resets of
+BipedalWalker and CarRacing, and a reused world replays differently), and drawing has no
+effect on the physics (the simulator runs with ``render_mode=None``, so LunarLander makes no
+exhaust particles, which are Box2D bodies that only drawing removes; pictures are drawn on
+request, BipedalWalker's lidar sweep following the step count). See ``docs/box2d.md``.
+
+>>> env = Box2DEnv("LunarLander-v3")
+>>> state, obs, info = env.reset()
+>>> for action in [2, 2, 1, 3]:
+...     state, obs, *_ = env.step(action, state=state)
+>>> _ = env.step(0, dt=5)
+>>> env.set_state(state)
+>>> obs = env.step(2)[0]
+>>> bool((env.step(2, state=state)[1] == obs).all())
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import count
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import seeding
+
+from plangym.control.box_2d.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
+from plangym.core import PlangymEnv, wrap_callable, wrapper_call
+from plangym.extras import require
+from plangym.rng import generator_words, restore_generator
+from plangym.utils import make_gym_env
+from plangym.validation import check_positive_int
+
+with warnings.catch_warnings():
+    # The box2d wheel's SWIG types have no __module__, which importing them warns about;
+    # nothing the user can act on.
+    warnings.filterwarnings("ignore", "builtin type [Ss]wig", DeprecationWarning)
+    Box2D = require("Box2D", extra="box2d", family="Box2D")
+
+__all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "fresh_world"]
+
+# Live simulators kept per process. Each holds one history; a restore resumes from the
+# one holding the longest start of the target. Measured in benchmarks/box2d.py.
+DEFAULT_LIVE_ENVS = 8
+
+
+def fresh_world(unwrapped: gym.Env) -> None:
+    """Destroy the episode's bodies and give the env a new, empty ``b2World``.
+
+    gymnasium's BipedalWalker and CarRacing reuse one world across resets; a reused world
+    keeps broad-phase and solver history, and an episode replayed in it diverges from the
+    original within steps. The bodies go first, from the world that owns them (gymnasium's
+    own reset then finds nothing left to destroy), and the new world has the old one's
+    settings.
+    """
+    unwrapped._destroy()
+    old = unwrapped.world
+    world = Box2D.b2World(gravity=old.gravity, doSleep=old.allowSleeping)
+    world.warmStarting = old.warmStarting
+    world.continuousPhysics = old.continuousPhysics
+    world.subStepping = old.subStepping
+    unwrapped.world = world
+
+
+def episode_generator(unwrapped: gym.Env) -> np.random.Generator:
+    """Return the generator the env's resets and steps draw from (gymnasium's own)."""
+    return gym.Env.np_random.fget(unwrapped)
+
+
+@contextmanager
+def _replaying(unwrapped: gym.Env) -> Iterator[None]:
+    """Skip work a replay does not need: CarRacing draws its observation every step.
+
+    The drawing reads the simulation and changes nothing in it, and the observations of
+    replayed steps are thrown away, so CarRacing's ``_render`` answers a blank picture
+    while a history is replayed; the next real step draws again.
+    """
+    if not hasattr(type(unwrapped), "_render"):
+        yield
+        return
+    space = unwrapped.observation_space
+    blank = np.zeros(space.shape, dtype=space.dtype)
+    unwrapped._render = lambda *args, **kwargs: blank
+    try:
+        yield
+    finally:
+        del unwrapped._render  # the class's method again
+
+
+@dataclass(eq=False)
+class LiveEnv:
+    """A gymnasium env and the history it holds (``cursor``); ``last_used`` for eviction."""
+
+    gym_env: gym.Env
+    cursor: Cursor | None = None
+    last_used: int = 0
+
+
+def _stable_repr(value: Any) -> str:
+    """Return a setting as text that is the same in every process (no addresses)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_stable_repr(item) for item in value) + "]"
+    return type(value).__qualname__
+
+
+class Box2DEnv(PlangymEnv):
+    """LunarLander, LunarLanderContinuous, BipedalWalker(Hardcore) and CarRacing, exactly.
+
+    A state is a read-only 1-D ``uint8`` array (see
+    :mod:`plangym.control.box_2d.replay_state`): getting one costs the same at any depth,
+    restoring one costs a replay of the steps the env does not already hold. Continuous
+    actions are applied as float32 arrays (the action space's type), however they are given.
+    Wrappers must be deterministic functions of the resets and steps they see: they are
+    replayed too.
+
+    Args:
+        name: A gymnasium Box2D id, e.g. ``"LunarLander-v3"``.
+        live_envs: Simulators kept alive in this process, each holding a recent history
+            that a restore may resume from (more use more memory; see ``docs/box2d.md``).
+        Other arguments: see :class:`~plangym.core.PlangymEnv`; extra keyword arguments
+            go to ``gymnasium.make`` (e.g. ``enable_wind=True`` for LunarLander).
+
+    >>> env = Box2DEnv("BipedalWalker-v3", frameskip=2)
+    >>> state, *_ = env.reset()
+    >>> action = np.array([0.5, -0.5, 0.5, -0.5], dtype=np.float32)
+    >>> new_state, obs, reward, terminal, truncated, info = env.step(action, state=state, dt=3)
+    >>> info["n_step"], len(new_state) - len(state)  # 6 steps of 4 float32 values
+    (6, 96)
+    """
+
+    FAST_PATHS = True
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 1,
+        autoreset: bool = True,
+        wrappers: list[wrap_callable] | None = None,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        render_mode: str | None = "rgb_array",
+        episodic_life: bool = False,
+        obs_type: str | None = None,
+        return_image: bool = False,
+        live_envs: int = DEFAULT_LIVE_ENVS,
+        **kwargs: Any,
+    ):
+        self._live_envs = check_positive_int("live_envs", live_envs)
+        self._live: list[LiveEnv] = []
+        self._current: LiveEnv | None = None
+        self._layout: ReplayLayout | None = None
+        self._clock = count(1)
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            autoreset=autoreset,
+            wrappers=wrappers,
+            delay_setup=delay_setup,
+            remove_time_limit=remove_time_limit,
+            render_mode=render_mode,
+            episodic_life=episodic_life,
+            obs_type=obs_type,
+            return_image=return_image,
+            **kwargs,
+        )
+
+    # Building ---------------------------------------------------------------------------
+    @property
+    def live_envs(self) -> int:
+        """How many simulators this env keeps alive to resume restores from."""
+        return self._live_envs
+
+    def make_physics_env(self) -> gym.Env:
+        """Build the gymnasium env, without a render mode (pictures are drawn on request)."""
+        kwargs = {**self._gym_env_kwargs, "render_mode": None}
+        return make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
+
+    def dynamics_settings(self) -> str:
+        """Text naming the settings that change the dynamics: part of every state."""
+        items = sorted(self._gym_env_kwargs.items())
+        return ",".join(f"{key}={_stable_repr(value)}" for key, value in items)
+
+    def _build_gym_env(self) -> gym.Env:
+        env = self.make_physics_env()
+        for item in self._wrappers or ():
+            wrapper, args, kwargs = wrapper_call(item)
+            env = wrapper(env, *args, **kwargs)
+        return env
+
+    def setup(self) -> None:
+        """Build the first simulator, start its episode and read the spaces."""
+        live = LiveEnv(self._build_gym_env())
+        codec = ActionCodec(live.gym_env.action_space)
+        self._layout = ReplayLayout(self.name, self.dynamics_settings(), codec)
+        self._live = [live]
+        self._activate(live)
+        self._start_episode(live)
+        self.init_spaces()
+
+    def close(self) -> None:
+        """Close every live simulator; a later use builds the env again."""
+        live_envs, self._live, self._current, self._gym_env = self._live, [], None, None
+        for live in live_envs:
+            live.gym_env.close()
+
+    # States -----------------------------------------------------------------------------
+    @property
+    def state_layout(self) -> ReplayLayout:
+        """The format of this env's states."""
+        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        return self._layout
+
+    def _current_live(self) -> LiveEnv:
+        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        return self._current
+
+    def get_state(self) -> np.ndarray:
+        """Return the env's history: a read-only 1-D uint8 array (see the module doc)."""
+        return self._current_live().cursor.view()
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state from :meth:`get_state` (from any process, any instance)."""
+        self.check_state(state)
+        self._restore(state)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise TypeError or ValueError unless ``state`` is a state of this env."""
+        layout = self.state_layout
+        known = isinstance(state, np.ndarray) and any(
+            live.cursor is not None and live.cursor.owns(state) for live in self._live
+        )
+        layout.check(state, name=name, values=not known)
+
+    def _restore(self, state: np.ndarray) -> None:
+        """Make the env hold ``state``, stepping as little as the live envs allow."""
+        best, held = None, -1
+        for live in self._live:
+            cursor = live.cursor
+            # On a tie the current env wins: no switch.
+            longer = cursor is not None and (
+                cursor.length > held or (cursor.length == held and live is self._current)
+            )
+            if longer and cursor.prefix_of(state):
+                best, held = live, cursor.length
+        if best is None:
+            best = self._spare()
+            self._start_episode(best, words=self._layout.words(state))
+            held = HEADER_BYTES
+        self._activate(best)
+        if held == len(state):
+            return
+        rest = state[held:]
+        try:
+            with _replaying(best.gym_env.unwrapped):
+                for action in self._layout.codec.decode(rest):
+                    best.gym_env.step(action)
+        except BaseException:
+            best.cursor = None  # holds nothing trustworthy; its next use starts over
+            raise
+        best.cursor.append(rest)
+
+    def _spare(self) -> LiveEnv:
+        """Return a live env to replay in: a new one while there is room, else the LRU."""
+        if len(self._live) < self._live_envs:
+            live = LiveEnv(self._build_gym_env())
+            self._live.append(live)
+            return live
+        return min(self._live, key=lambda live: live.last_used)
+
+    def _activate(self, live: LiveEnv) -> None:
+        self._current = live
+        self._gym_env = live.gym_env
+        live.last_used = next(self._clock)
+
+    def _start_episode(self, live: LiveEnv, words: np.ndarray | None = None) -> tuple:
+        """Reset ``live`` in a fresh world: from ``words`` (a replay) or its own generator."""
+        unwrapped = live.gym_env.unwrapped
+        generator = episode_generator(unwrapped)
+        live.cursor = None
+        if words is None:
+            words = generator_words(generator)
+            fresh_world(unwrapped)
+            data = live.gym_env.reset()
+        else:
+            restore_generator(generator, words)
+            fresh_world(unwrapped)
+            with _replaying(unwrapped):
+                data = live.gym_env.reset()
+        live.cursor = Cursor.start(self._layout.header(words))
+        return data
+
+    # Simulator access -------------------------------------------------------------------
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new episode in a fresh world: ``(obs, info)``."""
+        if kwargs:
+            raise TypeError(
+                f"apply_reset: expected no arguments (use seed() to seed), received {kwargs}"
+            )
+        return self._start_episode(self._current_live())
+
+    def apply_action(self, action: Any) -> tuple:
+        """Step the simulator once with ``action`` and record it in the history."""
+        live = self._current_live()
+        codec = self._layout.codec
+        canonical = codec.canonical(action)
+        data = live.gym_env.step(canonical)
+        live.cursor.append(codec.encode(canonical))
+        return data
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the env's generator and action space, and start a new episode.
+
+        The same as gymnasium's ``reset(seed=seed)``, in a fresh world.
+        """
+        live = self._current_live()
+        gym.Env.np_random.fset(live.gym_env.unwrapped, seeding.np_random(seed)[0])
+        self._start_episode(live)
+        self.action_space.seed(seed)
+
+    # Pictures ---------------------------------------------------------------------------
+    def get_image(self) -> np.ndarray:
+        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``)."""
+        if self.render_mode != "rgb_array":
+            raise RuntimeError(
+                f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
+            )
+        return self._draw("rgb_array")
+
+    def render(self) -> Any:
+        """Draw the env in its render mode (a picture for "rgb_array", a window for "human")."""
+        return None if self.render_mode is None else self._draw(self.render_mode)
+
+    def _draw(self, mode: str) -> Any:
+        """Draw without touching the simulation, so pictures depend on the state alone."""
+        live = self._current_live()
+        unwrapped = live.gym_env.unwrapped
+        if hasattr(unwrapped, "lidar_render"):
+            # BipedalWalker draws one lidar ray per picture, advancing a counter each time;
+            # counting the steps instead gives what one picture per step would show.
+            steps = self._layout.n_steps(live.cursor.view())
+            unwrapped.lidar_render = (steps - 1) % 100
+        unwrapped.render_mode = mode
+        try:
+            return unwrapped.render()
+        finally:
+            unwrapped.render_mode = None

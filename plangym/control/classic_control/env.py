@@ -1,0 +1,278 @@
+"""gymnasium's classic control tasks with exact states.
+
+A state is a 0-d NumPy record holding everything that decides the future: the physics vector
+(with its dtype: MountainCarContinuous steps in float32), CartPole's
+``steps_beyond_terminated``, the time-limit counter when a limit is kept, Pendulum's
+``last_u`` (drawn by the renderer) and the ``np_random`` generator that the next reset draws
+from. :mod:`plangym.control.classic_control.state` defines that record and is the only code
+that moves states into and out of the gymnasium env.
+
+>>> env = ClassicControl("CartPole-v1")
+>>> state, obs, info = env.reset()
+>>> state["physics"].shape
+(4,)
+>>> copy = state.copy()
+>>> _ = env.step(1)
+>>> env.set_state(copy)
+>>> bool(env.get_state() == copy)
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from plangym.columns import BatchColumns, is_record_block, states_to_records
+from plangym.control.classic_control.kernel_batch import kernel_actions, step_records
+from plangym.control.classic_control.kernels import kernel_for
+from plangym.control.classic_control.state import ClassicStateCodec, classic_state_dtype
+from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
+from plangym.core import PlangymEnv
+from plangym.validation import describe
+
+__all__ = ["ClassicControl", "classic_state_dtype"]
+
+
+class _CheckedActionSpace:
+    """Stands in for an env's action space while a batch of checked actions is stepped.
+
+    CartPole and MountainCar assert ``action_space.contains(action)`` on every step, and
+    for a ``Discrete`` space that check costs about as much as the physics. The bulk loop
+    only steps actions that were checked against the real space before the batch was
+    dispatched, so the stand-in answers ``contains`` at once and forwards every other
+    attribute to the real space.
+    """
+
+    __slots__ = ("space",)
+
+    def __init__(self, space: Any):
+        self.space = space
+
+    def contains(self, action: Any) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.space, name)
+
+
+@contextmanager
+def _checked_actions(unwrapped: Any) -> Iterator[None]:
+    """Let ``unwrapped`` skip its per-step action assertion; restore its space after."""
+    space = unwrapped.action_space
+    unwrapped.action_space = _CheckedActionSpace(space)
+    try:
+        yield
+    finally:
+        unwrapped.action_space = space
+
+
+class ClassicControl(PlangymEnv):
+    """CartPole, Pendulum, MountainCar, MountainCarContinuous and Acrobot, exactly restorable.
+
+    A bare physics vector of the right length (the state format of plangym 0.1) is accepted
+    by :meth:`set_state` too; it sets the physics and leaves the rest as it is.
+
+    >>> env = ClassicControl("Pendulum-v1")
+    >>> env.action_space
+    Box(-2.0, 2.0, (1,), float32)
+    >>> state, *_ = env.reset()
+    >>> new_state, obs, reward, terminal, truncated, info = env.step(
+    ...     np.array([0.5], dtype=np.float32), state=state, dt=3)
+    >>> info["n_step"]
+    3
+    """
+
+    FAST_PATHS = True
+
+    def setup(self) -> None:
+        """Build the gymnasium env and the codec of its states."""
+        super().setup()
+        # Without wrappers, only reset draws from np_random: the codec may cache its words.
+        self._codec = ClassicStateCodec(self._gym_env, cache_rng=not self._wrappers)
+        # Whole batches in NumPy passes, when the env is one a kernel reproduces exactly.
+        self._kernel = kernel_for(self._gym_env.unwrapped) if runs_in_bulk(self) else None
+        bulk = "bulk" if runs_in_bulk(self) else "generic"
+        self._batch_path = "kernel" if self._kernel is not None else bulk
+
+    def apply_action(self, action: Any) -> tuple:
+        """Step the gymnasium env once, quietly when it steps on past the episode's end.
+
+        CartPole warns on the first step after ``terminated=True``; planners step such
+        states on purpose (a leaf of the tree) and plangym's states make the step exact,
+        so the warning is silenced for that step only. The results are gymnasium's own.
+        """
+        gym_env = self._gym_env  # read directly: the bulk loop calls this once per step
+        if gym_env is None:
+            gym_env = self.gym_env  # builds the env when setup was delayed
+        codec = self._codec
+        if codec.has_steps_beyond and codec.unwrapped.steps_beyond_terminated == 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return gym_env.step(action)
+        return gym_env.step(action)
+
+    @property
+    def _state_codec(self) -> ClassicStateCodec:
+        """The codec of this env's states, built with the env when setup was delayed."""
+        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        return self._codec
+
+    @property
+    def state_dtype(self) -> np.dtype:
+        """NumPy record type of this env's states."""
+        return self._state_codec.dtype
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Reset the gymnasium env, which draws from its generator."""
+        self._state_codec.forget_rng()
+        return super().apply_reset(**kwargs)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the env's generator and action space, and start a new episode."""
+        self._state_codec.forget_rng()
+        super().seed(seed)
+
+    def get_state(self) -> np.ndarray:
+        """Return the exact state of the env as a read-only 0-d record array."""
+        codec = self._state_codec
+        # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
+        return np.ndarray((), codec.dtype, codec.pack(codec.read()))
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state from :meth:`get_state` (or a bare physics vector)."""
+        self.check_state(state)
+        codec = self._state_codec
+        if state.dtype.names is None:
+            codec.write_physics(state)
+        else:
+            codec.write(codec.unpack(state.tobytes()))
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; with plain dynamics, in one loop over the gymnasium env.
+
+        The bulk loop performs exactly the operations of the generic path (restore, step
+        the gymnasium env ``dt * frameskip`` times, record the state, autoreset) and gives
+        bit-identical results, without the generic path's chain of calls per element: the
+        state codec that :meth:`get_state` and :meth:`set_state` use reads the input states
+        as columns of one record array, moves each into and out of the env, and writes the
+        new states as one record array.
+        """
+        records = None
+        if self._batch_path != "generic" and states is not None:
+            records = states if is_record_block(states) else None
+            if records is None:
+                records = states_to_records(states, self._codec.dtype)
+        if records is None or records.dtype != self._codec.dtype:
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        with _checked_actions(self._gym_env.unwrapped):
+            return self._run_records(actions, records, dts, want_state, observs_out)
+
+    def _run_records(
+        self,
+        actions: Any,
+        records: np.ndarray,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None,
+    ) -> BatchColumns:
+        if not len(records):
+            return BatchColumns([] if want_state else None, [], [], [], [], [])
+        kernel = self._kernel
+        # Below the kernel's min_batch, a few states cost less one by one than NumPy passes.
+        if kernel is not None and len(records) >= kernel.min_batch:
+            stacked = kernel_actions(actions)
+            if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
+                return self._run_kernel(stacked, records, dts, want_state, observs_out)
+        codec = self._codec
+        new_columns = ([], [], [], [], [])  # the new states, field by field
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            codec.rows(records),
+            actions,
+            dts,
+            restore=codec.write,  # set_state's and get_state's moves, without packing
+            # CartPole's step past the end would warn: apply_action silences it.
+            step=self.apply_action if codec.has_steps_beyond else self._gym_env.step,
+            record=partial(codec.read_into, new_columns) if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
+        new_states = codec.records(new_columns) if want_state else None
+        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+
+    def _run_kernel(
+        self,
+        actions: np.ndarray,
+        records: np.ndarray,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None,
+    ) -> BatchColumns:
+        """Step the batch with the env's kernel; leave the env as the bulk loop leaves it."""
+        codec = self._codec
+        time_limit = codec.time_limit
+        columns = step_records(
+            self._kernel,
+            records,
+            actions,
+            dts,
+            self.frameskip,
+            None if time_limit is None else time_limit._max_episode_steps,
+            True,
+            observs_out,
+        )
+        # The bulk loop ends in the last element's new state, reset if its episode ended.
+        codec.write(codec.unpack(columns.states[-1].tobytes()))
+        if self.autoreset and (columns.terminals[-1] or columns.truncateds[-1]):
+            self.reset(return_state=False)
+        if not want_state:
+            columns.states = None
+        return columns
+
+    def check_record_block(self, records: np.ndarray) -> None:
+        """Check a record array of states: it must hold this env's records."""
+        expected = self.state_dtype
+        if not (records.dtype is expected or records.dtype == expected):
+            raise TypeError(
+                f"states: expected a record array of {self.name} states (dtype "
+                f"{expected}), received one of dtype {records.dtype}"
+            )
+
+    def check_states(self, states: list) -> None:
+        """Check a batch of states: a glance when they are all this env's own records."""
+        expected = self.state_dtype
+        for state in states:
+            if not (type(state) is np.ndarray and state.dtype is expected and not state.shape):
+                super().check_states(states)  # the careful check, naming the bad element
+                return
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this env (or its bare physics vector)."""
+        expected = self.state_dtype
+        if isinstance(state, np.ndarray):
+            if state.shape == () and (state.dtype is expected or state.dtype == expected):
+                return
+            physics_shape = expected["physics"].shape
+            if (
+                state.dtype.names is None
+                and state.dtype.kind == "f"
+                and (state.shape == physics_shape)
+            ):
+                return
+        raise TypeError(
+            f"{name}: expected a {self.name} state (a 0-d record array from get_state(), or "
+            f"a float array of shape {expected['physics'].shape}), received {describe(state)}"
+        )

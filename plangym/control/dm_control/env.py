@@ -1,0 +1,403 @@
+"""The dm_control suite's tasks with exact states.
+
+A state is a read-only 0-d record (a
+:class:`~plangym.control.shared.record_state.RecordLayout`) holding everything that decides
+the future of a task:
+
+* ``rng_key``, ``rng_pos``, ``rng_has_gauss``, ``rng_gauss``: the task's
+  ``numpy.random.RandomState`` (MT19937), which the next episode's start draws from;
+* the model fields the task rewrites at the start of each episode (the target of
+  ``reacher``, the terrain of ``quadruped-escape``...; see :data:`EPISODE_MODEL_FIELDS`);
+* ``physics``: MuJoCo's ``mjSTATE_INTEGRATION`` state (time, positions, velocities,
+  actuator activations, the solver's warm start, controls, applied forces, mocap);
+* ``mat_rgba`` when ``visualize_reward=True``: the colours the last reward gave the body;
+* ``step_count`` and ``reset_next_step``: the dm_control environment's episode bookkeeping.
+
+A state is restored with ``mj_setState`` followed by ``mj_step1``: exactly what dm_control
+left computed at the end of the step that produced the state, so the next step is the same
+to the bit. See ``docs/dm_control.md`` for the names, the observation layout, the LQR
+tasks and the OpenGL backend.
+
+>>> env = DMControlEnv("walker-walk", seed=1)
+>>> state, obs, info = env.reset()
+>>> obs.shape, env.action_space.shape
+((24,), (6,))
+>>> [name for name, start, stop in env.obs_layout]
+['orientations', 'height', 'velocity']
+>>> action = np.full(6, 0.5, dtype=np.float32)
+>>> first = env.step(action, state=state, dt=2)
+>>> _ = env.step(-action, dt=5)
+>>> again = env.step(action, state=state, dt=2)
+>>> bool((first[1] == again[1]).all()) and first[2] == again[2], first[-1]["n_step"]
+(True, 2)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Box
+
+from plangym.columns import BatchColumns, is_record_block
+from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
+from plangym.control.shared.mujoco_runtime import load_mujoco
+from plangym.core import PlangymEnv, wrap_callable
+from plangym.environment_names import DM_CONTROL
+from plangym.extras import require
+
+# Pictures are drawn on the calling thread: a plangym env is used from one thread, and
+# dm_control's render thread cannot free its contexts at interpreter exit (it prints a
+# traceback there). Set before dm_control is imported, which reads it then.
+os.environ.setdefault("DISABLE_RENDER_THREAD_OFFLOADING", "1")
+mujoco = load_mujoco(family="dm_control", extra="dm_control")  # picks the GL backend first
+require("dm_control", extra="dm_control", family="dm_control")
+from dm_control import suite  # noqa: E402 - after the backend is chosen
+from dm_control.rl.control import PhysicsError, flatten_observation  # noqa: E402
+from dm_env import StepType  # noqa: E402
+
+from plangym.control.dm_control.state import (  # noqa: E402
+    EPISODE_MODEL_FIELDS,
+    DMControlStateCodec,
+)
+
+__all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED"]
+
+# The lqr tasks draw their model (stiffness, damping, actuated bodies) from the task's
+# generator when they are built. plangym always builds them from this seed, so that every
+# instance, clone and worker simulates the same system and takes the others' states; the
+# ``seed`` argument then seeds the generator the episodes start from.
+LQR_MODEL_SEED = 0
+
+
+def split_name(name: str, domain_name: str | None, task_name: str | None) -> tuple[str, str]:
+    """Return ``(domain, task)`` of a suite task; ``domain_name``/``task_name`` win over ``name``.
+
+    >>> split_name("cartpole-balance", "walker", "walk")
+    ('walker', 'walk')
+    >>> split_name("walker-wlak", None, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: name: unknown dm_control task 'walker-wlak'; closest known names: walker-walk, ...
+    """
+    domain, _, task = name.partition("-") if isinstance(name, str) else ("", "", "")
+    domain, task = domain_name or domain, task_name or task
+    full = f"{domain}-{task}"
+    if full not in DM_CONTROL:
+        closest = ", ".join(difflib.get_close_matches(full, DM_CONTROL, n=3, cutoff=0.5))
+        raise ValueError(
+            f"name: unknown dm_control task {full!r}; closest known names: {closest or 'none'}"
+        )
+    return domain, task
+
+
+class DMControlEnv(PlangymEnv):
+    """A dm_control suite task (``"domain-task"``), exactly restorable.
+
+    Observations (``obs_type="coords"``) are the task's observation dict flattened into one
+    float64 vector in the dict's own order (:attr:`obs_layout` names the slices); "rgb" and
+    "grayscale" are pictures from camera 0 (:attr:`IMAGE_SHAPE`). Actions are float32
+    vectors within the actuators' control range.
+
+    An episode ends when dm_control's time step is the last one: ``terminal`` is True when
+    the task itself ended it (discount 0: the lqr tasks reaching the origin, or a physics
+    divergence, see below), ``truncated`` when the time limit did (discount 1). Stepping on
+    from a state whose episode ended continues the simulation (dm_control would start a
+    new episode); such steps report the end again once the time limit has passed.
+
+    A step whose physics diverges (MuJoCo's "unstable simulation" warning, which dm_control
+    raises as ``PhysicsError``; the lqr tasks under random actions do it) ends the episode:
+    reward 0.0, ``terminal=True`` and ``info["physics_error"]`` holding the message.
+
+    Args:
+        name: ``"domain-task"``, one of :data:`plangym.environment_names.DM_CONTROL`.
+        frameskip: Underlying steps (dm_control control steps) per agent step.
+        episodic_life: Accepted for plangym 0.1 compatibility; no task has lives.
+        autoreset: Start a new episode after a step that ends one.
+        wrappers: Must be None: dm_control tasks are not gymnasium envs.
+        delay_setup: Build the task later, in :meth:`setup`.
+        visualize_reward: Colour the body by the last reward (only changes pictures).
+        domain_name: With ``task_name``, the task instead of ``name`` (plangym 0.1).
+        task_name: See ``domain_name``.
+        render_mode: "rgb_array" (pictures available) or None.
+        obs_type: "coords" (default), "rgb" or "grayscale".
+        remove_time_limit: Ignored, as in plangym 0.1: the suite's time limits are kept.
+        return_image: Add a picture to every ``info`` as ``info["rgb"]``.
+        seed: Seed of the task's generator (episode starts); None draws one. The lqr
+            models are always built from :data:`LQR_MODEL_SEED`.
+    """
+
+    FAST_PATHS = True
+    AVAILABLE_RENDER_MODES = frozenset({"rgb_array", None})
+    DEFAULT_OBS_TYPE = "coords"
+    IMAGE_SHAPE = (240, 320)  # (height, width) of get_image(), as in plangym 0.1
+
+    def __init__(
+        self,
+        name: str = "cartpole-balance",
+        frameskip: int = 1,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        wrappers: Iterable[wrap_callable] | None = None,
+        delay_setup: bool = False,
+        visualize_reward: bool = True,
+        domain_name: str | None = None,
+        task_name: str | None = None,
+        render_mode: str | None = "rgb_array",
+        obs_type: str | None = None,
+        remove_time_limit: bool | None = None,  # kept for plangym 0.1: ignored
+        return_image: bool = False,
+        seed: int | None = None,
+    ):
+        if wrappers:
+            raise ValueError(
+                "wrappers: expected None, dm_control tasks take no gymnasium wrappers, "
+                f"received {wrappers!r}"
+            )
+        self._domain_name, self._task_name = split_name(name, domain_name, task_name)
+        self._visualize_reward = bool(visualize_reward)
+        self._seed = seed
+        super().__init__(
+            name=f"{self._domain_name}-{self._task_name}",
+            frameskip=frameskip,
+            autoreset=autoreset,
+            wrappers=None,
+            delay_setup=delay_setup,
+            remove_time_limit=False,
+            render_mode=render_mode,
+            episodic_life=episodic_life,
+            obs_type=obs_type,
+            return_image=return_image,
+        )
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def domain_name(self) -> str:
+        """The suite domain, e.g. "walker"."""
+        return self._domain_name
+
+    @property
+    def task_name(self) -> str:
+        """The task of the domain, e.g. "walk"."""
+        return self._task_name
+
+    @property
+    def visualize_reward(self) -> bool:
+        """Whether the body is coloured by the last reward in pictures."""
+        return self._visualize_reward
+
+    @property
+    def physics(self) -> Any:
+        """The dm_control ``Physics`` of the task."""
+        return self.gym_env.physics
+
+    @property
+    def state_dtype(self) -> np.dtype:
+        """NumPy record type of this env's states."""
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        return self._codec.layout.dtype
+
+    @property
+    def obs_layout(self) -> tuple[tuple[str, int, int], ...]:
+        """``(key, start, stop)`` of each entry of the task's observation dict in ``obs``."""
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        return self._obs_layout
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Render modes and frames per second of one agent step."""
+        fps = 1.0 / (self.gym_env.control_timestep() * self.frameskip)
+        return {"render_modes": ["rgb_array"], "render_fps": fps}
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """Range of a step's reward (the suite promises none across tasks)."""
+        return (-float("inf"), float("inf"))
+
+    def action_spec(self) -> Any:
+        """dm_control's action spec of the task."""
+        return self.gym_env.action_spec()
+
+    # Setup ----------------------------------------------------------------------------------
+    def init_gym_env(self) -> Any:
+        """Load the suite task with flat observations (setup starts its first episode)."""
+        is_lqr = self._domain_name == "lqr"
+        env = suite.load(
+            self._domain_name,
+            self._task_name,
+            task_kwargs={"random": LQR_MODEL_SEED if is_lqr else self._seed},
+            environment_kwargs={"flat_observation": True},
+            visualize_reward=self._visualize_reward,
+        )
+        if is_lqr:  # the same model in every instance; the episodes follow the seed
+            env.task.random.seed(self._seed)
+        return env
+
+    def setup(self) -> None:
+        """Load the task, lay out its states and read its spaces."""
+        env = self.init_gym_env()
+        self._gym_env = env
+        self._warning_counters = env.physics.data.warning.number  # a view of mjData's
+        self._codec = DMControlStateCodec(self.name, env, self._visualize_reward)
+        self._batch_path = "bulk" if runs_in_bulk(self) else "generic"
+        self._obs_layout = self._read_obs_layout()
+        obs, _ = self.apply_reset()
+        self._init_spaces(obs)
+
+    def _read_obs_layout(self) -> tuple[tuple[str, int, int], ...]:
+        env = self._gym_env
+        observation = env.task.get_observation(env.physics)
+        layout, start = [], 0
+        for key, value in observation.items():
+            size = int(np.size(value))
+            layout.append((key, start, start + size))
+            start += size
+        return tuple(layout)
+
+    def _init_spaces(self, obs: np.ndarray) -> None:
+        spec = self._gym_env.action_spec()
+        low = np.broadcast_to(spec.minimum, spec.shape).astype(np.float32)
+        high = np.broadcast_to(spec.maximum, spec.shape).astype(np.float32)
+        self._action_space = Box(low=low, high=high, dtype=np.float32)
+        if self.obs_type == "coords":
+            self._obs_space = Box(-np.inf, np.inf, shape=obs.shape, dtype=np.float64)
+        else:
+            image = self.get_image()
+            shape = image.shape if self.obs_type == "rgb" else image.shape[:2]
+            self._obs_space = Box(0, 255, shape=shape, dtype=np.uint8)
+
+    # Simulator access -----------------------------------------------------------------------
+    def apply_reset(self, **kwargs: Any) -> tuple[np.ndarray, dict]:
+        """Start a new episode of the task: ``(obs, info)``."""
+        time_step = self.gym_env.reset()
+        # Only an episode start draws from the generator or rewrites the model: what the
+        # states of this episode hold in their episode block is known until the next one.
+        self._codec.remember_episode()
+        return time_step.observation["observations"], {}
+
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one dm_control step: ``(obs, reward, terminal, truncated, info)``."""
+        env = self._gym_env
+        if env is None:
+            env = self.gym_env  # builds the task when setup was delayed
+        # After the last step dm_control would reset instead of stepping: a planner stepping
+        # from an ended state wants that state's future, so the simulation continues.
+        env._reset_next_step = False
+        # dm_control raises PhysicsError when a MuJoCo warning counter grows during the step;
+        # MuJoCo's reset on divergence leaves its counter at 1, so an env that diverged
+        # before would miss the next divergence. The counters are no part of any state:
+        # from zero, the error depends on the state stepped alone.
+        counters = self._warning_counters
+        if counters.any():
+            counters[:] = 0
+        try:
+            time_step = env.step(action)
+        except PhysicsError as error:
+            return self._diverged(env, error)
+        obs = time_step.observation["observations"]
+        if time_step.step_type is not StepType.LAST:
+            return obs, float(time_step.reward), False, False, {}
+        ended_by_task = time_step.discount == 0.0
+        return obs, float(time_step.reward), ended_by_task, not ended_by_task, {}
+
+    def _diverged(self, env: Any, error: PhysicsError) -> tuple:
+        """End the episode of a step whose physics diverged (MuJoCo has reset its data)."""
+        env._reset_next_step = True
+        observation = flatten_observation(env.task.get_observation(env.physics))
+        return observation["observations"], 0.0, True, False, {"physics_error": str(error)}
+
+    def get_state(self) -> np.ndarray:
+        """Return the exact state of the task as a read-only 0-d record array."""
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        # Over its own bytes object: read-only, the same record RecordLayout.pack builds.
+        return np.ndarray((), self._codec.layout.dtype, self._codec.capture())
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        self._codec.restore(state.tobytes())
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; with plain dynamics, in one loop over the suite environment.
+
+        The loop performs exactly the operations of the generic path (restore, step
+        ``dt * frameskip`` times summing the rewards, record the state, autoreset) and gives
+        bit-identical results, without the generic path's chain of calls per element:
+        states move in and out as the bytes of their records.
+        """
+        if states is None or self._batch_path != "bulk":
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        codec = self._codec
+        if is_record_block(states):
+            if states.dtype != codec.layout.dtype:
+                return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+            blob, size = states.tobytes(), states.dtype.itemsize
+            blobs = [blob[i : i + size] for i in range(0, len(blob), size)]
+        else:
+            blobs = [state.tobytes() for state in states]
+        new_blobs: list[bytes] = []
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            blobs,
+            actions,
+            dts,
+            restore=codec.restore,
+            step=self.apply_action,
+            record=(lambda: new_blobs.append(codec.capture())) if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
+        new_states = None
+        if want_state:
+            new_states = np.frombuffer(b"".join(new_blobs), codec.layout.dtype)
+        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise TypeError unless ``state`` is a state of this task."""
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        self._codec.layout.check(state, name)
+
+    def check_states(self, states: list) -> None:
+        """Check a batch of states: a glance when they are all this env's own records."""
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        self._codec.layout.check_all(states)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the task's generator and the action space, and start a new episode.
+
+        The lqr tasks keep the model they were built with.
+        """
+        self.gym_env.task.random.seed(seed)
+        self.action_space.seed(seed)
+        self.apply_reset()
+
+    # Pictures -------------------------------------------------------------------------------
+    def get_image(self) -> np.ndarray:
+        """Return an RGB picture (240, 320, 3) from camera 0 (the free camera if none)."""
+        self.check_can_draw()
+        physics = self.gym_env.physics
+        camera = 0 if physics.model.ncam > 0 else -1
+        height, width = self.IMAGE_SHAPE
+        return physics.render(height=height, width=width, camera_id=camera)
+
+    def render(self) -> np.ndarray:
+        """Return :meth:`get_image`."""
+        return self.get_image()
+
+    def close(self) -> None:
+        """Free the task and its rendering contexts; a later use builds it again."""
+        env = getattr(self, "_gym_env", None)
+        if env is not None:
+            self._gym_env = None
+            env.physics.free()

@@ -1,0 +1,14 @@
+"""gymnasium's MuJoCo environments (v4 and v5) with exact states; needs the ``mujoco`` extra.
+
+* :mod:`plangym.control.mujoco.env`: :class:`MujocoEnv`, the environment;
+* :mod:`plangym.control.mujoco.state`: the state codec, which moves a state between the
+  simulator and a record.
+
+MuJoCo itself is imported by :mod:`plangym.control.shared.mujoco_runtime`.
+"""
+
+from __future__ import annotations
+
+from plangym.control.mujoco.env import MujocoEnv
+
+__all__ = ["MujocoEnv"]

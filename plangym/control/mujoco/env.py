@@ -1,0 +1,240 @@
+"""gymnasium's MuJoCo environments (v4 and v5) with exact states.
+
+A state is a read-only 0-d NumPy record with five fields:
+
+* ``integration``: MuJoCo's integration state (``mj_getState`` with
+  ``mjSTATE_INTEGRATION``): time, qpos, qvel, actuator activations, the solver's warm
+  start, controls, mocap poses, user data and plugin state;
+* ``xpos`` and ``xipos``: the bodies' frame and inertial-frame positions as the last
+  substep left them. Ant and Humanoid(Standup) read them *before* stepping (for the
+  distance travelled), and after a step they lag one substep behind qpos: recomputing them
+  from qpos on restore would change the first reward;
+* ``rng``: the env's ``np_random`` generator, which the next reset draws its noise from;
+* ``elapsed_steps``: the time limit's step counter (-1 when the limit was removed).
+
+Restoring sets the integration state, recomputes every derived quantity (``mj_forward``)
+and writes ``xpos``/``xipos`` back. Stepping from a restored state is then bit-identical,
+in the same instance, a fresh one or another process.
+
+>>> env = MujocoEnv("Hopper-v5", render_mode=None)
+>>> state, obs, info = env.reset()
+>>> sorted(state.dtype.names)
+['elapsed_steps', 'integration', 'rng', 'xipos', 'xpos']
+>>> action = np.full(env.action_shape, 0.3, dtype=np.float32)
+>>> first = env.step(action, state=state, dt=5)
+>>> again = env.step(action, state=state, dt=5)
+>>> bool(first[0] == again[0]), bool(first[2] == again[2])
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from plangym.columns import BatchColumns
+from plangym.control.mujoco.state import MujocoStateCodec, mujoco
+from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
+from plangym.core import PlangymEnv, wrap_callable
+from plangym.utils import find_time_limit
+
+__all__ = ["MujocoEnv"]
+
+
+class MujocoEnv(PlangymEnv):
+    """A gymnasium MuJoCo env (``Hopper-v5``, ``Ant-v4``, ...) with exact, restorable states.
+
+    Args:
+        name: A gymnasium MuJoCo id from :data:`plangym.environment_names.MUJOCO`.
+        frameskip: Env steps per agent step (each env step is already ``frame_skip``
+            MuJoCo substeps, as gymnasium defines the env).
+        autoreset: Reset after an episode ends.
+        wrappers: gymnasium wrappers applied in order.
+        delay_setup: Build the simulator later, in :meth:`setup`.
+        render_mode: None, "human" or "rgb_array" (pictures need "rgb_array").
+        obs_type: "coords" (gymnasium's observation vector), "rgb" or "grayscale".
+        return_image: Add ``info["rgb"]`` to every step.
+        remove_time_limit: Drop the registered episode limit (1,000 steps for most).
+        kwargs: Passed to ``gymnasium.make`` (e.g. ``xml_file``, ``reset_noise_scale``).
+
+    Off screen, pictures come from OSMesa (``libosmesa6``) or EGL, chosen before mujoco
+    is imported; see :mod:`plangym.control.shared.mujoco_runtime`.
+    """
+
+    FAST_PATHS = True
+    DEFAULT_OBS_TYPE = "coords"
+
+    def __init__(
+        self,
+        name: str = "Ant-v4",
+        frameskip: int = 1,
+        autoreset: bool = True,
+        wrappers: Iterable[wrap_callable] | None = None,
+        delay_setup: bool = False,
+        render_mode: str | None = "rgb_array",
+        obs_type: str | None = None,
+        return_image: bool = False,
+        remove_time_limit: bool = True,
+        **kwargs: Any,
+    ):
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            autoreset=autoreset,
+            wrappers=wrappers,
+            delay_setup=delay_setup,
+            remove_time_limit=remove_time_limit,
+            render_mode=render_mode,
+            obs_type=obs_type,
+            return_image=return_image,
+            **kwargs,
+        )
+
+    def setup(self) -> None:
+        """Build the gymnasium env and the codec of its states."""
+        super().setup()
+        unwrapped = self._gym_env.unwrapped
+        # gymnasium's MuJoCo envs draw from np_random only in reset; without user wrappers
+        # (which might draw in step) the generator's words can be kept between resets.
+        self._codec = MujocoStateCodec(
+            self.name, unwrapped.model, unwrapped.data, cache_rng=not self._wrappers
+        )
+        # The loop restores as MujocoEnv._step_checked does: without mj_forward.
+        self._batch_path = "bulk" if runs_in_bulk(self) else "generic"
+
+    @property
+    def _state_codec(self) -> MujocoStateCodec:
+        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        return self._codec
+
+    @property
+    def state_dtype(self) -> np.dtype:
+        """NumPy record type of this env's states."""
+        return self._state_codec.dtype
+
+    @property
+    def model(self) -> Any:
+        """The ``mujoco.MjModel`` being simulated."""
+        return self.gym_env.unwrapped.model
+
+    @property
+    def data(self) -> Any:
+        """The ``mujoco.MjData`` of the simulation."""
+        return self.gym_env.unwrapped.data
+
+    def get_state(self) -> np.ndarray:
+        """Return the exact state of the env as a read-only 0-d record array."""
+        codec = self._state_codec
+        gym_env = self._gym_env
+        time_limit = find_time_limit(gym_env)
+        elapsed = -1 if time_limit is None else time_limit._elapsed_steps
+        return codec.read(gym_env.unwrapped.np_random, elapsed)
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`; ``env.data`` is then up to date."""
+        self._state_codec.layout.check(state)
+        self._restore(state, forward=True)
+
+    def _restore(self, state: np.ndarray, forward: bool) -> None:
+        gym_env = self._gym_env
+        elapsed = self._codec.write(state, gym_env.unwrapped.np_random, forward)
+        time_limit = find_time_limit(gym_env)
+        if time_limit is not None:
+            time_limit._elapsed_steps = elapsed
+
+    def _step_checked(self, action: Any, state: Any, dt: int, want_state: bool) -> tuple:
+        if state is not None and not self._wrappers:
+            # Restore without mj_forward: the step recomputes it all. A user wrapper could
+            # read derived data before stepping: then restore fully (set_state).
+            self._restore(state, forward=False)
+            state = None
+        return super()._step_checked(action, state, dt, want_state)
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; with plain dynamics, in one loop (the shared bulk loop).
+
+        The loop (:mod:`~plangym.control.shared.bulk_loop`) reads the input states as rows
+        of one array, restores each without ``mj_forward`` and writes the new states
+        straight into one record array.
+        """
+        if states is None or self._batch_path != "bulk" or not len(states):
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        codec, gym_env = self._codec, self._gym_env
+        generator = gym_env.unwrapped.np_random
+        time_limit = find_time_limit(gym_env)
+        new_states = np.empty(len(states), codec.dtype) if want_state else None
+        new_rows = iter(codec.words(new_states)) if want_state else None
+
+        def restore(words: np.ndarray) -> None:
+            elapsed = codec.write_words(words, generator, forward=False)
+            if time_limit is not None:
+                time_limit._elapsed_steps = elapsed
+
+        def record() -> None:
+            elapsed = -1 if time_limit is None else time_limit._elapsed_steps
+            codec.read_into(next(new_rows), generator, elapsed)
+
+        observs, rewards, terminals, truncateds, infos = step_in_bulk(
+            codec.words(states),
+            actions,
+            dts,
+            restore=restore,
+            step=gym_env.step,
+            record=record if want_state else None,
+            repeats=self.frameskip,
+            autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
+        )
+        observs = fill_rows(observs_out, observs)
+        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Reset the gymnasium env, which draws its noise from the env's generator."""
+        self._state_codec.forget_rng()
+        return super().apply_reset(**kwargs)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the env's generator and action space, and start a new episode."""
+        self._state_codec.forget_rng()
+        super().seed(seed)
+
+    def get_image(self) -> np.ndarray:
+        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``).
+
+        gymnasium's offscreen viewer aims its camera at the middle of the bodies as they
+        are at the first picture, so two envs would draw one state from two viewpoints.
+        plangym aims it at the middle of the bodies in the model's initial pose instead
+        (the same for every instance), then applies the env's camera settings as
+        gymnasium does.
+        """
+        if self.render_mode == "rgb_array":
+            renderer = self.gym_env.unwrapped.mujoco_renderer
+            if "rgb_array" not in renderer._viewers:
+                _aim_camera(renderer, self.model)
+        return super().get_image()
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise TypeError unless ``state`` is a state of this env."""
+        self._state_codec.layout.check(state, name=name)
+
+    def check_states(self, states: list) -> None:
+        """Check a batch of states; the error names the first bad one, ``states[i]``."""
+        self._state_codec.layout.check_all(states)
+
+
+def _aim_camera(renderer: Any, model: Any) -> None:
+    """Create the offscreen viewer of ``renderer`` with its camera aimed canonically."""
+    viewer = renderer._get_viewer(render_mode="rgb_array")
+    initial_pose = mujoco.MjData(model)
+    mujoco.mj_forward(model, initial_pose)
+    viewer.cam.lookat[:] = np.median(initial_pose.geom_xpos, axis=0)
+    renderer._set_cam_config()  # the env's own camera settings win, as in gymnasium

@@ -1,0 +1,85 @@
+"""What a :class:`~plangym.core.PlanEnv` accepts: every input checked before any work runs.
+
+A bad action, state or ``dt`` gets a ValueError or TypeError naming the parameter (and the
+element of a batch), what was expected and what was received, before the first element of
+a batch is stepped.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> env.step_batch(actions=[0, 2], dt=1)
+Traceback (most recent call last):
+...
+ValueError: actions[1]: expected an integer in [0, 2) for Discrete(2), received 2
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Space
+
+from plangym.columns import is_record_block, records_to_states
+from plangym.validation import (
+    check_action,
+    check_batch_action_values,
+    check_batch_actions,
+    check_batch_dt,
+    check_batch_states,
+    discrete_as_int64,
+)
+
+
+class InputChecks:
+    """The input checks of :class:`~plangym.core.PlanEnv`; families refine :meth:`check_state`."""
+
+    def has_fast_paths(self) -> bool:
+        """Whether the env's class declares ``FAST_PATHS`` (:class:`~plangym.core.PlanEnv`)."""
+        raise NotImplementedError
+
+    def check_action(self, action: Any, name: str = "action") -> None:
+        """Raise ValueError or TypeError unless ``action`` is in the action space."""
+        space = getattr(self, "action_space", None)
+        if isinstance(space, Space):
+            check_action(space, action, name=name)
+
+    def check_actions(self, actions: Any) -> None:
+        """Check every action of a batch.
+
+        A family that declares ``FAST_PATHS`` checks them all at once against its action
+        space; any other env checks each with its own :meth:`check_action`.
+        """
+        if not self.has_fast_paths():
+            for i, action in enumerate(actions):
+                self.check_action(action, name=f"actions[{i}]")
+            return
+        space = getattr(self, "action_space", None)
+        check_batch_action_values(space if isinstance(space, Space) else None, actions)
+
+    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
+        """Check a whole batch; return ``(actions, states or None, one dt per element)``."""
+        actions = check_batch_actions(actions)
+        n = len(actions)
+        dts = check_batch_dt(dt, n)
+        states = check_batch_states(states, n)
+        self.check_actions(actions)
+        if is_record_block(states):
+            self.check_record_block(states)
+        elif states is not None:
+            self.check_states(states)
+        return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise ValueError or TypeError unless ``state`` can be restored in this env.
+
+        The base class accepts anything; families override it.
+        """
+
+    def check_record_block(self, records: np.ndarray) -> None:
+        """Check the states of a batch given as one record array (see :meth:`step_batch`)."""
+        self.check_states(records_to_states(records))
+
+    def check_states(self, states: list) -> None:
+        """Check every state of a batch; the error names the first bad one, ``states[i]``."""
+        for i, state in enumerate(states):
+            self.check_state(state, name=f"states[{i}]")

@@ -1,0 +1,401 @@
+"""The plangym contract: :class:`PlanEnv`, an environment that can be stepped from any state.
+
+A :class:`PlanEnv` can be stepped from any state it has handed out. ``get_state()`` captures
+everything that decides the future of the environment and ``set_state()`` restores it, so
+stepping the same actions from a restored state gives bit-identical results.
+
+>>> import plangym
+>>> env = plangym.make("CartPole-v1")
+>>> state, obs, info = env.reset()
+>>> new_state, obs, reward, terminal, truncated, info = env.step(0, state=state)
+>>> info["n_step"], info["dt"]
+(1, 1)
+>>> again = env.step(0, state=state)
+>>> bool(again[0] == new_state), bool((again[1] == obs).all())
+(True, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from plangym.columns import BatchColumns, is_record_block, records_to_states
+from plangym.constructor import constructor_call
+from plangym.core.checks import InputChecks
+from plangym.core.frame_loop import repeat_frames
+from plangym.validation import check_dt, check_flag, check_positive_int
+
+
+class PlanEnv(InputChecks, ABC):
+    """Base class of every plannable environment.
+
+    Subclasses implement :meth:`get_state`, :meth:`set_state`, :meth:`apply_action`,
+    :meth:`apply_reset`, :attr:`obs_shape`, :attr:`action_shape` and :meth:`sample_action`
+    (optionally :meth:`get_image`); this class turns them into the planning API:
+    :meth:`step` from any state with ``dt`` repetitions, :meth:`step_batch`, :meth:`reset`,
+    :meth:`clone`. See ``docs/extending.md`` for a worked example.
+
+    Args:
+        name: Name of the environment.
+        frameskip: Underlying steps applied per agent step. ``step(..., dt=k)`` applies
+            exactly ``k * frameskip`` of them, fewer only when the episode ends first.
+        autoreset: Reset the environment after a step that ends the episode. The step
+            still returns its own data (and state) unchanged.
+        delay_setup: Do not build the simulator in ``__init__``; :meth:`setup` does it
+            later. A not-yet-setup env pickles, which is how workers receive it.
+        return_image: Add an RGB picture of the environment to every ``info`` as
+            ``info["rgb"]``.
+    """
+
+    STATE_IS_ARRAY = True
+    OBS_IS_ARRAY = True
+    SINGLETON = False
+    # Declared True in the body of a class whose fast paths (batches stepped in bulk or by a
+    # kernel, frames sent straight to the emulator, identity hooks skipped) do exactly what
+    # its methods do. A subclass that does not declare it again is stepped through every
+    # method, so whatever it overrides runs (see has_fast_paths).
+    FAST_PATHS: ClassVar[bool] = False
+    _batch_path = "generic"  # what setup chose: see batch_path
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:  # noqa: D102
+        # Remember the constructor call so clone() and pickling can repeat it exactly,
+        # whatever parameters a subclass adds.
+        env = super().__new__(cls)
+        env._init_args = args
+        env._init_kwargs = dict(kwargs)
+        return env
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 1,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        return_image: bool = False,
+    ):
+        self._name = name
+        self.frameskip = check_positive_int("frameskip", frameskip)
+        self.autoreset = autoreset
+        self.delay_setup = delay_setup
+        self._return_image = return_image
+        self._identity_hooks = self.step_hooks_are_identity()
+        if not delay_setup:
+            self.setup()
+
+    def __del__(self):
+        # At interpreter shutdown the modules close() needs may already be gone.
+        with contextlib.suppress(Exception):
+            self.close()
+
+    # Properties ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Name of the environment."""
+        return self._name
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        """Shape of the observations."""
+        raise NotImplementedError
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """Shape of the actions."""
+        raise NotImplementedError
+
+    @property
+    def unwrapped(self) -> PlanEnv:
+        """The plain :class:`PlanEnv` under any vectorisation layer (itself here)."""
+        return self
+
+    @property
+    def return_image(self) -> bool:
+        """Whether ``info["rgb"]`` holds a picture of the environment after each step."""
+        return self._return_image
+
+    @property
+    def batch_path(self) -> str:
+        """How :meth:`step_batch` steps this env's batches, chosen once at setup.
+
+        "generic": element by element through every method (what a subclass overrides
+        runs); "bulk": one loop over the simulator (:mod:`plangym.control.shared.bulk_loop`);
+        "kernel": NumPy passes over the whole batch (classic control); "in_place": frames
+        straight to the emulator, observations written into the caller's rows (Atari).
+        Every path gives bit-identical results.
+        """
+        return self._batch_path
+
+    @property
+    def img_shape(self) -> tuple[int, ...] | None:
+        """Shape of :meth:`get_image`, or None when the env cannot draw itself."""
+        try:
+            image = self.get_image()
+        except Exception:
+            return None
+        return None if image is None else image.shape
+
+    # Planning API ---------------------------------------------------------------------------
+    def reset(self, return_state: bool = True) -> tuple:
+        """Start a new episode.
+
+        Returns:
+            ``(state, obs, info)``, or ``(obs, info)`` when ``return_state`` is False.
+        """
+        data = self.apply_reset()
+        obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
+        info = dict(info or {})
+        obs = self.process_obs(obs=obs, reward=0.0, terminal=False, truncated=False, info=info)
+        info = self.process_info(info=info, obs=obs, reward=0.0, terminal=False, truncated=False)
+        if self.return_image:
+            info["rgb"] = self.get_image()
+        return (self.get_state(), obs, info) if return_state else (obs, info)
+
+    def step(
+        self,
+        action: Any,
+        state: Any = None,
+        dt: int = 1,
+        return_state: bool | None = None,
+    ) -> tuple:
+        """Apply ``action`` for ``dt`` agent steps, optionally from ``state``.
+
+        Args:
+            action: Action to apply ``dt * frameskip`` times.
+            state: State to restore before stepping; None steps from the current state.
+            dt: Number of agent steps (an integer >= 1).
+            return_state: Return the new state too. None means "when a state was passed".
+
+        Returns:
+            ``(new_state, obs, reward, terminal, truncated, info)`` when the state is
+            returned, else ``(obs, reward, terminal, truncated, info)``. ``info["n_step"]``
+            counts the underlying steps applied and ``info["dt"]`` echoes ``dt``.
+        """
+        dt = check_dt(dt)
+        self.check_action(action)
+        if state is not None:
+            self.check_state(state)
+        want_state = return_state if return_state is not None else state is not None
+        return self._step_checked(action, state, dt, want_state)
+
+    def step_batch(
+        self,
+        actions: Iterable,
+        states: Iterable | None = None,
+        dt: int | Iterable[int] = 1,
+        return_state: bool | None = None,
+        arrays: bool = False,
+    ) -> tuple[list, ...]:
+        """Step many (state, action, dt) triples; element i equals ``step(actions[i], ...)``.
+
+        Every input is checked before the first element is stepped. Without states the
+        elements step one after the other from the env's current state.
+
+        Args:
+            actions: One action per element.
+            states: None, one state per element (a list of Nones means no states), or, for
+                envs whose states are 0-d records, one 1-D record array of them.
+            dt: One integer for every element, or one per element.
+            return_state: Return the new states too. None means "when states were passed".
+            arrays: Return arrays instead of lists (see below).
+
+        Returns:
+            A tuple of lists ``(new_states, observs, rewards, terminals, truncateds, infos)``
+            or, without states returned, ``(observs, rewards, terminals, truncateds, infos)``.
+            With ``arrays=True``: the new states as one record array (when they are
+            records), the observations stacked in one array (when they share a shape),
+            rewards as float64, terminals and truncateds as bool arrays, and the infos as
+            one dict of arrays where the env batches them (classic control), else a list.
+
+        >>> import plangym
+        >>> env = plangym.make("CartPole-v1")
+        >>> state, *_ = env.reset()
+        >>> states, observs, rewards, terminals, truncateds, infos = env.step_batch(
+        ...     actions=[0, 1, 1], states=[state] * 3, dt=[1, 2, 3])
+        >>> [info["n_step"] for info in infos]
+        [1, 2, 3]
+        """
+        arrays = check_flag("arrays", arrays)
+        actions, states, dts = self.check_batch(actions, states, dt)
+        want_state = return_state if return_state is not None else states is not None
+        if arrays:
+            return self.run_batch_columns(actions, states, dts, want_state).as_arrays()
+        return self.run_batch(actions, states, dts, want_state)
+
+    def run_batch(
+        self, actions: Any, states: list | None, dts: list[int], want_state: bool
+    ) -> tuple[list, ...]:
+        """Step a batch whose inputs were already checked (see :meth:`step_batch`)."""
+        return self.run_batch_columns(actions, states, dts, want_state).as_lists()
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch and return its results as :class:`BatchColumns`.
+
+        Args:
+            actions: One checked action per element.
+            states: None, a list of checked states, or a 1-D record array of them.
+            dts: One dt per element.
+            want_state: Return the new states.
+            observs_out: An array with one row per element that an env may write the
+                observations into (then ``observs`` is that array); envs that cannot
+                write there in place return a list, as this generic version does.
+        """
+        if states is None:
+            states = [None] * len(actions)
+        elif is_record_block(states):
+            states = records_to_states(states)
+        rows = [
+            self._step_checked(action, state, step_dt, want_state)
+            for action, state, step_dt in zip(actions, states, dts, strict=True)
+        ]
+        return BatchColumns.from_rows(rows, want_state)
+
+    def clone(self, **kwargs: Any) -> PlanEnv:
+        """Return a new env built with the same constructor parameters, ``kwargs`` overriding.
+
+        The clone starts from its own reset, not from this env's state: use
+        ``clone().set_state(env.get_state())`` to copy the state too.
+        """
+        args, init_kwargs = self._constructor_call()
+        init_kwargs.update(kwargs)
+        return type(self)(*args, **init_kwargs)
+
+    def sample_action(self) -> Any:
+        """Return a random valid action."""
+        raise NotImplementedError
+
+    def get_image(self) -> np.ndarray | None:
+        """Return an RGB picture (height, width, 3) of the environment."""
+        raise NotImplementedError
+
+    def setup(self) -> None:
+        """Build whatever cannot be pickled (the simulator). Called by ``__init__``."""
+
+    def close(self) -> None:
+        """Release the simulator. The env must not be stepped afterwards."""
+
+    # Stepping internals ---------------------------------------------------------------------
+    def _step_checked(self, action: Any, state: Any, dt: int, want_state: bool) -> tuple:
+        if state is not None:
+            self.set_state(state)
+        obs, reward, terminal, truncated, info = self.step_with_dt(action, dt)
+        obs, reward, terminal, truncated, info = self.process_step(
+            obs=obs, reward=reward, terminal=terminal, truncated=truncated, info=info
+        )
+        data = (obs, reward, terminal, truncated, info)
+        if want_state:
+            data = (self.get_state(), *data)
+        if self.autoreset and (terminal or truncated):
+            self.reset(return_state=False)
+        return data
+
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` ``dt * frameskip`` times, stopping when the episode ends.
+
+        Returns ``(obs, reward, terminal, truncated, info)`` of the last underlying step with
+        the rewards summed, ``info["n_step"]`` (underlying steps applied) and ``info["dt"]``.
+        """
+        run = repeat_frames(self._underlying_step, action, dt * self.frameskip)
+        info = dict(run.info)
+        info["n_step"], info["dt"] = run.n_step, dt
+        return run.obs, run.reward, run.terminal, run.truncated, info
+
+    def _underlying_step(self, action: Any) -> tuple:
+        data = self.apply_action(action)
+        if len(data) == 4:  # environments written for the old gym API
+            obs, reward, terminal, info = data
+            data = (obs, reward, terminal, False, info)
+        return self.process_apply_action(*data)
+
+    # Hooks for subclasses -------------------------------------------------------------------
+    def process_apply_action(self, obs, reward, terminal, truncated, info) -> tuple:
+        """Post-process the data of one underlying step."""
+        return obs, reward, terminal, truncated, info
+
+    def has_fast_paths(self) -> bool:
+        """Whether this env's own class declares ``FAST_PATHS`` (see the class attribute).
+
+        Decided by the class's declaration, never by which methods it overrides: an env
+        whose class does not declare it is stepped through every method, one by one.
+        """
+        return bool(type(self).__dict__.get("FAST_PATHS", False))
+
+    def step_hooks_are_identity(self) -> bool:
+        """Whether every ``process_*`` hook returns its input unchanged for this env.
+
+        Then :meth:`process_step` skips calling them, which matters when a step costs a few
+        microseconds. Families whose hooks convert observations for some settings say so.
+        """
+        return self.has_fast_paths()
+
+    def process_step(self, obs, reward, terminal, truncated, info) -> tuple:
+        """Post-process the data of a whole ``step`` (after ``dt * frameskip`` steps)."""
+        if self._identity_hooks:
+            if self._return_image:
+                info["rgb"] = self.get_image()
+            return obs, reward, terminal, truncated, info
+        kwargs = {"reward": reward, "terminal": terminal, "truncated": truncated, "info": info}
+        obs = self.process_obs(obs=obs, **kwargs)
+        reward = self.process_reward(obs=obs, **kwargs)
+        kwargs["reward"] = reward
+        terminal = self.process_terminal(obs=obs, **kwargs)
+        kwargs["terminal"] = terminal
+        truncated = self.process_truncated(obs=obs, **kwargs)
+        kwargs["truncated"] = truncated
+        info = self.process_info(obs=obs, **kwargs)
+        if self.return_image:
+            info["rgb"] = self.get_image()
+        return obs, reward, terminal, truncated, info
+
+    def process_obs(self, obs, **kwargs):
+        """Return the observation that ``step`` and ``reset`` hand out."""
+        return obs
+
+    def process_reward(self, reward, **kwargs) -> float:
+        """Return the reward that ``step`` hands out."""
+        return reward
+
+    def process_terminal(self, terminal, **kwargs) -> bool:
+        """Return the terminal flag that ``step`` hands out."""
+        return terminal
+
+    def process_truncated(self, truncated, **kwargs) -> bool:
+        """Return the truncated flag that ``step`` hands out."""
+        return truncated
+
+    def process_info(self, info, **kwargs) -> dict[str, Any]:
+        """Return the info dictionary that ``step`` and ``reset`` hand out."""
+        return info
+
+    # To implement ---------------------------------------------------------------------------
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one underlying step: ``(obs, reward, terminal, truncated, info)``."""
+        raise NotImplementedError
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new episode of the simulator: ``(obs, info)``."""
+        raise NotImplementedError
+
+    def get_state(self) -> Any:
+        """Return everything that decides the future of the environment."""
+        raise NotImplementedError
+
+    def set_state(self, state: Any) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        raise NotImplementedError
+
+    # Construction bookkeeping ---------------------------------------------------------------
+    def _constructor_call(self) -> tuple[tuple, dict[str, Any]]:
+        """Return the (args, kwargs) this env was built with, positional ones named."""
+        return constructor_call(self)

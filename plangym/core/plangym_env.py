@@ -1,0 +1,308 @@
+"""The gymnasium-backed base of plangym's families: :class:`PlangymEnv`.
+
+It builds a gymnasium env (``gymnasium.make`` plus optional wrappers), reads its spaces,
+converts observations to the ``obs_type`` asked for, and pickles as its constructor call
+plus its current state.
+
+>>> env = PlangymEnv("CartPole-v1", obs_type="rgb")
+>>> env.obs_shape, env.has_fast_paths()
+((400, 600, 3), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.spaces import Box, Space
+
+from plangym.core.plan_env import PlanEnv
+from plangym.utils import make_gym_env, to_grayscale
+from plangym.validation import check_choice, check_pictures_available
+
+wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
+
+
+class PlangymEnv(PlanEnv):
+    """A :class:`PlanEnv` wrapping a gymnasium environment.
+
+    Args:
+        name: A gymnasium environment id.
+        frameskip: Underlying steps per agent step.
+        autoreset: Reset after an episode ends.
+        wrappers: gymnasium wrappers applied in order; each item is a wrapper class or
+            ``(wrapper, kwargs_dict)`` or ``(wrapper, args_tuple)``.
+        delay_setup: Build the gymnasium env later, in :meth:`setup`.
+        remove_time_limit: Drop the registered episode time limit.
+        render_mode: None, "human" or "rgb_array".
+        episodic_life: End the episode when a life is lost (video games).
+        obs_type: One of :attr:`AVAILABLE_OBS_TYPES`; None picks :attr:`DEFAULT_OBS_TYPE`.
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to ``gymnasium.make``.
+    """
+
+    FAST_PATHS = True
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    AVAILABLE_OBS_TYPES = frozenset({"coords", "rgb", "grayscale"})
+    DEFAULT_OBS_TYPE = "coords"
+    # Whether rgb/grayscale observations are gymnasium's render() output (only drawn with
+    # render_mode="rgb_array"); emulators draw their screens whatever the render mode.
+    SCREEN_FROM_RENDERER = True
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 1,
+        autoreset: bool = True,
+        wrappers: Iterable[wrap_callable] | None = None,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        render_mode: str | None = "rgb_array",
+        episodic_life: bool = False,
+        obs_type: str | None = None,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        if render_mode not in self.AVAILABLE_RENDER_MODES:
+            shown = sorted(self.AVAILABLE_RENDER_MODES, key=str)
+            raise ValueError(
+                f"Invalid render_mode: expected one of {shown}, received {render_mode!r}"
+            )
+        obs_type = self.DEFAULT_OBS_TYPE if obs_type is None else obs_type
+        check_choice("obs_type", obs_type, self.AVAILABLE_OBS_TYPES)
+        check_pictures_available(
+            render_mode, return_image, obs_type, self.SCREEN_FROM_RENDERER, self.DEFAULT_OBS_TYPE
+        )
+        self._render_mode = render_mode
+        self._obs_type = obs_type
+        self._wrappers = list(wrappers) if wrappers is not None else None
+        self._remove_time_limit = remove_time_limit
+        self.episodic_life = episodic_life
+        self._gym_env_kwargs = dict(kwargs)
+        self._gym_env: gym.Env | None = None
+        self._obs_space: Space | None = None
+        self._action_space: Space | None = None
+        super().__init__(
+            name=name,
+            frameskip=frameskip,
+            autoreset=autoreset,
+            delay_setup=delay_setup,
+            return_image=return_image,
+        )
+
+    def step_hooks_are_identity(self) -> bool:
+        """Hooks are identities for the declared families unless observations are converted."""
+        return self.has_fast_paths() and self.obs_type == self.DEFAULT_OBS_TYPE
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, frameskip={self.frameskip}, "
+            f"obs_type={self.obs_type!r}, render_mode={self.render_mode!r}, "
+            f"obs_shape={self._obs_space.shape if self._obs_space else None}, "
+            f"action_space={self._action_space})"
+        )
+
+    def __reduce__(self):
+        # An env pickles as its constructor call plus, once built, its current state.
+        args, kwargs = self._constructor_call()
+        state = self.get_state() if self._gym_env is not None else None
+        return _rebuild_env, (type(self), args, kwargs, state)
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def gym_env(self) -> gym.Env:
+        """The wrapped gymnasium env (built on first use when setup was delayed)."""
+        if self._gym_env is None and not self.SINGLETON:
+            self.setup()
+        return self._gym_env
+
+    @property
+    def obs_type(self) -> str:
+        """Kind of observation: one of :attr:`AVAILABLE_OBS_TYPES`."""
+        return self._obs_type
+
+    @property
+    def observation_space(self) -> Space:
+        """Space of the observations that ``step`` returns."""
+        if self._obs_space is None:
+            self.gym_env  # noqa: B018 - builds the env and its spaces
+        return self._obs_space
+
+    @property
+    def action_space(self) -> Space:
+        """Space of the actions ``step`` accepts."""
+        if self._action_space is None:
+            self.gym_env  # noqa: B018 - builds the env and its spaces
+        return self._action_space
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        """Shape of the observations that ``step`` returns."""
+        return self.observation_space.shape
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """Shape of the actions (``()`` for discrete actions)."""
+        return self.action_space.shape
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """Range of the rewards (gymnasium 1.x dropped it from envs: (-inf, inf) then)."""
+        return getattr(self.gym_env.unwrapped, "reward_range", (-float("inf"), float("inf")))
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Metadata of the gymnasium env."""
+        return self.gym_env.metadata
+
+    @property
+    def render_mode(self) -> str | None:
+        """How the env renders: None, "human" or "rgb_array"."""
+        return self._render_mode
+
+    @property
+    def remove_time_limit(self) -> bool:
+        """Whether the registered episode time limit was dropped."""
+        return self._remove_time_limit
+
+    # Setup ----------------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Build the gymnasium env, apply the wrappers and read the spaces."""
+        self._gym_env = self.init_gym_env()
+        if self._wrappers:
+            self.apply_wrappers(self._wrappers)
+        self.init_spaces()
+
+    def init_gym_env(self) -> gym.Env:
+        """Build and reset the gymnasium env."""
+        kwargs = dict(self._gym_env_kwargs)
+        kwargs.setdefault("render_mode", self.render_mode)
+        gym_env = make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
+        gym_env.reset()
+        return gym_env
+
+    def apply_wrappers(self, wrappers: Iterable[wrap_callable]) -> None:
+        """Wrap the gymnasium env with each item of ``wrappers`` in order."""
+        for item in wrappers:
+            wrapper, args, kwargs = wrapper_call(item)
+            self.wrap(wrapper, *args, **kwargs)
+
+    def wrap(self, wrapper: Callable[..., gym.Wrapper], *args: Any, **kwargs: Any) -> None:
+        """Wrap the gymnasium env with one wrapper."""
+        self._gym_env = wrapper(self._gym_env, *args, **kwargs)
+
+    def init_spaces(self) -> None:
+        """Read the action space and derive the observation space for :attr:`obs_type`."""
+        self._action_space = self._gym_env.action_space
+        if self.obs_type == self.DEFAULT_OBS_TYPE:
+            self._obs_space = self._gym_env.observation_space
+        elif self.obs_type == "rgb":
+            self._obs_space = Box(0, 255, shape=self.get_image().shape, dtype=np.uint8)
+        elif self.obs_type == "grayscale":
+            self._obs_space = Box(0, 255, shape=self.get_image().shape[:2], dtype=np.uint8)
+        else:
+            self._obs_space = self._gym_env.observation_space
+
+    # Simulator access -----------------------------------------------------------------------
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Reset the gymnasium env: ``(obs, info)``."""
+        return self.gym_env.reset(**kwargs)
+
+    def apply_action(self, action: Any) -> tuple:
+        """Step the gymnasium env once."""
+        return self.gym_env.step(action)
+
+    def sample_action(self) -> Any:
+        """Return a random action from the action space."""
+        return self.action_space.sample()
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the env's random generators and the action space, and start a new episode.
+
+        Two envs seeded alike produce identical resets and identical trajectories.
+        """
+        self.gym_env.reset(seed=seed)
+        self.action_space.seed(seed)
+
+    def get_image(self) -> np.ndarray:
+        """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``)."""
+        if self.render_mode != "rgb_array":
+            raise RuntimeError(
+                f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
+            )
+        return self.gym_env.render()
+
+    def check_can_draw(self) -> None:
+        """Raise RuntimeError when the env was built without a render mode.
+
+        Envs whose pictures do not come from gymnasium's renderer call this first in
+        their :meth:`get_image`, so every family refuses pictures alike.
+        """
+        if self.render_mode is None:
+            raise RuntimeError(
+                "get_image: cannot draw with render_mode=None; build the env with "
+                "render_mode='rgb_array' to get pictures"
+            )
+
+    def render(self) -> Any:
+        """Render the gymnasium env (an RGB array, or a window for "human")."""
+        return self.gym_env.render()
+
+    def close(self) -> None:
+        """Close the gymnasium env; a later use builds it again."""
+        gym_env = getattr(self, "_gym_env", None)
+        if gym_env is not None:
+            self._gym_env = None
+            gym_env.close()
+
+    # Observations ---------------------------------------------------------------------------
+    def process_obs(self, obs, **kwargs):
+        """Turn the gymnasium observation into one of :attr:`obs_type`."""
+        if self.obs_type == self.DEFAULT_OBS_TYPE:
+            return obs
+        if self.obs_type == "rgb":
+            return self.get_rgb_obs(obs, **kwargs)
+        if self.obs_type == "grayscale":
+            return self.get_grayscale_obs(obs, **kwargs)
+        return self.get_coords_obs(obs, **kwargs)
+
+    def get_coords_obs(self, obs, **kwargs):
+        """Observation for ``obs_type="coords"``."""
+        return obs
+
+    def get_rgb_obs(self, obs, **kwargs):
+        """Observation for ``obs_type="rgb"``."""
+        return self.get_image()
+
+    def get_grayscale_obs(self, obs, **kwargs):
+        """Observation for ``obs_type="grayscale"``."""
+        return to_grayscale(self.get_rgb_obs(obs, **kwargs))
+
+
+def wrapper_call(item: wrap_callable) -> tuple[Callable[..., gym.Wrapper], tuple, dict]:
+    """Read one item of a ``wrappers`` list as ``(wrapper, args, kwargs)``.
+
+    An item is a wrapper, or ``(wrapper, kwargs_dict)``, ``(wrapper, args_tuple_or_list)``
+    or ``(wrapper, single_argument)``.
+
+    >>> wrapper_call((dict, {"a": 1})), wrapper_call((list, [2]))[1:], wrapper_call(set)[1:]
+    ((<class 'dict'>, (), {'a': 1}), ((2,), {}), ((), {}))
+    """
+    if not isinstance(item, tuple):
+        return item, (), {}
+    wrapper, params = item
+    if isinstance(params, dict):
+        return wrapper, (), params
+    if isinstance(params, list | tuple):
+        return wrapper, tuple(params), {}
+    return wrapper, (params,), {}
+
+
+def _rebuild_env(cls: type[PlanEnv], args: tuple, kwargs: dict[str, Any], state: Any) -> PlanEnv:
+    """Unpickle an env: call its constructor again and restore the state it had."""
+    env = cls(*args, **kwargs)
+    if state is not None:
+        env.set_state(state)
+    return env

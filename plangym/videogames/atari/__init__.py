@@ -1,0 +1,11 @@
+"""Atari 2600 games through ale-py: :class:`AtariEnv`, exact states and frame accounting.
+
+* :mod:`~plangym.videogames.atari.env`: :class:`AtariEnv`.
+* :mod:`~plangym.videogames.atari.state`: the ALE's serialized state plus plangym's
+  sticky-action bookkeeping, as a uint8 vector.
+"""
+
+from plangym.videogames.atari.env import AtariEnv, ale_to_ram
+from plangym.videogames.atari.state import TRAILER_SIZE
+
+__all__ = ["TRAILER_SIZE", "AtariEnv", "ale_to_ram"]

@@ -1,0 +1,383 @@
+"""Atari 2600 games through ale-py, with exact states and exact frame accounting.
+
+Every underlying step is one emulator frame: the ALE is built with ``frameskip=1`` and
+plangym repeats the action ``dt * frameskip`` times itself, so the ALE frame counter
+advances by exactly that much (plangym 0.1 let the ALE skip frames too, applying
+``frameskip`` twice). States are the ALE's serialized state including its random
+generator, as a uint8 vector, so ``==`` compares games.
+
+Sticky actions are applied by plangym, not by the ALE: the ALE keeps the last action it
+applied (the one a sticky frame repeats) outside its serialized state, so a restored state
+could repeat the wrong action. plangym draws the sticky coin from its own generator and keeps
+that generator and the last applied action in the state (the last 56 bytes), which makes
+replay exact with ``repeat_action_probability > 0``. The distribution is the ALE's
+(Machado et al., 2018); the random stream is plangym's.
+
+>>> env = AtariEnv("ALE/MsPacman-v5", repeat_action_probability=0.25)
+>>> state, obs, info = env.reset()
+>>> state.dtype, obs.shape
+(dtype('uint8'), (210, 160, 3))
+>>> first = env.step(3, state=state, dt=2)
+>>> again = env.step(3, state=state, dt=2)
+>>> bool((first[0] == again[0]).all()), first[-1]["n_step"]
+(True, 10)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+
+from plangym.columns import BatchColumns
+from plangym.constructor import parent_arguments
+from plangym.core.frame_loop import Advance
+from plangym.core.plangym_env import wrap_callable
+from plangym.rng import GeneratorWords
+from plangym.videogames.atari.state import (
+    cartridge_tag,
+    check_cartridge,
+    decode_state,
+    encode_state,
+    saves_lossily,
+)
+from plangym.videogames.env import VideogameEnv, check_uint8_vector
+
+gym.register_envs(ale_py)
+
+
+def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
+    """Return the RAM of ``ale`` as a uint8 vector."""
+    return ale.getRAM()
+
+
+class AtariEnv(VideogameEnv):
+    """An Atari 2600 game from ale-py, plannable and exactly restorable.
+
+    Args:
+        name: Any id ale-py registers ("ALE/MsPacman-v5", "PongNoFrameskip-v4", ...).
+        frameskip: Emulator frames per agent step (ids with a random frameskip get this
+            fixed one instead).
+        episodic_life: End the episode as soon as a life is lost.
+        autoreset: Reset after an episode ends.
+        delay_setup: Build the emulator later, in :meth:`setup`.
+        remove_time_limit: Drop the ALE's frame limit per episode (108000 for most ids).
+        obs_type: "rgb" (210, 160, 3), "grayscale" (210, 160) or "ram" (128,).
+        mode: Game mode; None is the game's default.
+        difficulty: Game difficulty; None is the game's default.
+        repeat_action_probability: Sticky-action probability.
+        full_action_space: Use all 18 actions instead of the game's minimal set.
+        render_mode: None, "human" or "rgb_array".
+        possible_to_win: Accepted for plangym 0.1 compatibility; unused.
+        wrappers: gymnasium wrappers. With wrappers every frame goes through
+            ``gym_env.step``; without them frames go straight to the ALE (faster).
+        array_state: Accepted for plangym 0.1 compatibility; states are always uint8
+            arrays (False raises).
+        clone_seeds: Include the ALE's random generator in states (needed for exact
+            resets in games whose reset draws from it). False gives smaller states.
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to ``gymnasium.make``.
+    """
+
+    FAST_PATHS = True
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 5,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        obs_type: str = "rgb",
+        mode: int | None = None,
+        difficulty: int | None = None,
+        repeat_action_probability: float = 0.0,
+        full_action_space: bool = False,
+        render_mode: str | None = "rgb_array",
+        possible_to_win: bool = False,
+        wrappers: Iterable[wrap_callable] | None = None,
+        array_state: bool = True,
+        clone_seeds: bool = True,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        if not 0.0 <= float(repeat_action_probability) <= 1.0:
+            raise ValueError(
+                "repeat_action_probability: expected a probability in [0, 1], "
+                f"received {repeat_action_probability!r}"
+            )
+        if not array_state:
+            raise ValueError(
+                "array_state: expected True (states are uint8 arrays with value semantics), "
+                "received False"
+            )
+        self._mode = mode
+        self._difficulty = difficulty
+        self._repeat_action_probability = float(repeat_action_probability)
+        self._full_action_space = full_action_space
+        self.possible_to_win = possible_to_win
+        self.clone_seeds = clone_seeds
+        self._sticky_rng = np.random.default_rng()
+        # Without sticky actions the generator never draws: its words are read once.
+        self._sticky_words = GeneratorWords(cache=True)
+        self._last_action = 0
+        super().__init__(**parent_arguments(AtariEnv, locals()))
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def ale(self) -> ale_py.ALEInterface:
+        """The ALE interface running the game."""
+        return self.gym_env.unwrapped.ale
+
+    @property
+    def mode(self) -> int | None:
+        """Game mode (None: the game's default)."""
+        return self._mode
+
+    @property
+    def difficulty(self) -> int | None:
+        """Game difficulty (None: the game's default)."""
+        return self._difficulty
+
+    @property
+    def repeat_action_probability(self) -> float:
+        """Probability that the emulator repeats the previous action (sticky actions)."""
+        return self._repeat_action_probability
+
+    @property
+    def full_action_space(self) -> bool:
+        """Whether all 18 Atari actions are available."""
+        return self._full_action_space
+
+    # Setup ----------------------------------------------------------------------------------
+    @property
+    def game_id(self) -> str:
+        """The ale-py id this env plays (its name, unless a subclass plays a variant)."""
+        return self.name
+
+    def ale_obs_type(self) -> str:
+        """Return the observation the ALE itself produces (subclasses derive theirs from it)."""
+        return self.obs_type
+
+    def init_gym_env(self) -> gym.Env:
+        """Build the ale-py env with one frame per step and the chosen frame limit."""
+        spec = gym.spec(self.game_id)
+        frame_limit = (
+            0 if self.remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
+        )
+        kwargs = {
+            "obs_type": self.ale_obs_type(),
+            "frameskip": 1,
+            "repeat_action_probability": 0.0,  # plangym applies sticky actions itself
+            "full_action_space": self.full_action_space,
+            "max_num_frames_per_episode": frame_limit,
+            "render_mode": self.render_mode,
+        }
+        if self.mode is not None:
+            kwargs["mode"] = self.mode
+        if self.difficulty is not None:
+            kwargs["difficulty"] = self.difficulty
+        kwargs.update(self._gym_env_kwargs)
+        lean = dataclasses.replace(
+            spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
+        )
+        gym_env = gym.make(lean, **kwargs)
+        gym_env.reset()
+        return gym_env
+
+    def setup(self) -> None:
+        """Build the emulator, remember what the game's states look like, choose the paths."""
+        super().setup()
+        reference = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
+        self._cartridge = cartridge_tag(reference, self.name)
+        self._lossy_save = saves_lossily(reference)
+        # Observations may be written straight into a caller's rows only when the frames go
+        # straight to the ALE and nothing is added to a step (hooks, pictures).
+        in_place = self._direct and self.step_hooks_are_identity() and not self.return_image
+        self._batch_path = "in_place" if in_place else "generic"
+        self._settle_after_reset()
+
+    # Emulator access ------------------------------------------------------------------------
+    def lives(self) -> int:
+        """Lives left in the current game."""
+        return int(self.ale.lives())
+
+    def get_ram(self) -> np.ndarray:
+        """Return the 128 bytes of the console's RAM."""
+        return ale_to_ram(self.ale)
+
+    def get_image(self) -> np.ndarray:
+        """Return the screen as an RGB array (210, 160, 3); render_mode=None refuses."""
+        self.check_can_draw()
+        return self.ale.getScreenRGB()
+
+    def get_state(self) -> np.ndarray:
+        """Return the emulator state plus the sticky-action bookkeeping, as uint8."""
+        ale = self.ale
+        ale_bytes = ale.cloneState(include_rng=self.clone_seeds).serialize()
+        if self._lossy_save:
+            # Continue from exactly what the state says, as a restored copy would.
+            ale.restoreState(ale_py.ALEState(ale_bytes))
+        words = self._sticky_words.read(self._sticky_rng)
+        return encode_state(self._state_prefix(), ale_bytes, self._last_action, words)
+
+    def _state_prefix(self) -> bytes:
+        """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
+        return b""
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        self._restore_checked(state)
+
+    def _restore_checked(self, state: np.ndarray) -> None:
+        """Restore the emulator and the sticky-action bookkeeping from a checked state."""
+        ale_bytes, self._last_action, words = decode_state(state)
+        self.ale.restoreState(ale_py.ALEState(ale_bytes))
+        self._sticky_words.write(self._sticky_rng, words)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this game."""
+        check_uint8_vector(state, name, self.name)
+        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        check_cartridge(state, name, self.name, self._cartridge)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the emulator, the sticky-action generator and the action space; reset."""
+        self._sticky_rng = np.random.default_rng(seed)
+        self._sticky_words.forget()
+        super().seed(seed)
+        self._last_action = 0
+        self._settle_after_reset()
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new game; the emulator forgets the last action, and so does plangym."""
+        self._last_action = 0
+        data = super().apply_reset(**kwargs)
+        self._settle_after_reset()
+        return data
+
+    def _settle_after_reset(self) -> None:
+        """Leave the emulator in the mode it is in after any emulated frame.
+
+        Until it emulates a frame, an ALE that has just reset its game is in a mode that
+        its serialized state does not record: a state restored then evolves differently
+        from the same state restored in an ALE that has emulated a frame (Qbert diverges
+        at once). One frame, undone by restoring the state taken before it, ends that mode
+        without changing the game.
+        """
+        ale = self.ale
+        state = ale.cloneState(include_rng=True)
+        ale.act(self.gym_env.unwrapped._action_set[0])
+        ale.restoreState(state)
+
+    # Stepping -------------------------------------------------------------------------------
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one emulator frame through the gymnasium env (with sticky actions)."""
+        return self.gym_env.step(self._sticky(action))
+
+    def _sticky(self, action: int) -> int:
+        """Return the action the console receives: the previous one with probability p."""
+        p = self._repeat_action_probability
+        if p > 0.0:
+            self._sticky_words.forget()  # the generator moves: read it again for a state
+            if self._sticky_rng.random() < p:
+                return self._last_action
+        self._last_action = int(action)
+        return self._last_action
+
+    def direct_frames(self) -> Advance:
+        """Return the primitive that plays one frame straight on the ALE (screen not read)."""
+        ale, ale_actions = self.ale, list(self.gym_env.unwrapped._action_set)
+        sticky, after_frame = self._sticky, self._after_frame
+
+        def advance(action: Any) -> tuple:
+            reward = ale.act(ale_actions[sticky(action)])
+            terminal = after_frame(reward) or ale.game_over(with_truncation=False)
+            return None, reward, terminal, ale.game_truncated(), None
+
+        return advance
+
+    def _after_frame(self, reward: float) -> bool:
+        """Account for one frame played straight on the ALE; True ends the episode.
+
+        Games that keep their own bookkeeping (Montezuma's rooms) override it.
+        """
+        return False
+
+    def frame_info(self) -> dict[str, Any]:
+        """Return the ALE's frame counters (what its gymnasium env puts in ``info``)."""
+        ale = self.ale
+        return {
+            "episode_frame_number": ale.getEpisodeFrameNumber(),
+            "frame_number": ale.getFrameNumber(),
+        }
+
+    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the observation from the ALE, into ``out`` when given."""
+        ale = self.ale
+        if self.obs_type == "ram":
+            read = ale.getRAM
+        elif self.obs_type == "grayscale":
+            read = ale.getScreenGrayscale
+        else:
+            read = ale.getScreenRGB
+        if out is None:
+            return read()
+        read(out)
+        return out
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: list | np.ndarray | None,
+        dts: list[int],
+        want_state: bool,
+        observs_out: np.ndarray | None = None,
+    ) -> BatchColumns:
+        """Step a checked batch; observations go straight into ``observs_out`` when given.
+
+        The emulator writes each observation into its row of ``observs_out`` (a worker's
+        shared output buffer), which spares allocating and copying a screen per element.
+        The steps are those of the generic path, so results are bit-identical.
+        """
+        if observs_out is None or not self._fits_rows(observs_out):
+            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
+        for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
+            if states is not None:
+                self.set_state(states[i])
+            run = self.play(action, dt)
+            self.observe(observs_out[i])
+            infos.append(self.step_info(run, dt))
+            if want_state:
+                new_states.append(self.get_state())
+            rewards.append(run.reward)
+            terminals.append(run.terminal)
+            truncateds.append(run.truncated)
+            if self.autoreset and (run.terminal or run.truncated):
+                self.reset(return_state=False)
+        return BatchColumns(
+            new_states if want_state else None,
+            observs_out,
+            rewards,
+            terminals,
+            truncateds,
+            infos,
+        )
+
+    def _fits_rows(self, observs_out: np.ndarray) -> bool:
+        """Whether this env writes its observations into the rows of ``observs_out``."""
+        space = self.observation_space
+        return (
+            self._batch_path == "in_place"
+            and observs_out.shape[1:] == space.shape
+            and observs_out.dtype == space.dtype
+            and observs_out.flags.c_contiguous
+        )

@@ -1,0 +1,286 @@
+"""NES games through nes-py, and Super Mario Bros through gym-super-mario-bros.
+
+Needs the ``nes`` extra: the forks ``fragile-nes-py`` and ``fragile-gym-super-mario-bros``
+(upstream nes-py and gym-super-mario-bros crash on numpy 2). See ``docs/nes.md``.
+
+A state is a uint8 vector (:mod:`plangym.videogames.nes.state`): a header naming the game,
+the Mario env's own bookkeeping and the emulator's dump. Restoring it makes replay
+bit-exact; ``==`` compares games.
+
+>>> from plangym.videogames.nes import MarioEnv
+>>> env = MarioEnv("SuperMarioBros-1-1-v0", movement_type="right", frameskip=4)
+>>> state, obs, info = env.reset()
+>>> obs.shape, env.n_actions, state.dtype
+((240, 256, 3), 5, dtype('uint8'))
+>>> first = env.step(1, state=state, dt=3)
+>>> again = env.step(1, state=state, dt=3)
+>>> bool((first[0] == again[0]).all()), first[-1]["n_step"], first[-1]["x_pos"] > info["x_pos"]
+(True, 12, True)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.spaces import Box
+
+from plangym.constructor import parent_arguments
+from plangym.core.frame_loop import Advance, FrameRun
+from plangym.core.plangym_env import wrap_callable
+from plangym.extras import require
+from plangym.utils import to_grayscale
+from plangym.videogames.env import LIFE_KEY, VideogameEnv, check_uint8_vector
+from plangym.videogames.nes.gym_face import NesGymnasiumEnv
+from plangym.videogames.nes.state import NO_STAGE, dump_state, load_state, new_header, state_problem
+
+_SCREEN_SHAPE = (240, 256, 3)
+_RAM_SIZE = 0x800
+
+
+def nes_import(module: str) -> Any:
+    """Import a module of the ``nes`` extra quietly.
+
+    The fork's ``gym`` warns about a deprecated importlib interface while registering ids.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return require(module, extra="nes", family="NES")
+
+
+def _nes_py() -> Any:
+    return nes_import("nes_py.nes_env")
+
+
+class NesEnv(VideogameEnv):
+    """An NES game run by nes-py, plannable and exactly restorable.
+
+    Args:
+        name: Path of an iNES ROM (mappers 0-3); subclasses take game names.
+        frameskip: Emulator frames per agent step.
+        episodic_life: End the episode as soon as a life is lost.
+        autoreset: Reset after an episode ends.
+        delay_setup: Build the emulator later, in :meth:`setup`.
+        remove_time_limit: Accepted for compatibility; NES games have no time limit here.
+        obs_type: "rgb" (240, 256, 3), "grayscale" (240, 256) or "ram" (2048,).
+        render_mode: None, "human" (a pyglet window) or "rgb_array".
+        wrappers: gymnasium wrappers. With wrappers every frame goes through
+            ``gym_env.step``; without them frames go straight to the emulator (faster).
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to the nes-py env.
+    """
+
+    FAST_PATHS = True
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    COORDS_KEYS: tuple[str, ...] = ()  # info entries of an obs_type="coords" observation
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 5,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        obs_type: str = "rgb",
+        render_mode: str | None = "rgb_array",
+        wrappers: Iterable[wrap_callable] | None = None,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        self._emulators: dict[int, Any] = {}
+        self._stage = NO_STAGE
+        self._stage_rng = np.random.default_rng()  # draws random-stage games' stages
+        super().__init__(**parent_arguments(NesEnv, locals()))
+
+    # Emulator construction (subclasses choose the game) ------------------------------------
+    def build_emulator(self, stage: int) -> Any:
+        """Build the nes-py env playing ``stage`` (NO_STAGE: the game has no stage choice)."""
+        return _nes_py().NESEnv(self.name, **self._gym_env_kwargs)
+
+    @property
+    def random_stages(self) -> bool:
+        """Whether each game plays a stage drawn at random (then states say which)."""
+        return False
+
+    def first_stage(self) -> int:
+        """Return the stage a new game plays (NO_STAGE unless the game draws one)."""
+        return NO_STAGE
+
+    def action_bytes(self) -> list[int]:
+        """Return the controller byte of each action (all 256 for a bare NES game)."""
+        return list(range(256))
+
+    def coords(self) -> np.ndarray:
+        """Observation of obs_type="coords" (only games that define it offer it)."""
+        raise NotImplementedError
+
+    def describe_step(self) -> dict[str, Any]:
+        """Info entries read from the emulator after a step or a reset."""
+        lives = self.lives()
+        return {"lives": lives, LIFE_KEY: lives}
+
+    # Setup ------------------------------------------------------------------------------------
+    @property
+    def nes_env(self) -> Any:
+        """The nes-py env that is playing (the one of the current stage)."""
+        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        return self._emulator(self._stage)
+
+    def _emulator(self, stage: int) -> Any:
+        emulator = self._emulators.get(stage)
+        if emulator is None:
+            emulator = self._emulators[stage] = self.build_emulator(stage)
+        return emulator
+
+    def init_gym_env(self) -> gym.Env:
+        """Build the emulator and a gymnasium env around it (wrappers go around that)."""
+        self._lib = _nes_py()._LIB
+        self._stage = self.first_stage()
+        emulator = self._emulator(self._stage)
+        self._emulator_size = int(self._lib.StateSize(emulator._env))
+        self._action_bytes = self.action_bytes()
+        base = NesGymnasiumEnv(self, self._observation_box(), self.observe, self.describe_step)
+        return self.wrap_actions(base)
+
+    def wrap_actions(self, base: gym.Env) -> gym.Env:
+        """Return the gymnasium env whose discrete actions the agent chooses."""
+        return base
+
+    def setup(self) -> None:
+        """Build the emulator and the header that its states carry."""
+        super().setup()
+        self._header = new_header(self.name, self._emulator_size)
+
+    def _observation_box(self) -> Box:
+        if self.obs_type == "ram":
+            return Box(0, 255, shape=(_RAM_SIZE,), dtype=np.uint8)
+        if self.obs_type == "grayscale":
+            return Box(0, 255, shape=_SCREEN_SHAPE[:2], dtype=np.uint8)
+        if self.obs_type == "coords":
+            return Box(-np.inf, np.inf, shape=(len(self.COORDS_KEYS),), dtype=np.int64)
+        return Box(0, 255, shape=_SCREEN_SHAPE, dtype=np.uint8)
+
+    def close(self) -> None:
+        """Close the emulator(s); a later use builds them again."""
+        super().close()
+        self.close_emulators()
+
+    def close_emulators(self) -> None:
+        """Release every emulator this env built."""
+        emulators, self._emulators = self._emulators, {}
+        for emulator in emulators.values():
+            if emulator._env is not None:
+                emulator.close()
+
+    # Emulator access --------------------------------------------------------------------------
+    def lives(self) -> int:
+        """Lives left (-1: a bare NES game does not say)."""
+        return -1
+
+    def get_ram(self) -> np.ndarray:
+        """Return a copy of the console's 2 KB of RAM."""
+        return self.nes_env.ram.copy()
+
+    def get_image(self) -> np.ndarray:
+        """Return the screen as an RGB array (240, 256, 3); render_mode=None refuses."""
+        self.check_can_draw()
+        return self.nes_env.screen.copy()
+
+    def render(self) -> np.ndarray | None:
+        """Return the screen as an RGB array, or show it in a pyglet window ("human")."""
+        return self.gym_env.render()
+
+    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Return the observation of :attr:`obs_type`, a fresh array (``out`` unused)."""
+        emulator = self._emulators[self._stage]
+        if self.obs_type == "rgb":
+            return emulator.screen.copy()
+        if self.obs_type == "grayscale":
+            return to_grayscale(emulator.screen)
+        if self.obs_type == "ram":
+            return emulator.ram.copy()
+        return self.coords()
+
+    # States -------------------------------------------------------------------------------------
+    def get_state(self) -> np.ndarray:
+        """Return header, Python-side bookkeeping and emulator dump as one uint8 vector."""
+        emulator = self.nes_env
+        return dump_state(self._header, self._stage, emulator, self._stage_rng, self._lib)
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        self._stage = load_state(state, self._emulator, self._stage_rng, self._lib)
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this game (checked before anything runs)."""
+        check_uint8_vector(state, name, self.name)
+        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        problem = state_problem(state, self.name, self._emulator_size, self.random_stages)
+        if problem:
+            raise ValueError(f"{name}: expected a state of {self.name}, received {problem}")
+
+    # Stepping ---------------------------------------------------------------------------------
+    def reset_emulator(self) -> None:
+        """Start a new game on the emulator of the stage :meth:`first_stage` picks."""
+        self._stage = self.first_stage()
+        self._emulator(self._stage).reset()
+
+    def apply_reset(self, **kwargs: Any) -> tuple:
+        """Start a new game: ``(obs, info)``."""
+        if not self._wrappers:
+            self.reset_emulator()
+            return self.observe(), self.describe_step()
+        return super().apply_reset(**kwargs)
+
+    def advance_frame(self, byte: int) -> tuple[float, bool]:
+        """Emulate one frame pressing ``byte``: ``(reward, done)``.
+
+        What nes-py's ``step`` does, without building its info dict every frame (the
+        info of the last frame is read once, by :meth:`describe_step`).
+        """
+        emulator = self._emulators[self._stage]
+        emulator.controllers[0][:] = byte
+        self._lib.Step(emulator._env)
+        reward = emulator._get_reward()
+        done = bool(emulator._get_done())
+        emulator.done = done
+        emulator._did_step(done)
+        low, high = emulator.reward_range
+        return float(min(max(reward, low), high)), done
+
+    def direct_frames(self) -> Advance:
+        """Return the primitive that plays one frame straight on the emulator."""
+        action_bytes, advance_frame = self._action_bytes, self.advance_frame
+
+        def advance(action: Any) -> tuple:
+            reward, done = advance_frame(action_bytes[int(action)])
+            return None, reward, done, False, None
+
+        return advance
+
+    def frame_info(self) -> dict[str, Any]:
+        """Info entries read from the emulator after the last frame."""
+        return self.describe_step()
+
+    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
+        """Apply ``action`` for ``dt * frameskip`` frames, stopping when the game ends.
+
+        A state whose game already ended steps no frame: it reports ``terminal`` again.
+        The reward is :meth:`step_reward` of the frames' summed reward.
+        """
+        if self.nes_env.done:
+            run = FrameRun(None, 0.0, True, False, None, n_step=0, lost_life=True)
+        else:
+            run = self.play(action, dt)
+        info = self.step_info(run, dt)
+        obs = run.obs if run.obs is not None else self.observe()
+        return obs, self.step_reward(run.reward, info), run.terminal, run.truncated, info
+
+    def step_reward(self, reward: float, info: dict[str, Any]) -> float:
+        """Return the reward of an agent step from the frames' summed reward and the info."""
+        return reward

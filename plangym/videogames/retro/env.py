@@ -1,0 +1,328 @@
+"""Console games through stable-retro (Genesis, SNES, NES, Game Boy, ...), exactly restorable.
+
+A state is the emulator's save state plus a header naming the game, as a uint8 vector with
+value semantics. The emulator's save state is about 1 MB, mostly zero bytes: plangym keeps
+only its 256-byte pages that hold a non-zero byte (about 50 KB for Airstriker), which costs
+a few percent of a step where zlib would cost most of one (see ``docs/retro.md``). After
+restoring the emulator plangym refreshes the game's variables from its RAM
+(``data.update_ram()``), without which the first reward after a restore is measured against
+the RAM the emulator had before.
+
+stable-retro runs **one emulator per process**: a second ``RetroEnv`` in a process whose
+first one is still open raises a RuntimeError saying so. ``plangym.make(name, n_workers=N)``
+runs one emulator in each worker process.
+
+Only ``Airstriker-Genesis-v0`` ships with its ROM; import your own with
+``python -m stable_retro.import DIRECTORY``. Examples live in ``docs/retro.md``: building
+an emulator in a module docstring would claim this process's only emulator for every other
+doctest run after it.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from plangym.constructor import parent_arguments
+from plangym.core.frame_loop import Advance
+from plangym.core.plangym_env import wrap_callable
+from plangym.extras import require
+from plangym.utils import to_grayscale
+from plangym.videogames.env import VideogameEnv, check_uint8_vector
+from plangym.videogames.retro.actions import ActionDiscretizer
+from plangym.videogames.retro.slot import claim_emulator, release_emulator
+from plangym.videogames.retro.state import (
+    decode_state,
+    encode_state,
+    find_ignored_pointers,
+    find_written_bytes,
+    state_problem,
+)
+
+retro = require("stable_retro", extra="retro", family="Retro")
+
+
+class RetroEnv(VideogameEnv):
+    """A stable-retro game, plannable and exactly restorable.
+
+    Args:
+        name: A stable-retro game ("Airstriker-Genesis-v0"; plangym 0.1's
+            "Airstriker-Genesis" works too).
+        frameskip: Emulator frames per agent step.
+        episodic_life: End the episode as soon as a life is lost (needs a "lives" variable
+            in the game's data).
+        autoreset: Reset after an episode ends.
+        delay_setup: Build the emulator later, in :meth:`setup`.
+        remove_time_limit: Accepted for plangym 0.1 compatibility: stable-retro has no
+            time limit to remove.
+        obs_type: "rgb" (the screen), "grayscale" or "ram" (the game's RAM).
+        render_mode: None, "human" or "rgb_array".
+        wrappers: gymnasium wrappers (e.g. :class:`ActionDiscretizer`). With wrappers every
+            frame goes through ``gym_env.step``; without them frames go straight to the
+            emulator (faster, same results).
+        state: A save state of the game to start episodes from (its name, e.g. "Level1");
+            None is the game's default.
+        return_image: Add ``info["rgb"]`` to every step.
+        kwargs: Passed to ``stable_retro.make`` (``scenario``, ``info``, ``players``,
+            ``inttype``, ``use_restricted_actions``, ...). The default action space is
+            stable-retro's ``Actions.DISCRETE`` (every valid button combination), so
+            planners can sample it; plangym 0.1 used stable-retro's ``MultiBinary``.
+    """
+
+    FAST_PATHS = True
+    AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
+    AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    SINGLETON = True
+
+    def __init__(
+        self,
+        name: str,
+        frameskip: int = 5,
+        episodic_life: bool = False,
+        autoreset: bool = True,
+        delay_setup: bool = False,
+        remove_time_limit: bool = True,
+        obs_type: str = "rgb",
+        render_mode: str | None = "rgb_array",
+        wrappers: Iterable[wrap_callable] | None = None,
+        state: str | None = None,
+        return_image: bool = False,
+        **kwargs: Any,
+    ):
+        self._game = resolve_game(name)
+        self._save_state = state
+        check_not_scripted(self._game, kwargs.get("scenario"), kwargs.get("inttype"))
+        super().__init__(**parent_arguments(RetroEnv, locals()))
+
+    # Properties -----------------------------------------------------------------------------
+    @property
+    def game(self) -> str:
+        """stable-retro's name of the game ("Airstriker-Genesis-v0")."""
+        return self._game
+
+    @property
+    def save_state(self) -> str | None:
+        """The save state episodes start from (None: the game's default)."""
+        return self._save_state
+
+    @property
+    def retro_env(self) -> Any:
+        """The stable-retro env under any wrappers."""
+        return self._built().unwrapped
+
+    @property
+    def em(self) -> Any:
+        """The stable-retro emulator."""
+        return self.retro_env.em
+
+    @property
+    def data(self) -> Any:
+        """The game's variables, reward and end conditions (stable-retro's ``GameData``)."""
+        return self.retro_env.data
+
+    def _built(self) -> gym.Env:
+        """Return the gymnasium env; a singleton is never built behind the caller's back."""
+        if self._gym_env is None:
+            raise RuntimeError(
+                f"{self.name}: the emulator is not built; call setup() first "
+                "(delay_setup=True, or after close())"
+            )
+        return self._gym_env
+
+    # Setup ----------------------------------------------------------------------------------
+    def init_gym_env(self) -> gym.Env:
+        """Build the stable-retro env, refusing a second emulator in this process."""
+        claim_emulator(self)
+        # Planners sample Discrete spaces; ActionDiscretizer needs the buttons themselves.
+        discretized = any(
+            (item[0] if isinstance(item, tuple) else item) is ActionDiscretizer
+            for item in self._wrappers or ()
+        )
+        default = retro.Actions.FILTERED if discretized else retro.Actions.DISCRETE
+        kwargs = {"use_restricted_actions": default}
+        kwargs.update(self._gym_env_kwargs)
+        if self._save_state is not None:
+            kwargs["state"] = self._save_state
+        kwargs["obs_type"] = (
+            retro.Observations.RAM if self.obs_type == "ram" else retro.Observations.IMAGE
+        )
+        # stable-retro draws only for "human"; plangym reads the screen itself otherwise.
+        kwargs["render_mode"] = "human" if self.render_mode == "human" else None
+        try:
+            gym_env = retro.make(self._game, **kwargs)
+        except BaseException:
+            release_emulator(self)
+            raise
+        gym_env.reset()
+        return gym_env
+
+    def setup(self) -> None:
+        """Build the emulator and remember the size of its save states."""
+        super().setup()
+        unwrapped = self._gym_env.unwrapped
+        if self.obs_type == "grayscale":
+            height, width = self._gym_env.observation_space.shape[:2]
+            self._obs_space = spaces.Box(0, 255, shape=(height, width), dtype=np.uint8)
+        self._raw_size = len(unwrapped.em.get_state())
+        content_size, gaps = find_written_bytes(unwrapped.em)
+        pointers = find_ignored_pointers(unwrapped.em, content_size)
+        self._content_size = content_size
+        self._volatile = np.union1d(gaps, pointers)
+        unwrapped.data.update_ram()
+        self._has_lives = "lives" in unwrapped.data.list_variables()
+
+    def close(self) -> None:
+        """Release the emulator (and this process's emulator slot)."""
+        gym_env = getattr(self, "_gym_env", None)
+        if gym_env is None:
+            return
+        self._advance = None  # it refers to the emulator too
+        self._gym_env = None
+        gym_env.close()
+        del gym_env
+        gc.collect()  # the emulator goes only when nothing refers to it any more
+        release_emulator(self)
+
+    # Emulator access ------------------------------------------------------------------------
+    def lives(self) -> int:
+        """Lives left according to the game's "lives" variable (-1 without one)."""
+        if not self._has_lives:
+            return -1
+        return int(self.data.lookup_value("lives"))
+
+    def get_ram(self) -> np.ndarray:
+        """Return the game's RAM as a uint8 vector (64 KB on the Genesis)."""
+        return self.retro_env.get_ram()
+
+    def get_image(self) -> np.ndarray:
+        """Return the screen as an RGB array; render_mode=None refuses."""
+        self.check_can_draw()
+        return self.retro_env.get_screen(apply_rotation=True)
+
+    def get_state(self) -> np.ndarray:
+        """Return the emulator's save state (its non-zero pages) with a header, as uint8."""
+        raw = np.frombuffer(self.em.get_state(), dtype=np.uint8)[: self._content_size].copy()
+        # Bytes the save leaves as memory held them, or addresses in this process.
+        raw[self._volatile] = 0
+        return encode_state(raw, self._game, self._raw_size)
+
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self.check_state(state)
+        self.em.set_state(decode_state(state))
+        # The game's variables are read from RAM: without this the next reward would be the
+        # difference between the new RAM and the RAM before the restore.
+        self.data.update_ram()
+
+    def check_state(self, state: Any, name: str = "state") -> None:
+        """Raise unless ``state`` is a state of this game, from :meth:`get_state`."""
+        check_uint8_vector(state, name, self._game)
+        self._built()
+        problem = state_problem(state, self._game, self._raw_size)
+        if problem:
+            raise ValueError(f"{name}: expected a state of {self._game}, received {problem}")
+
+    # Stepping -------------------------------------------------------------------------------
+    def step_hooks_are_identity(self) -> bool:
+        """Say whether hooks are identities: they are unless frames turn grayscale."""
+        return self.has_fast_paths() and self.obs_type != "grayscale"
+
+    def process_obs(self, obs: np.ndarray, **kwargs: Any) -> np.ndarray:
+        """Return the emulator's observation, in grayscale when asked."""
+        if self.obs_type == "grayscale" and obs.ndim == 3:
+            return to_grayscale(obs)
+        return obs
+
+    def apply_action(self, action: Any) -> tuple:
+        """Advance one emulator frame through the gymnasium env."""
+        return self.gym_env.step(action)
+
+    def sends_frames_directly(self) -> bool:
+        """Frames skip ``gym_env.step`` unless wrappers, a window or a movie must see them."""
+        return (
+            super().sends_frames_directly()
+            and self.render_mode != "human"
+            and not self._gym_env.unwrapped.movie
+        )
+
+    def direct_frames(self) -> Advance:
+        """Return the primitive doing what stable-retro's ``step`` does, screen not read."""
+        unwrapped = self._gym_env.unwrapped
+        em, data = unwrapped.em, unwrapped.data
+
+        def advance(action: Any) -> tuple:
+            for player, mask in enumerate(unwrapped.action_to_array(action)):
+                em.set_button_mask(mask, player)
+            em.step()
+            data.update_ram()
+            return None, data.current_reward(), bool(data.is_done()), False, None
+
+        return advance
+
+    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the RAM or the screen (``out`` unused: stable-retro returns new arrays)."""
+        unwrapped = self._gym_env.unwrapped
+        if self.obs_type == "ram":
+            return unwrapped.get_ram()
+        return unwrapped.get_screen(apply_rotation=True)
+
+    def frame_info(self) -> dict[str, Any]:
+        """Return the game's variables, read from its RAM."""
+        return dict(self.data.lookup_all())
+
+
+def resolve_game(name: Any) -> str:
+    """Return stable-retro's name for ``name`` ("Airstriker-Genesis" gets its "-v0").
+
+    >>> resolve_game("Airstriker-Genesis")
+    'Airstriker-Genesis-v0'
+    >>> resolve_game("Airstriker-Genesis-v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: name: expected a stable-retro game, received 'Airstriker-Genesis-v1' ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a stable-retro game name (str), received {name!r}")
+    games = set(retro.data.list_games(retro.data.Integrations.ALL))
+    for candidate in (name, f"{name}-v0"):
+        if candidate in games:
+            return candidate
+    raise ValueError(
+        f"name: expected a stable-retro game, received {name!r} (stable_retro.data."
+        "list_games() lists them; only Airstriker-Genesis-v0 ships with its ROM)"
+    )
+
+
+def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = None) -> None:
+    """Refuse games whose scenario runs a Lua script: its variables live outside the state.
+
+    stable-retro's Lua scenarios (53 games, most of them contributed integrations) keep
+    their own counters in the Lua interpreter, which no save state holds, so replay from a
+    restored state could differ.
+
+    >>> check_not_scripted("Airstriker-Genesis-v0")
+    """
+    inttype = retro.data.Integrations.ALL if inttype is None else inttype
+    scenario = "scenario" if scenario is None else scenario
+    path = (
+        scenario
+        if scenario.endswith(".json")
+        else retro.data.get_file_path(game, f"{scenario}.json", inttype)
+    )
+    if not path or not os.path.exists(path):
+        return  # stable-retro reports a missing scenario itself
+    with open(path) as file:
+        text = file.read()
+    if "lua:" in text or '"scripts"' in json.dumps(json.loads(text)):
+        raise ValueError(
+            f"name: {game}'s scenario ({os.path.basename(path)}) runs a Lua script, whose "
+            "state no emulator save state holds, so plangym cannot restore it exactly; "
+            "pass scenario= a scenario file without 'scripts'"
+        )
