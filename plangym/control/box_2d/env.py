@@ -39,6 +39,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
+from plangym.constructor import parent_arguments
 from plangym.control.box_2d.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
 from plangym.core import PlangymEnv, wrap_callable, wrapper_call
 from plangym.extras import require
@@ -167,19 +168,7 @@ class Box2DEnv(PlangymEnv):
         self._current: LiveEnv | None = None
         self._layout: ReplayLayout | None = None
         self._clock = count(1)
-        super().__init__(
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            wrappers=wrappers,
-            delay_setup=delay_setup,
-            remove_time_limit=remove_time_limit,
-            render_mode=render_mode,
-            episodic_life=episodic_life,
-            obs_type=obs_type,
-            return_image=return_image,
-            **kwargs,
-        )
+        super().__init__(**parent_arguments(Box2DEnv, locals()))
 
     # Building ---------------------------------------------------------------------------
     @property

@@ -44,6 +44,7 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from plangym.columns import BatchColumns, is_record_block
+from plangym.constructor import parent_arguments
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.core import PlangymEnv, wrap_callable
@@ -161,18 +162,9 @@ class DMControlEnv(PlangymEnv):
         self._domain_name, self._task_name = split_name(name, domain_name, task_name)
         self._visualize_reward = bool(visualize_reward)
         self._seed = seed
-        super().__init__(
-            name=f"{self._domain_name}-{self._task_name}",
-            frameskip=frameskip,
-            autoreset=autoreset,
-            wrappers=None,
-            delay_setup=delay_setup,
-            remove_time_limit=False,
-            render_mode=render_mode,
-            episodic_life=episodic_life,
-            obs_type=obs_type,
-            return_image=return_image,
-        )
+        name = f"{self._domain_name}-{self._task_name}"
+        remove_time_limit = False  # the task decides when its episodes end
+        super().__init__(**parent_arguments(DMControlEnv, locals()))
 
     # Properties -----------------------------------------------------------------------------
     @property

@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from plangym.constructor import parent_arguments
 from plangym.control.lunar_lander.physics import (
     CHUNKS,
     FPS,
@@ -291,17 +292,8 @@ class LunarLander(PlangymEnv):
         name = "FastLunarLander-v0" if name is None else name
         self._deterministic, self._continuous = bool(deterministic), bool(continuous)
         self._layout = RecordLayout(name, STATE_FIELDS)
-        super().__init__(
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            wrappers=wrappers,
-            delay_setup=delay_setup,
-            remove_time_limit=True if remove_time_limit is None else bool(remove_time_limit),
-            render_mode=render_mode,
-            episodic_life=episodic_life,
-            **kwargs,
-        )
+        remove_time_limit = True if remove_time_limit is None else bool(remove_time_limit)
+        super().__init__(**parent_arguments(LunarLander, locals()))
 
     @property
     def deterministic(self) -> bool:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import BatchColumns
+from plangym.constructor import parent_arguments
 from plangym.control.mujoco.state import MujocoStateCodec, mujoco
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.core import PlangymEnv, wrap_callable
@@ -80,18 +81,7 @@ class MujocoEnv(PlangymEnv):
         remove_time_limit: bool = True,
         **kwargs: Any,
     ):
-        super().__init__(
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            wrappers=wrappers,
-            delay_setup=delay_setup,
-            remove_time_limit=remove_time_limit,
-            render_mode=render_mode,
-            obs_type=obs_type,
-            return_image=return_image,
-            **kwargs,
-        )
+        super().__init__(**parent_arguments(MujocoEnv, locals()))
 
     def setup(self) -> None:
         """Build the gymnasium env and the codec of its states."""
