@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from typing import Any
 
 
@@ -99,3 +100,16 @@ def parent_arguments(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
     forwarded = {name: value for name, value in arguments.items() if name in names}
     forwarded.update(arguments.get("kwargs", {}))
     return forwarded
+
+
+def read_only(attribute: str, doc: str) -> property:
+    """Return a property that reads ``self.<attribute>``: a parameter the constructor kept.
+
+    >>> class Game:
+    ...     mode = read_only("_mode", "Game mode.")
+    ...     def __init__(self, mode):
+    ...         self._mode = mode
+    >>> Game(3).mode, Game.mode.__doc__
+    (3, 'Game mode.')
+    """
+    return property(operator.attrgetter(attribute), doc=doc)

@@ -25,7 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from plangym.columns import BatchColumns, is_record_block, records_to_states
-from plangym.constructor import constructor_call
+from plangym.constructor import constructor_call, read_only
+from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
 from plangym.validation import check_dt, check_flag, check_positive_int
@@ -93,10 +94,7 @@ class PlanEnv(InputChecks, ABC):
             self.close()
 
     # Properties ---------------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        """Name of the environment."""
-        return self._name
+    name = read_only("_name", "Name of the environment.")
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
@@ -113,10 +111,10 @@ class PlanEnv(InputChecks, ABC):
         """The plain :class:`PlanEnv` under any vectorisation layer (itself here)."""
         return self
 
-    @property
-    def return_image(self) -> bool:
-        """Whether ``info["rgb"]`` holds a picture of the environment after each step."""
-        return self._return_image
+    return_image = read_only(
+        "_return_image",
+        'Whether ``info["rgb"]`` holds a picture of the environment after each step.',
+    )
 
     @property
     def batch_path(self) -> str:
@@ -242,6 +240,9 @@ class PlanEnv(InputChecks, ABC):
     ) -> BatchColumns:
         """Step a checked batch and return its results as :class:`BatchColumns`.
 
+        The batch goes to the path setup chose (:attr:`batch_path`): every path gives
+        bit-identical results.
+
         Args:
             actions: One checked action per element.
             states: None, a list of checked states, or a 1-D record array of them.
@@ -249,17 +250,29 @@ class PlanEnv(InputChecks, ABC):
             want_state: Return the new states.
             observs_out: An array with one row per element that an env may write the
                 observations into (then ``observs`` is that array); envs that cannot
-                write there in place return a list, as this generic version does.
+                write there in place return a list, as the generic path does.
         """
+        batch = Batch(actions, states, dts, want_state, observs_out)
+        if self._batch_path == "generic":
+            return self.run_batch_generic(batch)
+        return self.run_batch_fast(batch)
+
+    def run_batch_generic(self, batch: Batch) -> BatchColumns:
+        """Step a batch element by element through :meth:`step`'s methods (the generic path)."""
+        states = batch.states
         if states is None:
-            states = [None] * len(actions)
+            states = [None] * len(batch.actions)
         elif is_record_block(states):
             states = records_to_states(states)
         rows = [
-            self._step_checked(action, state, step_dt, want_state)
-            for action, state, step_dt in zip(actions, states, dts, strict=True)
+            self._step_checked(action, state, step_dt, batch.want_state)
+            for action, state, step_dt in zip(batch.actions, states, batch.dts, strict=True)
         ]
-        return BatchColumns.from_rows(rows, want_state)
+        return BatchColumns.from_rows(rows, batch.want_state)
+
+    def run_batch_fast(self, batch: Batch) -> BatchColumns:
+        """Step a batch on the family's fast path (:attr:`batch_path`); generic here."""
+        return self.run_batch_generic(batch)
 
     def clone(self, **kwargs: Any) -> PlanEnv:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.

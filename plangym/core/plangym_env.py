@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box, Space
 
+from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
 from plangym.utils import make_gym_env, to_grayscale
 from plangym.validation import check_choice, check_pictures_available
@@ -118,10 +119,7 @@ class PlangymEnv(PlanEnv):
             self.setup()
         return self._gym_env
 
-    @property
-    def obs_type(self) -> str:
-        """Kind of observation: one of :attr:`AVAILABLE_OBS_TYPES`."""
-        return self._obs_type
+    obs_type = read_only("_obs_type", "Kind of observation: one of :attr:`AVAILABLE_OBS_TYPES`.")
 
     @property
     def observation_space(self) -> Space:
@@ -157,15 +155,11 @@ class PlangymEnv(PlanEnv):
         """Metadata of the gymnasium env."""
         return self.gym_env.metadata
 
-    @property
-    def render_mode(self) -> str | None:
-        """How the env renders: None, "human" or "rgb_array"."""
-        return self._render_mode
+    render_mode = read_only("_render_mode", 'How the env renders: None, "human" or "rgb_array".')
 
-    @property
-    def remove_time_limit(self) -> bool:
-        """Whether the registered episode time limit was dropped."""
-        return self._remove_time_limit
+    remove_time_limit = read_only(
+        "_remove_time_limit", "Whether the registered episode time limit was dropped."
+    )
 
     # Setup ----------------------------------------------------------------------------------
     def setup(self) -> None:

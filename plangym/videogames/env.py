@@ -2,7 +2,7 @@
 
 Every game steps its frames with :func:`plangym.core.frame_loop.repeat_frames`. At setup
 the env chooses, once, how a frame advances: straight on the emulator (the family's
-:meth:`VideogameEnv.direct_frames`, with the observation and the info read once after the
+:meth:`VideogameEnv.direct_frame`, with the observation and the info read once after the
 last frame), or through ``gym_env.step`` when user wrappers must see every frame, or when
 the env's class does not declare ``FAST_PATHS`` (its overrides must run).
 """
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from plangym.constructor import parent_arguments
-from plangym.core.frame_loop import Advance, FrameRun, repeat_frames
+from plangym.core.frame_loop import FrameRun, repeat_frames
 from plangym.core.plangym_env import PlangymEnv, wrap_callable
 from plangym.validation import describe
 
@@ -42,7 +42,7 @@ class VideogameEnv(PlangymEnv, ABC):
     AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
     DEFAULT_OBS_TYPE = "rgb"
     SCREEN_FROM_RENDERER = False  # the emulator draws its screen in any render mode
-    _advance: Advance | None = None  # the frame primitive setup chose; it holds the emulator
+    _direct = False  # whether frames go straight to the emulator: chosen at setup
 
     def __init__(
         self,
@@ -81,12 +81,6 @@ class VideogameEnv(PlangymEnv, ABC):
         """Build the emulator; choose how frames advance (see the module docstring)."""
         super().setup()
         self._direct = self.sends_frames_directly()
-        self._advance: Advance = self.direct_frames() if self._direct else self._underlying_step
-
-    def close(self) -> None:
-        """Close the emulator (the frame primitive goes too: it refers to the emulator)."""
-        self._advance = None
-        super().close()
 
     def init_spaces(self) -> None:
         """Read the spaces; the emulator env already emits observations of ``obs_type``."""
@@ -106,8 +100,12 @@ class VideogameEnv(PlangymEnv, ABC):
         """Whether frames go straight to the emulator, not through ``gym_env.step``."""
         return self.has_fast_paths() and not self._wrappers
 
-    def direct_frames(self) -> Advance:
-        """Return the family's primitive: advance one frame straight on the emulator."""
+    def direct_frame(self, action: Any) -> tuple:
+        """Advance one frame straight on the emulator: the family's primitive.
+
+        Returns ``(None, reward, terminal, truncated, None)``: the observation and the info
+        are read once, after the last frame (:meth:`observe`, :meth:`frame_info`).
+        """
         raise NotImplementedError
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -121,12 +119,11 @@ class VideogameEnv(PlangymEnv, ABC):
     # Stepping ---------------------------------------------------------------------------------
     def play(self, action: Any, dt: int) -> FrameRun:
         """Play ``action`` for ``dt * frameskip`` frames (fewer when the game ends first)."""
-        advance = self._advance
-        if advance is None:  # closed, or setup delayed: build as gym_env does
+        if self._gym_env is None:  # closed, or setup delayed: build as gym_env does
             self.gym_env  # noqa: B018 - builds the emulator and chooses the primitive
-            advance = self._advance
-            if advance is None:  # an emulator that is never built behind the caller's back
-                raise RuntimeError(f"{self.name}: the emulator is not built; call setup() first")
+        # Looked up per step, never stored: a bound method kept on the env would keep the env
+        # (and its emulator) alive after its last reference goes.
+        advance = self.direct_frame if self._direct else self._underlying_step
         n_frames = dt * self.frameskip
         return repeat_frames(advance, action, n_frames, self.lives, self.episodic_life)
 

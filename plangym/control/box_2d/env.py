@@ -39,7 +39,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from plangym.constructor import parent_arguments
+from plangym.constructor import parent_arguments, read_only
 from plangym.control.box_2d.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
 from plangym.core import PlangymEnv, wrap_callable, wrapper_call
 from plangym.extras import require
@@ -171,10 +171,9 @@ class Box2DEnv(PlangymEnv):
         super().__init__(**parent_arguments(Box2DEnv, locals()))
 
     # Building ---------------------------------------------------------------------------
-    @property
-    def live_envs(self) -> int:
-        """How many simulators this env keeps alive to resume restores from."""
-        return self._live_envs
+    live_envs = read_only(
+        "_live_envs", "How many simulators this env keeps alive to resume restores from."
+    )
 
     def make_physics_env(self) -> gym.Env:
         """Build the gymnasium env, without a render mode (pictures are drawn on request)."""

@@ -34,6 +34,7 @@ from plangym.control.classic_control.kernels import kernel_for
 from plangym.control.classic_control.state import ClassicStateCodec, classic_state_dtype
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.core import PlangymEnv
+from plangym.core.batch import Batch
 from plangym.validation import describe
 
 __all__ = ["ClassicControl", "classic_state_dtype"]
@@ -153,14 +154,7 @@ class ClassicControl(PlangymEnv):
         else:
             codec.write(codec.unpack(state.tobytes()))
 
-    def run_batch_columns(
-        self,
-        actions: Any,
-        states: list | np.ndarray | None,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None = None,
-    ) -> BatchColumns:
+    def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch; with plain dynamics, in one loop over the gymnasium env.
 
         The bulk loop performs exactly the operations of the generic path (restore, step
@@ -170,24 +164,19 @@ class ClassicControl(PlangymEnv):
         as columns of one record array, moves each into and out of the env, and writes the
         new states as one record array.
         """
+        states = batch.states
         records = None
-        if self._batch_path != "generic" and states is not None:
+        if states is not None:
             records = states if is_record_block(states) else None
             if records is None:
                 records = states_to_records(states, self._codec.dtype)
         if records is None or records.dtype != self._codec.dtype:
-            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+            return self.run_batch_generic(batch)
         with _checked_actions(self._gym_env.unwrapped):
-            return self._run_records(actions, records, dts, want_state, observs_out)
+            return self._run_records(batch, records)
 
-    def _run_records(
-        self,
-        actions: Any,
-        records: np.ndarray,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None,
-    ) -> BatchColumns:
+    def _run_records(self, batch: Batch, records: np.ndarray) -> BatchColumns:
+        actions, _, dts, want_state, observs_out = batch
         if not len(records):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
         kernel = self._kernel
@@ -195,7 +184,7 @@ class ClassicControl(PlangymEnv):
         if kernel is not None and len(records) >= kernel.min_batch:
             stacked = kernel_actions(actions)
             if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
-                return self._run_kernel(stacked, records, dts, want_state, observs_out)
+                return self._run_kernel(batch._replace(actions=stacked), records)
         codec = self._codec
         new_columns = ([], [], [], [], [])  # the new states, field by field
         observs, rewards, terminals, truncateds, infos = step_in_bulk(
@@ -213,32 +202,25 @@ class ClassicControl(PlangymEnv):
         new_states = codec.records(new_columns) if want_state else None
         return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
 
-    def _run_kernel(
-        self,
-        actions: np.ndarray,
-        records: np.ndarray,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None,
-    ) -> BatchColumns:
+    def _run_kernel(self, batch: Batch, records: np.ndarray) -> BatchColumns:
         """Step the batch with the env's kernel; leave the env as the bulk loop leaves it."""
         codec = self._codec
         time_limit = codec.time_limit
         columns = step_records(
             self._kernel,
             records,
-            actions,
-            dts,
+            batch.actions,
+            batch.dts,
             self.frameskip,
             None if time_limit is None else time_limit._max_episode_steps,
             True,
-            observs_out,
+            batch.observs_out,
         )
         # The bulk loop ends in the last element's new state, reset if its episode ended.
         codec.write(codec.unpack(columns.states[-1].tobytes()))
         if self.autoreset and (columns.terminals[-1] or columns.truncateds[-1]):
             self.reset(return_state=False)
-        if not want_state:
+        if not batch.want_state:
             columns.states = None
         return columns
 

@@ -44,10 +44,11 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from plangym.columns import BatchColumns, is_record_block
-from plangym.constructor import parent_arguments
+from plangym.constructor import parent_arguments, read_only
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.core import PlangymEnv, wrap_callable
+from plangym.core.batch import Batch
 from plangym.environment_names import DM_CONTROL
 from plangym.extras import require
 
@@ -167,20 +168,13 @@ class DMControlEnv(PlangymEnv):
         super().__init__(**parent_arguments(DMControlEnv, locals()))
 
     # Properties -----------------------------------------------------------------------------
-    @property
-    def domain_name(self) -> str:
-        """The suite domain, e.g. "walker"."""
-        return self._domain_name
+    domain_name = read_only("_domain_name", 'The suite domain, e.g. "walker".')
 
-    @property
-    def task_name(self) -> str:
-        """The task of the domain, e.g. "walk"."""
-        return self._task_name
+    task_name = read_only("_task_name", 'The task of the domain, e.g. "walk".')
 
-    @property
-    def visualize_reward(self) -> bool:
-        """Whether the body is coloured by the last reward in pictures."""
-        return self._visualize_reward
+    visualize_reward = read_only(
+        "_visualize_reward", "Whether the body is coloured by the last reward in pictures."
+    )
 
     @property
     def physics(self) -> Any:
@@ -313,14 +307,7 @@ class DMControlEnv(PlangymEnv):
         self.check_state(state)
         self._codec.restore(state.tobytes())
 
-    def run_batch_columns(
-        self,
-        actions: Any,
-        states: list | np.ndarray | None,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None = None,
-    ) -> BatchColumns:
+    def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch; with plain dynamics, in one loop over the suite environment.
 
         The loop performs exactly the operations of the generic path (restore, step
@@ -328,12 +315,13 @@ class DMControlEnv(PlangymEnv):
         bit-identical results, without the generic path's chain of calls per element:
         states move in and out as the bytes of their records.
         """
-        if states is None or self._batch_path != "bulk":
-            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        actions, states, dts, want_state, observs_out = batch
+        if states is None:
+            return self.run_batch_generic(batch)
         codec = self._codec
         if is_record_block(states):
             if states.dtype != codec.layout.dtype:
-                return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+                return self.run_batch_generic(batch)
             blob, size = states.tobytes(), states.dtype.itemsize
             blobs = [blob[i : i + size] for i in range(0, len(blob), size)]
         else:

@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from plangym.constructor import parent_arguments
+from plangym.constructor import parent_arguments, read_only
 from plangym.control.lunar_lander.physics import (
     CHUNKS,
     FPS,
@@ -295,15 +295,11 @@ class LunarLander(PlangymEnv):
         remove_time_limit = True if remove_time_limit is None else bool(remove_time_limit)
         super().__init__(**parent_arguments(LunarLander, locals()))
 
-    @property
-    def deterministic(self) -> bool:
-        """Whether every episode is the same (no random draws)."""
-        return self._deterministic
+    deterministic = read_only(
+        "_deterministic", "Whether every episode is the same (no random draws)."
+    )
 
-    @property
-    def continuous(self) -> bool:
-        """Whether actions are two continuous engine throttles."""
-        return self._continuous
+    continuous = read_only("_continuous", "Whether actions are two continuous engine throttles.")
 
     @property
     def state_dtype(self) -> np.dtype:

@@ -40,6 +40,7 @@ from plangym.constructor import parent_arguments
 from plangym.control.mujoco.state import MujocoStateCodec, mujoco
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.core import PlangymEnv, wrap_callable
+from plangym.core.batch import Batch
 from plangym.utils import find_time_limit
 
 __all__ = ["MujocoEnv"]
@@ -143,22 +144,16 @@ class MujocoEnv(PlangymEnv):
             state = None
         return super()._step_checked(action, state, dt, want_state)
 
-    def run_batch_columns(
-        self,
-        actions: Any,
-        states: list | np.ndarray | None,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None = None,
-    ) -> BatchColumns:
+    def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch; with plain dynamics, in one loop (the shared bulk loop).
 
         The loop (:mod:`~plangym.control.shared.bulk_loop`) reads the input states as rows
         of one array, restores each without ``mj_forward`` and writes the new states
         straight into one record array.
         """
-        if states is None or self._batch_path != "bulk" or not len(states):
-            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+        actions, states, dts, want_state, observs_out = batch
+        if states is None or not len(states):
+            return self.run_batch_generic(batch)
         codec, gym_env = self._codec, self._gym_env
         generator = gym_env.unwrapped.np_random
         time_limit = find_time_limit(gym_env)

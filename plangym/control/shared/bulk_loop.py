@@ -1,6 +1,6 @@
 """The bulk batch loop the physics families share: a checked batch stepped in one loop.
 
-The generic path (:meth:`plangym.core.PlanEnv.run_batch_columns`) steps each element
+The generic path (:meth:`plangym.core.PlanEnv.run_batch_generic`) steps each element
 through a chain of calls (``_step_checked`` → ``step_with_dt`` → ``repeat_frames`` →
 ``_underlying_step`` → ``apply_action`` → ``process_step``), which for a simulator stepping
 in tens of microseconds is a good part of the cost. When nothing in that chain does work for

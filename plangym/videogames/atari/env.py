@@ -34,8 +34,8 @@ import gymnasium as gym
 import numpy as np
 
 from plangym.columns import BatchColumns
-from plangym.constructor import parent_arguments
-from plangym.core.frame_loop import Advance
+from plangym.constructor import parent_arguments, read_only
+from plangym.core.batch import Batch
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
 from plangym.videogames.atari.state import (
@@ -135,25 +135,18 @@ class AtariEnv(VideogameEnv):
         """The ALE interface running the game."""
         return self.gym_env.unwrapped.ale
 
-    @property
-    def mode(self) -> int | None:
-        """Game mode (None: the game's default)."""
-        return self._mode
+    mode = read_only("_mode", "Game mode (None: the game's default).")
 
-    @property
-    def difficulty(self) -> int | None:
-        """Game difficulty (None: the game's default)."""
-        return self._difficulty
+    difficulty = read_only("_difficulty", "Game difficulty (None: the game's default).")
 
-    @property
-    def repeat_action_probability(self) -> float:
-        """Probability that the emulator repeats the previous action (sticky actions)."""
-        return self._repeat_action_probability
+    repeat_action_probability = read_only(
+        "_repeat_action_probability",
+        "Probability that the emulator repeats the previous action (sticky actions).",
+    )
 
-    @property
-    def full_action_space(self) -> bool:
-        """Whether all 18 Atari actions are available."""
-        return self._full_action_space
+    full_action_space = read_only(
+        "_full_action_space", "Whether all 18 Atari actions are available."
+    )
 
     # Setup ----------------------------------------------------------------------------------
     @property
@@ -194,6 +187,9 @@ class AtariEnv(VideogameEnv):
     def setup(self) -> None:
         """Build the emulator, remember what the game's states look like, choose the paths."""
         super().setup()
+        # Read on every frame: kept here rather than looked up through the gymnasium env.
+        self._ale = self._gym_env.unwrapped.ale
+        self._ale_actions = list(self._gym_env.unwrapped._action_set)
         reference = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
         self._cartridge = cartridge_tag(reference, self.name)
         self._lossy_save = saves_lossily(reference)
@@ -274,7 +270,7 @@ class AtariEnv(VideogameEnv):
         """
         ale = self.ale
         state = ale.cloneState(include_rng=True)
-        ale.act(self.gym_env.unwrapped._action_set[0])
+        ale.act(self._ale_actions[0])
         ale.restoreState(state)
 
     # Stepping -------------------------------------------------------------------------------
@@ -292,17 +288,12 @@ class AtariEnv(VideogameEnv):
         self._last_action = int(action)
         return self._last_action
 
-    def direct_frames(self) -> Advance:
-        """Return the primitive that plays one frame straight on the ALE (screen not read)."""
-        ale, ale_actions = self.ale, list(self.gym_env.unwrapped._action_set)
-        sticky, after_frame = self._sticky, self._after_frame
-
-        def advance(action: Any) -> tuple:
-            reward = ale.act(ale_actions[sticky(action)])
-            terminal = after_frame(reward) or ale.game_over(with_truncation=False)
-            return None, reward, terminal, ale.game_truncated(), None
-
-        return advance
+    def direct_frame(self, action: Any) -> tuple:
+        """Play one frame straight on the ALE (sticky actions applied; screen not read)."""
+        ale = self._ale
+        reward = ale.act(self._ale_actions[self._sticky(action)])
+        terminal = self._after_frame(reward) or ale.game_over(with_truncation=False)
+        return None, reward, terminal, ale.game_truncated(), None
 
     def _after_frame(self, reward: float) -> bool:
         """Account for one frame played straight on the ALE; True ends the episode.
@@ -333,22 +324,16 @@ class AtariEnv(VideogameEnv):
         read(out)
         return out
 
-    def run_batch_columns(
-        self,
-        actions: Any,
-        states: list | np.ndarray | None,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None = None,
-    ) -> BatchColumns:
+    def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch; observations go straight into ``observs_out`` when given.
 
         The emulator writes each observation into its row of ``observs_out`` (a worker's
         shared output buffer), which spares allocating and copying a screen per element.
         The steps are those of the generic path, so results are bit-identical.
         """
+        actions, states, dts, want_state, observs_out = batch
         if observs_out is None or not self._fits_rows(observs_out):
-            return super().run_batch_columns(actions, states, dts, want_state, observs_out)
+            return self.run_batch_generic(batch)
         new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
         for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
             if states is not None:
@@ -376,8 +361,7 @@ class AtariEnv(VideogameEnv):
         """Whether this env writes its observations into the rows of ``observs_out``."""
         space = self.observation_space
         return (
-            self._batch_path == "in_place"
-            and observs_out.shape[1:] == space.shape
+            observs_out.shape[1:] == space.shape
             and observs_out.dtype == space.dtype
             and observs_out.flags.c_contiguous
         )

@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from plangym.constructor import parent_arguments
-from plangym.core.frame_loop import Advance, FrameRun
+from plangym.core.frame_loop import FrameRun
 from plangym.core.plangym_env import wrap_callable
 from plangym.extras import require
 from plangym.utils import to_grayscale
@@ -253,15 +253,10 @@ class NesEnv(VideogameEnv):
         low, high = emulator.reward_range
         return float(min(max(reward, low), high)), done
 
-    def direct_frames(self) -> Advance:
-        """Return the primitive that plays one frame straight on the emulator."""
-        action_bytes, advance_frame = self._action_bytes, self.advance_frame
-
-        def advance(action: Any) -> tuple:
-            reward, done = advance_frame(action_bytes[int(action)])
-            return None, reward, done, False, None
-
-        return advance
+    def direct_frame(self, action: Any) -> tuple:
+        """Play one frame straight on the emulator."""
+        reward, done = self.advance_frame(self._action_bytes[int(action)])
+        return None, reward, done, False, None
 
     def frame_info(self) -> dict[str, Any]:
         """Info entries read from the emulator after the last frame."""

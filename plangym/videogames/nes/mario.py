@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
+from plangym.constructor import read_only
 from plangym.videogames.nes.env import NesEnv, nes_import
 from plangym.videogames.nes.joypad import COMPLEX_MOVEMENT, RIGHT_ONLY, SIMPLE_MOVEMENT, JoypadSpace
 from plangym.videogames.nes.state import N_STAGES, NO_STAGE
@@ -68,15 +69,14 @@ class MarioEnv(NesEnv):
         self._original_reward = bool(original_reward)
         super().__init__(name=name, **kwargs)
 
-    @property
-    def movement_type(self) -> str:
-        """Which button combinations the actions are: "right", "simple" or "complex"."""
-        return self._movement_type
+    movement_type = read_only(
+        "_movement_type",
+        'Which button combinations the actions are: "right", "simple" or "complex".',
+    )
 
-    @property
-    def original_reward(self) -> bool:
-        """Whether rewards are gym-super-mario-bros's own."""
-        return self._original_reward
+    original_reward = read_only(
+        "_original_reward", "Whether rewards are gym-super-mario-bros's own."
+    )
 
     @property
     def random_stages(self) -> bool:

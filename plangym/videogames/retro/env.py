@@ -30,8 +30,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from plangym.constructor import parent_arguments
-from plangym.core.frame_loop import Advance
+from plangym.constructor import parent_arguments, read_only
 from plangym.core.plangym_env import wrap_callable
 from plangym.extras import require
 from plangym.utils import to_grayscale
@@ -102,15 +101,11 @@ class RetroEnv(VideogameEnv):
         super().__init__(**parent_arguments(RetroEnv, locals()))
 
     # Properties -----------------------------------------------------------------------------
-    @property
-    def game(self) -> str:
-        """stable-retro's name of the game ("Airstriker-Genesis-v0")."""
-        return self._game
+    game = read_only("_game", 'stable-retro\'s name of the game ("Airstriker-Genesis-v0").')
 
-    @property
-    def save_state(self) -> str | None:
-        """The save state episodes start from (None: the game's default)."""
-        return self._save_state
+    save_state = read_only(
+        "_save_state", "The save state episodes start from (None: the game's default)."
+    )
 
     @property
     def retro_env(self) -> Any:
@@ -183,7 +178,6 @@ class RetroEnv(VideogameEnv):
         gym_env = getattr(self, "_gym_env", None)
         if gym_env is None:
             return
-        self._advance = None  # it refers to the emulator too
         self._gym_env = None
         gym_env.close()
         del gym_env
@@ -252,19 +246,15 @@ class RetroEnv(VideogameEnv):
             and not self._gym_env.unwrapped.movie
         )
 
-    def direct_frames(self) -> Advance:
-        """Return the primitive doing what stable-retro's ``step`` does, screen not read."""
+    def direct_frame(self, action: Any) -> tuple:
+        """Do what stable-retro's ``step`` does for one frame, without reading the screen."""
         unwrapped = self._gym_env.unwrapped
         em, data = unwrapped.em, unwrapped.data
-
-        def advance(action: Any) -> tuple:
-            for player, mask in enumerate(unwrapped.action_to_array(action)):
-                em.set_button_mask(mask, player)
-            em.step()
-            data.update_ram()
-            return None, data.current_reward(), bool(data.is_done()), False, None
-
-        return advance
+        for player, mask in enumerate(unwrapped.action_to_array(action)):
+            em.set_button_mask(mask, player)
+        em.step()
+        data.update_ram()
+        return None, data.current_reward(), bool(data.is_done()), False, None
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Read the RAM or the screen (``out`` unused: stable-retro returns new arrays)."""
