@@ -61,6 +61,10 @@ class Kernel:
     they read the env's constants at every step, so they follow changes to them.
 
     Attributes:
+        gym_class: Qualified name of the gymnasium class it steps (that class only: a
+            subclass is an env of its own, stepped by its own code).
+        own_methods: The methods of that class its step reproduces; an instance with one of
+            them replaced gets no kernel.
         n_physics: Length of the physics vector.
         scalar_calls: Gymnasium's scalar calls the kernel computes on whole arrays,
             by their names in :data:`plangym.control.classic_control.kernels.libm_check.CALLS`.
@@ -76,6 +80,8 @@ class Kernel:
         numpy_rewards: The env's rewards are NumPy float64 scalars (else Python floats).
     """
 
+    gym_class: ClassVar[str]
+    own_methods: ClassVar[tuple[str, ...]] = ("step",)
     n_physics: ClassVar[int]
     scalar_calls: ClassVar[tuple[str, ...]] = ()
     min_batch: ClassVar[int] = 16
@@ -162,25 +168,20 @@ class Kernel:
         raise NotImplementedError
 
     def observe(self, physics: np.ndarray) -> np.ndarray:
-        """Return the ``(B, obs_dim)`` float32 observations the env's step gives for these."""
-        raise NotImplementedError
+        """Return the ``(B, obs_dim)`` float32 observations the env's step gives for these.
+
+        Here the physics themselves as float32, as CartPole and MountainCar give them.
+        """
+        return np.asarray(physics, dtype=np.float64).astype(np.float32)
+
+    @classmethod
+    def accepts(cls, env: Any) -> bool:
+        """Whether this instance's settings let the kernel reproduce its step."""
+        return True
 
 
-def stock_instance(env: Any, base: type, methods: tuple[str, ...]) -> bool:
-    """Tell whether ``env`` is a ``base`` exactly as gymnasium ships it, stepped as shipped.
-
-    Only an instance of ``base`` itself qualifies (a subclass is an env of its own,
-    stepped by its own code), without any of the ``methods`` its step calls replaced on the
-    instance, and not rendering in ``human`` mode (a side effect of step).
-    """
-    if type(env) is not base or getattr(env, "render_mode", None) == "human":
-        return False
-    instance_attrs = getattr(env, "__dict__", {})
-    return not any(name in instance_attrs for name in methods)
-
-
-def _modules() -> dict[str, Any]:
-    """Return the kernel module of each gymnasium class, by its qualified name."""
+def _kernel_classes() -> dict[str, type[Kernel]]:
+    """Return the kernel class of each gymnasium class, by its qualified name."""
     from plangym.control.classic_control.kernels import (
         acrobot,
         cartpole,
@@ -189,8 +190,14 @@ def _modules() -> dict[str, Any]:
         pendulum,
     )
 
-    modules = (acrobot, cartpole, continuous_mountain_car, mountain_car, pendulum)
-    return {module.GYM_CLASS: module for module in modules}
+    classes = (
+        acrobot.AcrobotKernel,
+        cartpole.CartPoleKernel,
+        continuous_mountain_car.ContinuousMountainCarKernel,
+        mountain_car.MountainCarKernel,
+        pendulum.PendulumKernel,
+    )
+    return {kernel.gym_class: kernel for kernel in classes}
 
 
 def kernel_for(unwrapped_env: Any) -> Kernel | None:
@@ -204,8 +211,13 @@ def kernel_for(unwrapped_env: Any) -> Kernel | None:
     if not kernels_enabled():
         return None
     cls = type(unwrapped_env)
-    module = _modules().get(f"{cls.__module__}.{cls.__qualname__}")
-    return None if module is None else module.make_kernel(unwrapped_env)
+    kernel = _kernel_classes().get(f"{cls.__module__}.{cls.__qualname__}")
+    if kernel is None or getattr(unwrapped_env, "render_mode", None) == "human":
+        return None  # another env, a subclass, or rendering: a side effect of step
+    replaced = set(kernel.own_methods) & set(getattr(unwrapped_env, "__dict__", {}))
+    if replaced or not kernel.accepts(unwrapped_env):
+        return None
+    return kernel(unwrapped_env)
 
 
 __all__ = [
@@ -215,6 +227,5 @@ __all__ = [
     "Kernel",
     "kernel_for",
     "kernels_enabled",
-    "stock_instance",
     "set_kernels_enabled",
 ]

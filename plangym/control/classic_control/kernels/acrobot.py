@@ -33,17 +33,18 @@ from plangym.control.classic_control.kernels import (
     FLOAT64_ARRAY,
     TUPLE,
     Kernel,
-    stock_instance,
 )
 from plangym.control.classic_control.kernels.libm_check import np_cos, np_sin, scalar_square
 
-GYM_CLASS = "gymnasium.envs.classic_control.acrobot.AcrobotEnv"
 # Beyond this many turns, wrap's loop is refused rather than run (see the module docstring).
 _MAX_WRAP_TURNS = 1_000_000
 
 
 class AcrobotKernel(Kernel):
     """Vectorized ``AcrobotEnv.step``: physics ``(theta1, theta2, dtheta1, dtheta2)``."""
+
+    gym_class = "gymnasium.envs.classic_control.acrobot.AcrobotEnv"
+    own_methods = ("step", "_dsdt", "_terminal", "_get_ob")
 
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2")
@@ -68,6 +69,11 @@ class AcrobotKernel(Kernel):
         terminated = -np_cos(theta1) - np_cos(theta2 + theta1) > 1.0
         rewards = np.where(terminated, 0.0, -1.0)
         return new_physics, rewards, terminated
+
+    @classmethod
+    def accepts(cls, env: Any) -> bool:
+        """Refuse ``torque_noise_max``: the env then draws from its generator in step."""
+        return env.torque_noise_max == 0
 
     def observe(self, physics):
         """Return ``(cos t1, sin t1, cos t2, sin t2, dt1, dt2)`` as float32, as ``_get_ob``."""
@@ -142,13 +148,3 @@ def _bound(x: np.ndarray, m: float, big_m: float) -> np.ndarray:
     """Return acrobot's ``bound(x, m, M)``: ``min(max(x, m), M)`` with Python's min and max."""
     x = np.where(m > x, m, x)  # max(x, m) keeps x unless m > x (so NaN stays)
     return np.where(big_m < x, big_m, x)  # min(., M) keeps it unless M < it
-
-
-def make_kernel(env: Any) -> AcrobotKernel | None:
-    """Return the kernel of this Acrobot instance, or None when its step is not the env's."""
-    from gymnasium.envs.classic_control.acrobot import AcrobotEnv
-
-    methods = ("step", "_dsdt", "_terminal", "_get_ob")
-    if not stock_instance(env, AcrobotEnv, methods) or env.torque_noise_max != 0:
-        return None
-    return AcrobotKernel(env)

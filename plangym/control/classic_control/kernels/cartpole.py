@@ -20,18 +20,16 @@ kernel does not warn, where the env warns on the first such step.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, stock_instance
+from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
 from plangym.control.classic_control.kernels.libm_check import np_cos, np_sin, np_square
-
-GYM_CLASS = "gymnasium.envs.classic_control.cartpole.CartPoleEnv"
 
 
 class CartPoleKernel(Kernel):
     """Vectorized ``CartPoleEnv.step``: physics ``(x, x_dot, theta, theta_dot)``."""
+
+    gym_class = "gymnasium.envs.classic_control.cartpole.CartPoleEnv"
 
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "np.square")
@@ -85,16 +83,3 @@ class CartPoleKernel(Kernel):
         steps_beyond[fell] = 0
         steps_beyond[beyond] += 1
         return new_physics, rewards, terminated
-
-    def observe(self, physics):
-        """Return the observations (the state as float32, as the env's step gives it)."""
-        return np.asarray(physics, dtype=np.float64).astype(np.float32)
-
-
-def make_kernel(env: Any) -> CartPoleKernel | None:
-    """Return the kernel of this CartPole instance, or None when its step is not the env's."""
-    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
-
-    if not stock_instance(env, CartPoleEnv, ("step",)):
-        return None
-    return CartPoleKernel(env)

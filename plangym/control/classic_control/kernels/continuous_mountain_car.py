@@ -46,11 +46,9 @@ from plangym.control.classic_control.kernels import (
     FLOAT64_ARRAY,
     TUPLE,
     Kernel,
-    stock_instance,
 )
 from plangym.control.classic_control.kernels.libm_check import math_cos, math_square
 
-GYM_CLASS = "gymnasium.envs.classic_control.continuous_mountain_car.Continuous_MountainCarEnv"
 # The kind of a value, what NumPy 2 promotes it as: bits, see _promote.
 PY, F32, F64 = 0, 1, 2
 _CONSTANTS = (
@@ -128,6 +126,8 @@ def _where(condition: np.ndarray, a: Typed, b: Typed) -> Typed:
 class ContinuousMountainCarKernel(Kernel):
     """Vectorized ``Continuous_MountainCarEnv.step``: physics ``(position, velocity)``."""
 
+    gym_class = "gymnasium.envs.classic_control.continuous_mountain_car.Continuous_MountainCarEnv"
+
     n_physics = 2
     scalar_calls = ("math.cos", "math.pow")
     min_batch = 32
@@ -199,10 +199,6 @@ class ContinuousMountainCarKernel(Kernel):
             terminated[row] = ended
         return new_physics, rewards, terminated
 
-    def observe(self, physics):
-        """Return the observations (the float32 state, as the env's step gives it)."""
-        return np.asarray(physics, dtype=np.float64).astype(np.float32)
-
 
 def _float32_rows(physics: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
     """Return the rows whose state the env holds as float32: by kind, else by their values."""
@@ -219,14 +215,3 @@ def _state_kinds(float32_rows: np.ndarray) -> Any:
     if not float32_rows.any():
         return F64
     return np.where(float32_rows, F32, F64)
-
-
-def make_kernel(env: Any) -> ContinuousMountainCarKernel | None:
-    """Return the kernel of this instance, or None when its step is not the env's."""
-    from gymnasium.envs.classic_control.continuous_mountain_car import (
-        Continuous_MountainCarEnv,
-    )
-
-    if not stock_instance(env, Continuous_MountainCarEnv, ("step",)):
-        return None
-    return ContinuousMountainCarKernel(env)

@@ -19,18 +19,16 @@ left wall is the float 0.0 here: it holds the same value and steps the same.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, stock_instance
+from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
 from plangym.control.classic_control.kernels.libm_check import math_cos
-
-GYM_CLASS = "gymnasium.envs.classic_control.mountain_car.MountainCarEnv"
 
 
 class MountainCarKernel(Kernel):
     """Vectorized ``MountainCarEnv.step``: physics ``(position, velocity)``."""
+
+    gym_class = "gymnasium.envs.classic_control.mountain_car.MountainCarEnv"
 
     n_physics = 2
     scalar_calls = ("math.cos",)
@@ -55,16 +53,3 @@ class MountainCarKernel(Kernel):
         rewards = np.full(len(position), -1.0)
         new_physics = np.stack((position, velocity), axis=1).astype(np.float64, copy=False)
         return new_physics, rewards, terminated
-
-    def observe(self, physics):
-        """Return the observations (the state as float32, as the env's step gives it)."""
-        return np.asarray(physics, dtype=np.float64).astype(np.float32)
-
-
-def make_kernel(env: Any) -> MountainCarKernel | None:
-    """Return the kernel of this MountainCar instance, or None when its step is not the env's."""
-    from gymnasium.envs.classic_control.mountain_car import MountainCarEnv
-
-    if not stock_instance(env, MountainCarEnv, ("step",)):
-        return None
-    return MountainCarKernel(env)

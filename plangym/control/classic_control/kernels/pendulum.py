@@ -20,11 +20,9 @@ computes them so.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel, stock_instance
+from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
 from plangym.control.classic_control.kernels.libm_check import (
     TWO_PI,
     np_cos,
@@ -33,11 +31,12 @@ from plangym.control.classic_control.kernels.libm_check import (
     scalar_square,
 )
 
-GYM_CLASS = "gymnasium.envs.classic_control.pendulum.PendulumEnv"
-
 
 class PendulumKernel(Kernel):
     """Vectorized ``PendulumEnv.step``: physics ``(theta, theta_dot)``."""
+
+    gym_class = "gymnasium.envs.classic_control.pendulum.PendulumEnv"
+    own_methods = ("step", "_get_obs")
 
     numpy_rewards = True  # -costs is a NumPy float64
 
@@ -80,12 +79,3 @@ class PendulumKernel(Kernel):
 def _angle_normalize(x: np.ndarray) -> np.ndarray:
     """Return gymnasium's ``angle_normalize`` of every element, as on one NumPy scalar."""
     return remainder(x + np.pi, TWO_PI) - np.pi
-
-
-def make_kernel(env: Any) -> PendulumKernel | None:
-    """Return the kernel of this Pendulum instance, or None when its step is not the env's."""
-    from gymnasium.envs.classic_control.pendulum import PendulumEnv
-
-    if not stock_instance(env, PendulumEnv, ("step", "_get_obs")):
-        return None
-    return PendulumKernel(env)
