@@ -34,6 +34,7 @@ test-slow: $(INSTALLED)
 lint: $(INSTALLED)
 	$(BIN)/ruff check plangym tests benchmarks examples scripts
 	$(BIN)/ruff format --check plangym tests benchmarks examples scripts
+	$(BIN)/mypy plangym
 
 # The documentation site in site/ (open site/index.html): mkdocs-material, the API reference
 # from the docstrings, the notebooks executed at build time (a failing cell fails the

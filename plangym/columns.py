@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -38,7 +38,7 @@ def intern_dtype(dtype: np.dtype) -> np.dtype:
     return _DTYPES.setdefault(dtype, dtype)
 
 
-def is_record_block(states: Any) -> bool:
+def is_record_block(states: Any) -> TypeGuard[np.ndarray]:
     """Whether ``states`` is a 1-D record array holding one 0-d record state per row."""
     return isinstance(states, np.ndarray) and states.ndim == 1 and states.dtype.names is not None
 
@@ -55,7 +55,7 @@ def records_to_states(records: np.ndarray) -> list[np.ndarray]:
     return [array((), dtype, blob[start : start + size]) for start in range(0, len(blob), size)]
 
 
-def states_to_records(states: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray | None:
+def states_to_records(states: Sequence | np.ndarray, dtype: np.dtype) -> np.ndarray | None:
     """Stack 0-d record states of ``dtype`` into one record array; None if they are not."""
     for state in states:
         if not (
@@ -98,9 +98,9 @@ class BatchColumns:
         if not rows:
             return cls(([] if want_state else None), [], [], [], [], [])
         columns = [list(column) for column in zip(*rows, strict=True)]
-        if not want_state:
-            columns.insert(0, None)
-        return cls(*columns)
+        states = columns.pop(0) if want_state else None
+        observs, rewards, terminals, truncateds, infos = columns
+        return cls(states, observs, rewards, terminals, truncateds, infos)
 
     def info_list(self) -> list[dict]:
         """Return the infos as one dictionary per element.
@@ -162,15 +162,21 @@ class BatchColumns:
         observs = self.observs
         if isinstance(observs, np.ndarray):
             observs = [row.copy() for row in observs]
-        rewards, terminals, truncateds = self.rewards, self.terminals, self.truncateds
+        rewards = self.rewards
         if isinstance(rewards, np.ndarray):  # columns of a batch stepped in NumPy passes
             rewards = list(rewards) if self.numpy_rewards else rewards.tolist()
-            terminals, truncateds = terminals.tolist(), truncateds.tolist()
+        terminals, truncateds = _as_list(self.terminals), _as_list(self.truncateds)
         data = (observs, rewards, terminals, truncateds, self.info_list())
         if self.states is None:
             return data
         states = records_to_states(self.states) if is_record_block(self.states) else self.states
+        assert isinstance(states, list)  # a list, or a record block made one (see states)
         return (states, *data)
+
+
+def _as_list(column: list | np.ndarray) -> list:
+    """Return a column of flags as a list: an array's ``tolist()``, a list as it is."""
+    return column.tolist() if isinstance(column, np.ndarray) else column
 
 
 def _stacked(observs: list) -> np.ndarray | list:
@@ -194,7 +200,7 @@ def _info_arrays(infos: list[dict]) -> dict[str, np.ndarray] | list[dict]:
     keys = infos[0].keys()
     if any(info.keys() != keys for info in infos):
         return infos
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     for key in keys:
         values = [info[key] for info in infos]
         kinds = {type(value) for value in values}

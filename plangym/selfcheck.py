@@ -81,7 +81,7 @@ def run_checks(
     env_kwargs = dict(env_kwargs or {})
     sticky = has_sticky_actions(name)
     results = []
-    settings = []
+    settings: list[tuple[str, dict[str, Any] | None]] = []  # None: the check does not apply
     for setting, probability in zip(SETTINGS, (0.0, STICKY_PROBABILITY), strict=True):
         if sticky:
             settings.append((setting, {**env_kwargs, "repeat_action_probability": probability}))

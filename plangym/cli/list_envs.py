@@ -74,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
         print()
     print("optional extras (pip install 'plangym[EXTRA]')")
     for extra, packages in available.items():
-        found = [installed_version(package) for package in packages]
-        status = "installed" if all(found) else "not installed"
+        installed = [installed_version(package) for package in packages]
+        status = "installed" if all(installed) else "not installed"
         versions = ", ".join(
             f"{package} {version or 'missing'}"
-            for package, version in zip(packages, found, strict=True)
+            for package, version in zip(packages, installed, strict=True)
         )
         purpose = EXTRA_PURPOSES.get(extra, "")
         print(f"  {extra:<16} {status:<14} {versions}" + (f"  ({purpose})" if purpose else ""))

@@ -56,7 +56,10 @@ class SteppedStates:
 
 
 def step_states(
-    env: Any, actions: Sequence, states: Sequence | np.ndarray, dt: int | Sequence[int] = 1
+    env: Any,
+    actions: Sequence | np.ndarray,
+    states: Sequence | np.ndarray,
+    dt: int | Sequence[int] = 1,
 ) -> SteppedStates:
     """Step ``actions`` from ``states`` in one ``step_batch`` call (arrays where offered)."""
     if not is_record_block(states) and len(states):

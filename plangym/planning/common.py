@@ -235,7 +235,7 @@ def life_lost(info: dict) -> bool:
     return bool(info.get("lost_life", False))
 
 
-def features_of(observs: Sequence, max_size: int = 4096) -> np.ndarray:
+def features_of(observs: Sequence | np.ndarray, max_size: int = 4096) -> np.ndarray:
     """Observations as float rows for distances; large ones are subsampled evenly.
 
     >>> features_of([np.zeros((210, 160, 3), np.uint8)] * 2).shape
@@ -277,7 +277,7 @@ def random_scores(env: Any, steps: int, episodes: int, seed: int = 0) -> list[fl
     check_positive_int("steps", steps)
     check_positive_int("episodes", episodes)
     sampler = ActionSampler(env.action_space, np.random.default_rng(seed))
-    states = [start_episode(env, seed)] * episodes  # those of the games still playing
+    states: list | np.ndarray = [start_episode(env, seed)] * episodes  # games still playing
     scores = np.zeros(episodes)
     playing = np.arange(episodes)
     for _ in range(steps):

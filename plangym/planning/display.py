@@ -112,7 +112,7 @@ def real_time_delay_cs(env: Any, every: int = 1) -> int:
 
 def drawing_env(name: str, frameskip: int | None = None) -> Any:
     """Build the env called ``name`` with ``return_image=True`` (and ``frameskip`` if given)."""
-    kwargs = {} if frameskip is None else {"frameskip": frameskip}
+    kwargs: dict[str, Any] = {} if frameskip is None else {"frameskip": frameskip}
     return plangym.make(name, return_image=True, **kwargs)
 
 

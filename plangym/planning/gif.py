@@ -69,6 +69,7 @@ def write_gif(
     palette, indices = palettize(stack)
     if palette is None:
         palette, indices = palettize(quantize(stack, image))
+    assert palette is not None and indices is not None  # at most MAX_COLOURS once quantized
     data = encode(palette, indices, delay_cs, loop)
     if hasattr(target, "write"):
         target.write(data)
@@ -136,8 +137,10 @@ def pillow_lzw(patch: np.ndarray, code_size: int) -> bytes:
 
     picture = Image.fromarray(np.ascontiguousarray(patch, dtype=np.uint8), mode="L")
     buffer = io.BytesIO()
-    # Pillow's "gif" encoder takes the raw mode and the code size.
-    ImageFile._save(picture, buffer, [("gif", (0, 0, *picture.size), 0, ("L", code_size))])
+    # Pillow's "gif" encoder takes the raw mode and the code size. Pillow >= 11 types a tile
+    # as its private _Tile named tuple, which Pillow 10 lacks; a plain tuple works in both.
+    tile = ("gif", (0, 0, *picture.size), 0, ("L", code_size))
+    ImageFile._save(picture, buffer, [tile])  # type: ignore[list-item]
     return buffer.getvalue()
 
 

@@ -65,8 +65,9 @@ class SwarmPlanner:
         seed: Seed of the planner's random generator.
         reward_weight: Exponent of the rescaled score in the virtual reward.
         distance_weight: Exponent of the rescaled distance in the virtual reward.
-        features: Turns a list of observations into one float row per walker for the
-            distances; by default the flattened (subsampled) observations.
+        features: Turns the walkers' observations (a list, or one array stacking them
+            when they share a shape) into one float row per walker for the distances; by
+            default the flattened (subsampled) observations.
         repeat_probability: Chance that a walker repeats its previous action instead of
             drawing a new one: walkers travel further (along a maze corridor, say) for
             the same number of steps.
@@ -83,7 +84,7 @@ class SwarmPlanner:
         seed: int = 0,
         reward_weight: float = 1.0,
         distance_weight: float = 1.0,
-        features: Callable[[list], np.ndarray] = features_of,
+        features: Callable[[list | np.ndarray], np.ndarray] = features_of,
         repeat_probability: float = 0.5,
     ):
         self.env = env
@@ -121,6 +122,7 @@ class SwarmPlanner:
         """Fresh random actions, except where a walker repeats its last one."""
         actions = self.sampler.sample(self.n_walkers)
         if self.repeat_probability > 0.0:
+            assert swarm.last_actions is not None  # set by every step
             repeat = self.rng.random(self.n_walkers) < self.repeat_probability
             actions[repeat] = swarm.last_actions[repeat]
         return actions
@@ -141,6 +143,7 @@ class SwarmPlanner:
     def _clone_targets(self, swarm: _Swarm) -> np.ndarray:
         """For each walker, the index of the walker whose place it takes (itself if none)."""
         n = self.n_walkers
+        assert swarm.features is not None  # set by every step
         alive = np.flatnonzero(~swarm.dead)
         others = self.rng.integers(n, size=n)
         distances = np.linalg.norm(swarm.features - swarm.features[others], axis=1)
@@ -205,7 +208,7 @@ class _Swarm:
         """Return the swarm where walker i becomes a copy of walker ``index[i]``."""
         return _Swarm(
             states=take_states(self.states, index),
-            features=self.features[index],
+            features=None if self.features is None else self.features[index],
             scores=self.scores[index],
             dead=self.dead[index],
             origin=self.origin[index],

@@ -45,7 +45,8 @@ def remove_time_limit_from_spec(spec: EnvSpec) -> None:
     if not hasattr(spec, "max_episode_steps"):
         return
     if spec.max_episode_steps is not None or not hasattr(spec, "_max_episode_steps"):
-        spec._max_episode_steps = spec.max_episode_steps
+        # Not a field of EnvSpec: an attribute of its own, where gym's spec kept the limit.
+        setattr(spec, "_max_episode_steps", spec.max_episode_steps)  # noqa: B010
     spec.max_episode_steps = None
 
 
@@ -62,7 +63,7 @@ def remove_time_limit(gym_env: gym.Env) -> gym.Env:
         >>> env.spec.max_episode_steps is None
         True
     """
-    outer: gym.Env | None = None
+    outer: gym.Wrapper | None = None
     current = gym_env
     while isinstance(current, gym.Wrapper):
         if isinstance(current, gym.wrappers.TimeLimit):

@@ -34,8 +34,11 @@ def check_batch_dt(dt: Any, n: int) -> list[int]:
     return [int(value) for value in dt]
 
 
-def check_batch_states(states: Any, n: int) -> list | None:
+def check_batch_states(states: Any, n: int) -> list | np.ndarray | None:
     """Return the states of a batch as a list, or None when no states were given.
+
+    A 1-D record array of 0-d record states (see :class:`plangym.columns.BatchColumns`)
+    is returned whole.
 
     ``states`` is None, or a sequence of ``n`` states, or a sequence of ``n`` Nones (which
     means "no states"). Mixing states and Nones is ambiguous and rejected.
@@ -66,7 +69,7 @@ def check_batch_states(states: Any, n: int) -> list | None:
     return list(states)
 
 
-def check_batch_actions(actions: Any) -> list:
+def check_batch_actions(actions: Any) -> Sequence | np.ndarray:
     """Return the actions of a batch as a sequence; reject scalars and strings."""
     if isinstance(actions, np.ndarray):
         if actions.ndim == 0:
@@ -166,6 +169,7 @@ def check_box_batch(space: spaces.Box, actions: Any) -> bool:
     ...
     ValueError: actions[1]: expected values within [[-1. -1.], [1. 1.]] for Box(...), received ...
     """
+    array: np.ndarray | None
     if isinstance(actions, np.ndarray):
         array = actions
     else:
@@ -204,7 +208,7 @@ def discrete_as_int64(actions: Any, space: Any) -> Any:
     return actions
 
 
-def check_batch_action_values(space: spaces.Space | None, actions: Sequence) -> None:
+def check_batch_action_values(space: spaces.Space | None, actions: Sequence | np.ndarray) -> None:
     """Check every action of a batch against ``space`` (no-op when the env has no space)."""
     if space is None:
         return
@@ -216,7 +220,9 @@ def check_batch_action_values(space: spaces.Space | None, actions: Sequence) -> 
         check_action(space, action, name=f"actions[{i}]")
 
 
-def check_space_batch(space: spaces.Space, actions: Any, states: Any, dt: Any) -> tuple:
+def check_space_batch(
+    space: spaces.Space, actions: Any, states: Any, dt: Any
+) -> tuple[Any, list | np.ndarray | None, list[int]]:
     """Check a ``step_batch`` against an action space: ``(actions, states, dts)``."""
     actions = check_batch_actions(actions)
     states, dts = check_batch_states(states, len(actions)), check_batch_dt(dt, len(actions))

@@ -82,9 +82,11 @@ ARRAY_SPACES = (spaces.Box, *INTEGER_SPACES)
 def check_vector_actions(batch_space: spaces.Space, space: spaces.Space, actions: Any, n: int):
     """One action per sub-env, as gymnasium's ``iterate`` yields them; checked first."""
     if isinstance(actions, np.ndarray) and isinstance(space, ARRAY_SPACES):
-        if actions.shape != (n, *space.shape):
+        shape = space.shape
+        assert shape is not None  # array spaces have one
+        if actions.shape != (n, *shape):
             raise ValueError(
-                f"actions: expected an array of shape {(n, *space.shape)} (one action per "
+                f"actions: expected an array of shape {(n, *shape)} (one action per "
                 f"sub-env), got shape {actions.shape}"
             )
         if isinstance(space, INTEGER_SPACES):
@@ -111,6 +113,8 @@ def check_integer_actions(
         raise ValueError(
             f"actions: expected integers for {space}, got an array of dtype {actions.dtype}"
         )
+    low: int | np.ndarray
+    high: int | np.ndarray
     if isinstance(space, spaces.Discrete):
         low, high = int(space.start), int(space.start + space.n)
     elif isinstance(space, spaces.MultiDiscrete):

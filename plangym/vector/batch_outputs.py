@@ -96,10 +96,10 @@ class BatchOutputs:
 
     def absorb(self, index: int, answer: Observed | Stepped | dict) -> dict:
         """Write what sub-env ``index`` answered rather than wrote itself; return its info."""
-        if type(answer) is Stepped:
+        if isinstance(answer, Stepped):
             self.write_step(index, *answer[:4])
             return answer.info
-        if type(answer) is Observed:
+        if isinstance(answer, Observed):
             self.write_obs(index, answer.obs)
             return answer.info
         return answer
@@ -107,5 +107,7 @@ class BatchOutputs:
     def observations(self) -> Any:
         """Return the batch of observations (the buffer itself: copy it to keep it)."""
         if not self.in_place:
-            self.obs = concatenate(self.space, self._items, self.obs)
+            # gymnasium's signature leaves out the None that create_empty_array returns
+            # for a custom space, which its concatenate takes.
+            self.obs = concatenate(self.space, self._items, self.obs)  # type: ignore[arg-type]
         return self.obs

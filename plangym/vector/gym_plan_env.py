@@ -17,11 +17,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
-from plangym.core import PlanEnv
+if TYPE_CHECKING:
+    from plangym.core import PlangymEnv
+    from plangym.vectorization.env import VectorizedEnv
 
 # plangym's per-step bookkeeping, always 1 here: left out of a vector env's infos.
 BOOKKEEPING_KEYS = ("n_step", "dt")
@@ -31,10 +33,11 @@ class GymPlanEnv(gymnasium.Env):
     """A :class:`~plangym.core.PlanEnv` behind gymnasium's ``Env`` API.
 
     Args:
-        plan_env: The plangym env (built with ``autoreset=False``).
+        plan_env: The plangym env (built with ``autoreset=False``): one with gymnasium
+            spaces, as :func:`plangym.make` builds them.
     """
 
-    def __init__(self, plan_env: PlanEnv):
+    def __init__(self, plan_env: PlangymEnv | VectorizedEnv):
         self.plan_env = plan_env
         self.observation_space = plan_env.observation_space
         self.action_space = plan_env.action_space

@@ -218,7 +218,7 @@ class SubEnvHandler(Handler):
     def stepped(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
         """Return a step's answer; what fits the outputs is written there instead."""
         outputs = self._outputs
-        if type(outputs) is str:
+        if isinstance(outputs, str):
             outputs = self.outputs()
         if outputs is None:
             return Stepped(obs, reward, terminated, truncated, info)
@@ -234,7 +234,9 @@ class SubEnvHandler(Handler):
     def observed(self, obs: Any, info: dict) -> Any:
         """Return a reset's answer (and a step's once its reward and flags are written)."""
         if self._obs_written:
-            self.outputs().write_obs(self.index, obs)
+            outputs = self.outputs()
+            assert outputs is not None  # observations are written only where there are outputs
+            outputs.write_obs(self.index, obs)
             return info
         return Observed(obs, info)
 

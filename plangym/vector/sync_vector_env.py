@@ -23,7 +23,7 @@ from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.spaces import observation_spaces
 from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
-from plangym.vectorization.handler import HandlerFactory
+from plangym.vectorization.handler import Handler, HandlerFactory
 from plangym.vectorization.local_backend import LocalBackend
 from plangym.vectorization.shared_memory import AttachedOutputs
 
@@ -55,8 +55,8 @@ class SyncVectorEnv(PlanVectorEnv):
             for index, env_fn in enumerate(env_fns)
         ]
         # The sub-envs built above serve; the constructors rebuild one that failed.
-        handlers = [
-            SubEnvHandler(lambda env=env: env, index, mode, AttachedOutputs(), outputs)
+        handlers: list[Handler] = [
+            SubEnvHandler(_built(env), index, mode, AttachedOutputs(), outputs)
             for index, env in enumerate(envs)
         ]
         self._start(LocalBackend(factories, handlers), outputs, envs[0], single, batched)
@@ -64,4 +64,11 @@ class SyncVectorEnv(PlanVectorEnv):
     @property
     def envs(self) -> list[gymnasium.Env]:
         """The sub-envs."""
-        return [handler.env for handler in self._backend.handlers]
+        backend = self._backend
+        assert isinstance(backend, LocalBackend)
+        return [handler.env for handler in backend.handlers]
+
+
+def _built(env: gymnasium.Env) -> Callable[[], gymnasium.Env]:
+    """Return a constructor that returns ``env``, built already."""
+    return lambda: env

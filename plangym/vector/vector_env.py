@@ -121,6 +121,12 @@ class PlanVectorEnv(VectorEnv):
             raise
 
     @property
+    def _started(self) -> Scheduler:
+        """The scheduler of the sub-envs' workers (set by :meth:`_start`)."""
+        assert self._scheduler is not None, "the vector env was not started"
+        return self._scheduler
+
+    @property
     def worker_pids(self) -> tuple[int | None, ...]:
         """Process id of each sub-env's worker (None for sub-envs in this process)."""
         self.call_state.check_running()
@@ -150,19 +156,18 @@ class PlanVectorEnv(VectorEnv):
         requests = {
             i: Reset(seeds[i], options) for i in range(self.num_envs) if mask is None or mask[i]
         }
-        self.call_state.start("reset", self._scheduler.send(requests, "reset", OnCrash.RERUN))
+        self.call_state.start("reset", self._started.send(requests, "reset", OnCrash.RERUN))
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the resets sent by :meth:`reset_async`: ``(obs, infos)``."""
         batch = self._gather(self.call_state.take("reset"), timeout)
         infos: dict[str, Any] = {}
-        for task in sorted(batch.tasks, key=lambda task: task.worker):
+        for task in sorted(batch.tasks, key=lambda task: task.sent_to):
             if task.error is None:
-                infos = self._add_info(
-                    infos, self.outputs.absorb(task.worker, task.result), task.worker
-                )
-                self._ended[task.worker] = False
-        self._scheduler.raise_first(batch)
+                worker = task.sent_to
+                infos = self._add_info(infos, self.outputs.absorb(worker, task.result), worker)
+                self._ended[worker] = False
+        self._started.raise_first(batch)
         return self._observations(), infos
 
     # Step -------------------------------------------------------------------------------------
@@ -188,28 +193,29 @@ class PlanVectorEnv(VectorEnv):
             requests = dict.fromkeys(range(self.num_envs), Step())
         else:
             requests = {i: Step(item) for i, item in enumerate(items)}
-        self.call_state.start("step", self._scheduler.send(requests, "step", OnCrash.REPORT))
+        self.call_state.start("step", self._started.send(requests, "step", OnCrash.REPORT))
 
     def step_wait(
         self, timeout: float | None = None
     ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Wait for the steps sent by :meth:`step_async`."""
         batch = self._gather(self.call_state.take("step"), timeout, ended_if_abandoned=True)
-        outputs, infos = self.outputs, {}
+        outputs = self.outputs
+        infos: dict[str, Any] = {}
         for task in batch.tasks:
             if task.error is None:
-                info = task.result
+                worker, info = task.sent_to, task.result
                 if type(info) is not dict:  # answered, not written in place
-                    info = self.outputs.absorb(task.worker, info)
+                    info = self.outputs.absorb(worker, info)
                 if task.restarted:  # its episode was cut short: a truncation
-                    outputs.rewards[task.worker] = 0.0
-                    outputs.terminations[task.worker] = np.False_
-                    outputs.truncations[task.worker] = np.True_
+                    outputs.rewards[worker] = 0.0
+                    outputs.terminations[worker] = np.False_
+                    outputs.truncations[worker] = np.True_
                 if info:
-                    infos = self._add_info(infos, info, task.worker)
+                    infos = self._add_info(infos, info, worker)
         terminations, truncations = outputs.terminations.copy(), outputs.truncations.copy()
         np.logical_or(terminations, truncations, out=self._ended)
-        self._scheduler.raise_first(batch)
+        self._started.raise_first(batch)
         return self._observations(), outputs.rewards.copy(), terminations, truncations, infos
 
     def _observations(self) -> Any:
@@ -226,12 +232,12 @@ class PlanVectorEnv(VectorEnv):
         """Send the calls; collect them with :meth:`call_wait`."""
         self.call_state.check_idle("call_async")
         requests = self._to_all(Call(name, args, kwargs))
-        self.call_state.start("call", self._scheduler.send(requests, "call", OnCrash.RAISE))
+        self.call_state.start("call", self._started.send(requests, "call", OnCrash.RAISE))
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for the calls sent by :meth:`call_async`; one result per sub-env."""
         batch = self._gather(self.call_state.take("call"), timeout)
-        self._scheduler.raise_first(batch)
+        self._started.raise_first(batch)
         return tuple(task.result for task in batch.tasks)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
@@ -268,7 +274,7 @@ class PlanVectorEnv(VectorEnv):
 
     def step_batch(
         self, actions: Sequence, states: Sequence, dt: int | Sequence[int] = 1
-    ) -> tuple[list, list, list, list, list, list]:
+    ) -> tuple[list, ...]:
         """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
 
         The batch is shared out among the workers as ``ParallelEnv`` shares it; each
@@ -276,19 +282,19 @@ class PlanVectorEnv(VectorEnv):
         ``(new_states, observs, rewards, terminals, truncateds, infos)``, input order.
         """
         self.call_state.check_idle("step_batch")
-        actions, states, dts = check_space_batch(self.single_action_space, actions, states, dt)
-        return self._scheduler.run(BatchInputs(actions, states, dts, True)).columns()
+        checked = check_space_batch(self.single_action_space, actions, states, dt)
+        return self._started.run(BatchInputs(*checked, want_state=True)).columns()
 
     # Running calls --------------------------------------------------------------------------
     def _run_now(self, requests: dict[int, Any], label: str) -> list:
         """Send ``requests``, wait for every answer, raise the first error; answers in order."""
-        batch = self._gather(self._scheduler.send(requests, label, OnCrash.RAISE), None)
-        self._scheduler.raise_first(batch)
+        batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
+        self._started.raise_first(batch)
         return [task.result for task in batch.tasks]
 
     def _gather(self, batch: Batch, timeout: float | None, ended_if_abandoned=False) -> Batch:
         try:
-            return self._scheduler.gather(batch, timeout, raise_errors=False)
+            return self._started.gather(batch, timeout, raise_errors=False)
         except BaseException:
             if ended_if_abandoned:  # the late sub-envs were rebuilt: reset before stepping
                 self._ended[batch.abandoned] = True

@@ -28,7 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,7 +43,7 @@ STALE = object()
 class BatchInputs:
     """A checked batch: one action, state (or none) and dt per element."""
 
-    actions: Sequence
+    actions: Sequence | np.ndarray
     states: list | np.ndarray | None
     dts: list[int]
     want_state: bool
@@ -76,7 +76,12 @@ def packed_result(reply: PackedChunkReply, want_state: bool) -> ChunkResult:
 class Backend(ABC):
     """The workers of a vectorized env, as the scheduler uses them."""
 
-    n_workers: int
+    if TYPE_CHECKING:  # read only: an attribute of some backends, a property of others
+
+        @property
+        def n_workers(self) -> int:
+            """Number of workers."""
+            ...
 
     def prepare(self, inputs: BatchInputs, bounds: list[tuple[int, int]]) -> Any:
         """Get ready to encode the chunks ``bounds`` of ``inputs``; return a layout."""

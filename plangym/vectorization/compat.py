@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -116,6 +116,14 @@ def _maybe_block(promise: Promise, blocking: bool) -> Any:
     return promise() if blocking else promise
 
 
+def external_workers(scheduler: Scheduler) -> list[ExternalProcess]:
+    """Return the workers of a scheduler that runs :class:`ExternalProcess` workers."""
+    backend = scheduler.backend
+    assert isinstance(backend, ProcessBackend)
+    # A ProcessBackend holds the workers it was given or started, of the class it was told.
+    return cast("list[ExternalProcess]", backend.workers)
+
+
 def stack_rows(values: Sequence) -> np.ndarray:
     """One array of ``values``: stacked when they are arrays of one shape, else objects.
 
@@ -176,7 +184,7 @@ class BatchEnv:
     @property
     def workers(self) -> list[ExternalProcess]:
         """The worker processes."""
-        return self.scheduler.backend.workers
+        return external_workers(self.scheduler)
 
     def __len__(self) -> int:
         """Return the number of workers."""
@@ -221,8 +229,8 @@ class BatchEnv:
 
     def make_transitions(
         self,
-        actions: Sequence,
-        states: Sequence | None = None,
+        actions: Sequence | np.ndarray,
+        states: Sequence | np.ndarray | None = None,
         dt: int | Sequence[int] = 1,
         return_state: bool | None = None,
     ) -> tuple[list, ...]:

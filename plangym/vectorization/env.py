@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from plangym.columns import BatchColumns
@@ -30,7 +30,9 @@ from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.scheduler import OnCrash, Scheduler
 
 
-class VectorizedEnv(LocalEnvAPI, PlanEnv):
+# The flags PlanEnv declares as class constants (STATE_IS_ARRAY, FAST_PATHS, ...) are answered
+# here, read-only, for the wrapped env class: mypy sees a writable attribute overridden.
+class VectorizedEnv(LocalEnvAPI, PlanEnv):  # type: ignore[override]
     """A :class:`PlanEnv` that steps batches on several workers.
 
     The local env and every worker's env are built with the keywords given here and
@@ -143,6 +145,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """The local env used for single steps, properties and input checks."""
         if self._plan_env is None:
             self.setup()
+            assert self._plan_env is not None  # setup() built it
         return self._plan_env
 
     @property
@@ -151,15 +154,16 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         self.call_state.check_running()
         if self._scheduler is None:
             self.setup()
+            assert self._scheduler is not None  # setup() started it
         return self._scheduler
 
     # Batches --------------------------------------------------------------------------------
     @idle_only
     def step_batch(
         self,
-        actions: Sequence,
-        states: Sequence | None = None,
-        dt: int | Sequence[int] = 1,
+        actions: Iterable,
+        states: Iterable | None = None,
+        dt: int | Iterable[int] = 1,
         return_state: bool | None = None,
         arrays: bool = False,
     ) -> tuple[list, ...]:
@@ -278,7 +282,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     @idle_only
     def clone(self, **kwargs: Any) -> VectorizedEnv:
         """Return a new vectorized env with the same parameters, ``kwargs`` overriding."""
-        return super().clone(**kwargs)
+        clone = super().clone(**kwargs)
+        assert isinstance(clone, VectorizedEnv)  # an env of this env's class
+        return clone
 
     @staticmethod
     def values_per_worker(values: Any, n_workers: int) -> list:
@@ -299,4 +305,6 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
 def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:
     """Return the :class:`BatchColumns` of a batch gathered from the workers as lists."""
-    return BatchColumns(*lists) if want_state else BatchColumns(None, *lists)
+    states = lists[0] if want_state else None
+    observs, rewards, terminals, truncateds, infos = lists[1:] if want_state else lists
+    return BatchColumns(states, observs, rewards, terminals, truncateds, infos)

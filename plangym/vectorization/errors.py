@@ -15,6 +15,7 @@ worker it happened.
 from __future__ import annotations
 
 import multiprocessing
+import sys
 
 import gymnasium
 
@@ -27,7 +28,9 @@ class AlreadyPendingCallError(VectorizedEnvError, gymnasium.error.AlreadyPending
     """An asynchronous call is pending: collect it (its ``*_wait``) first."""
 
     def __init__(self, message: str, name: str = ""):
-        super().__init__(message)
+        # RuntimeError's __init__ runs (gymnasium's comes after it in the MRO); typeshed
+        # gives RuntimeError none of its own, so mypy checks the call against gymnasium's.
+        super().__init__(message)  # type: ignore[call-arg]
         self.name = name
 
 
@@ -35,7 +38,7 @@ class NoAsyncCallError(VectorizedEnvError, gymnasium.error.NoAsyncCallError):
     """A ``*_wait`` call with no matching ``*_async`` call pending."""
 
     def __init__(self, message: str, name: str = ""):
-        super().__init__(message)
+        super().__init__(message)  # type: ignore[call-arg]  # as in AlreadyPendingCallError
         self.name = name
 
 
@@ -70,3 +73,17 @@ def with_remote_traceback(error: BaseException, text: str) -> BaseException:
     """Return ``error`` with the worker's traceback ``text`` attached as its cause."""
     error.__cause__ = RemoteTraceback(text)
     return error
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``, also on Python 3.10 (no ``add_note``: same ``__notes__`` list).
+
+    >>> error = ValueError("bad")
+    >>> add_note(error, "while stepping")
+    >>> error.__notes__
+    ['while stepping']
+    """
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:  # 3.10 prints no notes, but they are kept where 3.11 keeps them
+        vars(error).setdefault("__notes__", []).append(note)

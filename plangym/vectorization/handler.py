@@ -17,14 +17,22 @@ plangym 0.1 code starts its workers (``ExternalProcess(constructor)``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangym.vectorization.shared_memory import AttachedOutputs
 
 
 class Handler(ABC):
     """Answers the requests sent to one worker; owns that worker's env."""
+
+    if TYPE_CHECKING:  # read only: an attribute of some handlers, a property of others
+
+        @property
+        def env(self) -> Any:
+            """The env it serves."""
+            ...
 
     @abstractmethod
     def handle(self, body: Any) -> Any:
@@ -39,7 +47,7 @@ class Handler(ABC):
 class HandlerFactory:
     """Builds a handler in the worker: ``handler_class(*args, buffers=...)``."""
 
-    handler_class: type[Handler]
+    handler_class: Callable[..., Handler]  # a Handler class, called as described above
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
 

@@ -13,7 +13,7 @@ What ``SyncVectorEnv`` runs on, and the simplest backend to read the protocol by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from plangym.vectorization.backend import Backend, packed_result
@@ -32,7 +32,9 @@ class LocalBackend(Backend):
         handlers: The handlers, if already built from ``constructors``.
     """
 
-    def __init__(self, constructors: list[Callable], handlers: list[Handler] | None = None):
+    n_workers: int
+
+    def __init__(self, constructors: Sequence[Callable], handlers: list[Handler] | None = None):
         self._factories = [as_handler_factory(constructor) for constructor in constructors]
         self.n_workers = len(self._factories)
         self.handlers = handlers or [self._build(index) for index in range(self.n_workers)]

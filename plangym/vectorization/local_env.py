@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangym.core import PlanEnv
 from plangym.vectorization.lifecycle import CallState, idle_only
@@ -24,7 +24,13 @@ class LocalEnvAPI:
     and ``_env_class``.
     """
 
-    plan_env: PlanEnv
+    if TYPE_CHECKING:  # read only (VectorizedEnv builds it on first use)
+
+        @property
+        def plan_env(self) -> PlanEnv:
+            """The local env."""
+            ...
+
     call_state: CallState
     _plan_env: PlanEnv | None
     _env_class: type[PlanEnv]
@@ -52,15 +58,16 @@ class LocalEnvAPI:
         """Shape of the actions."""
         return self.plan_env.action_shape
 
+    # PlanEnv declares no spaces: an env class without them raises AttributeError here.
     @property
     def action_space(self) -> Any:
         """Action space of the env."""
-        return self.plan_env.action_space
+        return getattr(self.plan_env, "action_space")  # noqa: B009
 
     @property
     def observation_space(self) -> Any:
         """Observation space of the env."""
-        return self.plan_env.observation_space
+        return getattr(self.plan_env, "observation_space")  # noqa: B009
 
     # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
     # values would otherwise shadow them).
@@ -78,6 +85,16 @@ class LocalEnvAPI:
     def SINGLETON(self) -> bool:  # noqa: N802
         """Whether only one env of the wrapped class may live in a process."""
         return self._wrapped_attribute("SINGLETON")
+
+    @property
+    def FAST_PATHS(self) -> bool:  # noqa: N802
+        """Whether the wrapped env's class declares its fast paths (its workers use them)."""
+        return self._wrapped_attribute("FAST_PATHS")
+
+    @property
+    def batch_path(self) -> str:
+        """The batch path of the wrapped env, which its workers step batches with."""
+        return self.plan_env.batch_path
 
     def _wrapped_attribute(self, name: str) -> Any:
         # The local env once built (an instance may override its class), else the class.

@@ -41,7 +41,7 @@ class ObservationPool:
     The pool keeps at most twice as many arrays as the largest batch it has served.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._arrays: list[np.ndarray] = []
         self._kind: tuple | None = None
         self._limit = 0

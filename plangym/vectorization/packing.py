@@ -14,7 +14,7 @@ Each unpacked state owns its bytes, so keeping one state does not keep a batch a
 >>> import numpy as np
 >>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
 >>> packed = pack_states(states)
->>> type(packed).__name__, packed.count
+>>> type(packed).__name__, packed.n_states
 ('ArrayStates', 2)
 >>> [s.tolist() for s in unpack_states(packed)]
 [[0, 1, 2], [0, 1, 2, 3, 4]]
@@ -35,7 +35,7 @@ one blob, the observations stacked, rewards and flags as arrays when that is exa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class ArrayStates(NamedTuple):
     dtype: np.dtype | None  # None: the dtype sent last on this pipe (see DtypeChannel)
     lengths: bytes | None
     blob: bytes
-    count: int
+    n_states: int  # not "count", which would hide tuple.count
 
 
 class SharedStates(NamedTuple):
@@ -57,7 +57,7 @@ class SharedStates(NamedTuple):
     dtype: np.dtype | None
     lengths: bytes | None
     start: int
-    count: int
+    n_states: int
 
 
 class ObjectStates(NamedTuple):
@@ -138,8 +138,9 @@ def unpack_states(packed: ArrayStates | ObjectStates, as_records: bool = False) 
     if not isinstance(packed, ArrayStates):
         raise TypeError(f"packed: expected ArrayStates or ObjectStates, received {packed!r}")
     dtype = packed.dtype
+    assert dtype is not None, "the dtype token was not decoded (see DtypeChannel)"
     if packed.lengths is None:
-        records = np.frombuffer(packed.blob, dtype=dtype, count=packed.count)
+        records = np.frombuffer(packed.blob, dtype=dtype, count=packed.n_states)
         if as_records and dtype.names is not None:
             return records
         return records_to_states(records)
@@ -163,7 +164,10 @@ def unpack_actions(packed: PackedActions) -> Any:
     return packed.items
 
 
-def replaced(value: tuple, **changes: Any) -> Any:
+_NamedTuple = TypeVar("_NamedTuple", bound=NamedTuple)
+
+
+def replaced(value: _NamedTuple, **changes: Any) -> _NamedTuple:
     """``value._replace(**changes)`` for a NamedTuple, at a fraction of its cost.
 
     >>> replaced(ObjectStates([1]), items=[2])
@@ -187,7 +191,7 @@ class DtypeChannel:
     (dtype('uint8'), None)
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._last: np.dtype | None = None
 
     def encode(self, dtype: np.dtype) -> np.dtype | None:
@@ -201,12 +205,14 @@ class DtypeChannel:
         """Return the dtype that ``token`` stands for."""
         if token is not None:
             self._last = intern_dtype(token)
+        assert self._last is not None, "the first states on a pipe carry their dtype"
         return self._last
 
     def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Replace the dtype of packed states by its token (None when already known)."""
         if packed is None or isinstance(packed, ObjectStates):
             return packed
+        assert packed.dtype is not None, "the states were encoded already"
         return replaced(packed, dtype=self.encode(packed.dtype))
 
     def decode_states(self, packed: PackedStates | None) -> PackedStates | None:

@@ -26,7 +26,13 @@ import numpy as np
 from plangym.core import PlanEnv
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.chunks import plan_chunks
-from plangym.vectorization.compat import BatchEnv, ExternalProcess, Promise, stack_rows
+from plangym.vectorization.compat import (
+    BatchEnv,
+    ExternalProcess,
+    Promise,
+    external_workers,
+    stack_rows,
+)
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.process_backend import ProcessBackend
@@ -119,4 +125,4 @@ class ParallelEnv(VectorizedEnv):
     @property
     def workers(self) -> list[ExternalProcess]:
         """The worker processes."""
-        return self.scheduler.backend.workers
+        return external_workers(self.scheduler)

@@ -33,6 +33,7 @@ from plangym.vectorization.messages import (
     StepChunkReply,
 )
 from plangym.vectorization.packing import (
+    PackedStates,
     SharedStates,
     pack_columns,
     pack_states,
@@ -69,10 +70,12 @@ def step_chunk(
     observs_out = arrays["observs"][offset : offset + len(dts)]
     # The caller's local env, built by the same constructor, checked these inputs already.
     columns = env.run_batch_columns(actions, states, dts, want_state, observs_out)
-    packed_new = None
+    packed_new: PackedStates | None = None
     if want_state:
         if "states_out" in arrays:
-            packed_new = write_states(arrays["states_out"], *request.states_region, columns.states)
+            assert request.states_region is not None  # sent with the offset
+            start, capacity = request.states_region
+            packed_new = write_states(arrays["states_out"], start, capacity, columns.states)
         if packed_new is None:  # no room, or not arrays: through the pipe
             packed_new = pack_states(columns.states)
     fallback = write_outputs(arrays, offset, columns)
@@ -86,6 +89,8 @@ class PlanEnvHandler(Handler):
         env_fn: Builds the env.
         buffers: The caller's shared buffers as this worker maps them.
     """
+
+    env: Any
 
     def __init__(self, env_fn: Callable[[], Any], buffers: AttachedOutputs):
         self.env = env_fn()

@@ -16,6 +16,8 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 import cloudpickle
@@ -69,8 +71,8 @@ class WorkerProcess:
         self._factory_blob = cloudpickle.dumps(constructor)
         self._context = context or mp.get_context()
         self._next_id = READY_ID + 1
-        self._conn = None
-        self._process = None
+        self._conn: Connection | None = None
+        self._process: BaseProcess | None = None
         self.start()
         if wait_ready:
             self.wait_ready()
@@ -82,7 +84,8 @@ class WorkerProcess:
     def start(self) -> None:
         """Start the process; :meth:`wait_ready` waits until its env is built."""
         parent_conn, child_conn = self._context.Pipe()
-        process = self._context.Process(
+        # typeshed's BaseContext has no Process; every context get_context returns has one.
+        process = self._context.Process(  # type: ignore[attr-defined]
             target=run_worker,
             args=(child_conn, self._factory_blob, os.getpid()),
             name=f"plangym-worker-{self.index}",
@@ -173,8 +176,14 @@ class WorkerProcess:
         return self._process is not None and self._process.is_alive()
 
     @property
-    def connection(self):
-        """The caller's end of the pipe to the worker."""
+    def connection(self) -> Connection:
+        """The caller's end of the pipe to the worker.
+
+        WorkerCrashedError when it has none: the worker was terminated, or its restart
+        failed (then the next request restarts it again, as for any dead worker).
+        """
+        if self._conn is None:
+            raise self.crashed()
         return self._conn
 
     # Requests -------------------------------------------------------------------------------
@@ -187,8 +196,9 @@ class WorkerProcess:
         """Send a request already encoded; return its id (``answered``: it gets a reply)."""
         request_id = self._next_id
         self._next_id += 1
+        connection = self.connection
         try:
-            self._conn.send_bytes(message)
+            connection.send_bytes(message)
         except (OSError, ValueError) as error:
             raise self.crashed() from error
         if answered:
@@ -213,7 +223,7 @@ class WorkerProcess:
         """Whether a reply (or the worker's death) can be read before ``deadline``."""
         if deadline is None:
             return True  # a blocking read returns on a reply, or on EOF when the worker dies
-        return self._conn.poll(max(deadline - time.monotonic(), 0.0))
+        return self.connection.poll(max(deadline - time.monotonic(), 0.0))
 
     def read_reply(self) -> Reply:
         """Read one reply from the pipe (the caller knows one is there, or the worker died).
@@ -226,7 +236,7 @@ class WorkerProcess:
     def read_blob(self) -> tuple[bytes, int]:
         """Read one reply's bytes, and the id of the request it answers (see above)."""
         try:
-            return self._conn.recv_bytes(), self._awaiting.popleft()
+            return self.connection.recv_bytes(), self._awaiting.popleft()
         except (EOFError, OSError) as error:
             raise self.crashed() from error
 

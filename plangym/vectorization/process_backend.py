@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from multiprocessing.connection import wait
@@ -26,7 +26,7 @@ from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.obs_pool import ObservationPool
-from plangym.vectorization.packing import pack_actions, pack_states, state_layout
+from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
 from plangym.vectorization.shared_memory import SharedArray, SharedOutputs
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
@@ -57,7 +57,7 @@ class ProcessBackend(Backend):
     """
 
     def __init__(
-        self, workers: list[WorkerProcess] | None = None, obs_shape: tuple = (), obs_dtype=None
+        self, workers: Sequence[WorkerProcess] | None = None, obs_shape: tuple = (), obs_dtype=None
     ):
         self._obs_shape = tuple(obs_shape)
         self._obs_dtype = np.dtype(obs_dtype or np.float64)
@@ -67,7 +67,7 @@ class ProcessBackend(Backend):
 
     def start(
         self,
-        constructors: list[Callable],
+        constructors: Sequence[Callable],
         context: str | None = None,
         daemon: bool = True,
         worker_class: type[WorkerProcess] = WorkerProcess,
@@ -129,9 +129,9 @@ class ProcessBackend(Backend):
             resources.actions = None
             if current is not None:
                 current.close()
-            resources.actions = SharedArray(actions.shape, actions.dtype)
-            resources.actions_specs = {"actions": resources.actions.spec}
-        resources.actions.array[...] = actions
+            current = resources.actions = SharedArray(actions.shape, actions.dtype)
+            resources.actions_specs = {"actions": current.spec}
+        current.array[...] = actions
         return True
 
     def outputs(self, capacity: int) -> SharedOutputs:
@@ -141,8 +141,10 @@ class ProcessBackend(Backend):
             size = max(capacity, 2 * (current.capacity if current else 0), 16)
             if current is not None:
                 current.close()
-            self._resources.outputs = SharedOutputs(size, self._obs_shape, self._obs_dtype)
-        return self._resources.outputs
+            current = self._resources.outputs = SharedOutputs(
+                size, self._obs_shape, self._obs_dtype
+            )
+        return current
 
     def shared_memory_names(self) -> list[str]:
         """Names of the shared-memory blocks the workers' outputs go through (in /dev/shm)."""
@@ -174,7 +176,8 @@ class ProcessBackend(Backend):
         self, inputs: BatchInputs, layout: ArenaLayout, index: int, start: int, stop: int
     ) -> StepChunk:
         """Copy chunk ``index``'s states into the input arena; return its request."""
-        part, packed = layout.parts[index], None
+        part = layout.parts[index]
+        packed: PackedStates | None = None
         if part is not None:
             nbytes = layout.in_bytes[index]
             if nbytes is not None:
@@ -207,7 +210,9 @@ class ProcessBackend(Backend):
             return process.send_encoded(STEP_FROM_BUFFER)
         if kind is StepChunk:
             if request.offset is not None:
-                process.ensure_attached(resources.outputs.specs)
+                outputs = resources.outputs
+                assert outputs is not None  # made by prepare() for this batch
+                process.ensure_attached(outputs.specs)
             return process.send_step_chunk(request)
         return process.send(request)
 
@@ -216,7 +221,9 @@ class ProcessBackend(Backend):
         if len(tickets) == 1 and timeout is None:
             return list(tickets)  # a blocking read returns on the reply or on EOF
         connections = {self.workers[worker].connection: worker for worker in tickets}
-        return [connections[ready] for ready in wait(list(connections), timeout)]
+        ready = wait(list(connections), timeout)
+        # typeshed's wait returns any kind of waitable, not the kind it was given.
+        return [connections[connection] for connection in ready]  # type: ignore[index]
 
     def result(self, worker: int, ticket: int, request: Any) -> Any:
         """Read ``worker``'s next reply: the answer to ``ticket``, or STALE."""
@@ -232,11 +239,13 @@ class ProcessBackend(Backend):
         reply = process.decode_step_reply(payload)
         resources = self._resources
         outputs = resources.outputs
+        assert outputs is not None  # made by prepare() for this batch
         arrays = {f: buffer.array for f, buffer in outputs.buffers.items()}
         count = len(request.dts)
         columns = read_outputs(arrays, request.offset, count, reply.fallback, resources.obs_pool)
         columns.append(reply.infos)
         if request.want_state:
+            assert reply.states is not None  # a worker asked for new states sends them
             new_states = outputs.read_states(reply.states)
             if new_states and isinstance(new_states[0], np.ndarray):
                 resources.state_bytes = new_states[0].nbytes

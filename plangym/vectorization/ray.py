@@ -108,7 +108,9 @@ class RayEnv(VectorizedEnv):
     @property
     def pool(self) -> RayBackend:
         """The :class:`RayBackend` holding the actors."""
-        return self.scheduler.backend
+        backend = self.scheduler.backend
+        assert isinstance(backend, RayBackend)
+        return backend
 
     @property
     def workers(self) -> list:

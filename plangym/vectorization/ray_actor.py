@@ -111,6 +111,7 @@ class RemoteEnv:
     def handler(self) -> Handler:
         """The handler (raises the error that kept its env from being built)."""
         if self._handler is None:
+            assert self._build_error is not None  # the constructor kept one or the other
             raise self._build_error
         return self._handler
 

@@ -28,6 +28,8 @@ class RayBackend(Backend):
         unit: What a worker is called in messages.
     """
 
+    n_workers: int
+
     def __init__(
         self,
         ray: ModuleType,
@@ -50,8 +52,9 @@ class RayBackend(Backend):
 
     def wait_ready(self) -> list[int]:
         """Wait until every env is built; return the actors' process ids."""
-        self._pids = self._get([actor.ready.remote() for actor in self.actors])
-        return list(self._pids)
+        pids = self._get([actor.ready.remote() for actor in self.actors])
+        self._pids = pids
+        return list(pids)
 
     def _get(self, refs: list) -> list:
         try:
@@ -85,6 +88,7 @@ class RayBackend(Backend):
     def result(self, worker: int, ticket: Any, request: Any) -> Any:
         """Return the request's answer; raise WorkerCrashedError when its actor died."""
         ray = self.ray
+        env_error: BaseException | None
         try:
             value = ray.get(ticket)
         except ray.exceptions.RayTaskError as error:

@@ -20,7 +20,7 @@ from typing import Any
 
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
-from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError
+from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, add_note
 
 # How many times one task is re-run after its worker died, within one call.
 MAX_RERUNS = 2
@@ -49,6 +49,12 @@ class Task:
     error: BaseException | None = None
     restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
 
+    @property
+    def sent_to(self) -> int:
+        """The worker the task was sent to (asked only of a task sent)."""
+        assert self.worker is not None, "the task was not sent"
+        return self.worker
+
     def describe(self, unit: str) -> str:
         """Say what the task is, for messages: its elements, or its worker."""
         return f"elements {self.start}..{self.stop - 1}" if self.stop else f"{unit} {self.worker}"
@@ -76,7 +82,7 @@ class Batch:
 
     def results(self) -> dict[int, Any]:
         """Each worker's result, for a call of one task per worker."""
-        return {task.worker: task.result for task in self.tasks if task.error is None}
+        return {task.sent_to: task.result for task in self.tasks if task.error is None}
 
     def columns(self) -> tuple[list, ...]:
         """Return the chunks' result columns, joined in input order."""
@@ -184,7 +190,7 @@ class Scheduler:
                 # for the oldest one it holds.
                 oldest: dict[int, Task] = {}
                 for task in in_flight:
-                    oldest.setdefault(task.worker, task)
+                    oldest.setdefault(task.sent_to, task)
                 remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
                 tickets = {worker: task.ticket for worker, task in oldest.items()}
                 ready = self.backend.wait(tickets, remaining)
@@ -208,12 +214,13 @@ class Scheduler:
             return
         first = failed[0]
         error = first.error
+        assert error is not None  # errors() lists the tasks that have one
         where = first.describe(self.unit)
-        others = sorted({task.worker for task in failed[1:]})
+        others = sorted({task.sent_to for task in failed[1:]})
         note = f"raised by {where} during {batch.label}"
         if others:
             note += f" ({self.unit}s {others} raised too)"
-        error.add_note(note + "; the env is still usable")
+        add_note(error, note + "; the env is still usable")
         raise error
 
     def run(self, inputs: BatchInputs, timeout: float | None = None) -> Batch:
@@ -253,7 +260,7 @@ class Scheduler:
         )
 
     def _drop(self, batch: Batch) -> list[int]:
-        busy = sorted({task.worker for task in batch.in_flight()})
+        busy = sorted({task.sent_to for task in batch.in_flight()})
         batch.unsent.clear()
         for task in batch.tasks:
             task.done = True
@@ -295,7 +302,7 @@ class Scheduler:
 
     def _collect(self, task: Task, batch: Batch) -> None:
         try:
-            result = self.backend.result(task.worker, task.ticket, task.request)
+            result = self.backend.result(task.sent_to, task.ticket, task.request)
         except WorkerCrashedError as crash:
             self._recover(task, batch, crash)
             return
@@ -306,17 +313,17 @@ class Scheduler:
             return
         task.done, task.result = True, result
         if batch.unsent and not batch.errors():
-            self._submit(batch.unsent.popleft(), task.worker, batch)
+            self._submit(batch.unsent.popleft(), task.sent_to, batch)
 
     def _recover(self, task: Task, batch: Batch, crash: WorkerCrashedError) -> None:
         """Replace ``task``'s dead worker and do what the call's policy says."""
-        worker = task.worker
+        worker = task.sent_to
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:
             answer = self._replace_persistently(worker)
         except Exception as error:  # the rebuilt env failed too: report it, go on
-            error.add_note(f"while replacing {self.unit} {worker}, which died ({crash})")
+            add_note(error, f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:
                 queued.done, queued.error = True, error
             return

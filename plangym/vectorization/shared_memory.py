@@ -27,6 +27,7 @@ from multiprocessing import resource_tracker, shared_memory
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from plangym.vectorization.packing import PackedStates, SharedStates, unpack_states
 from plangym.vectorization.shared_states import read_states
@@ -136,7 +137,7 @@ class SharedArray:
     when they know it (see :func:`remove_orphaned`), so no warning is printed.
     """
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, name: str | None = None):
+    def __init__(self, shape: tuple[int, ...], dtype: DTypeLike, name: str | None = None):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         nbytes = max(int(np.prod(shape)) * self.dtype.itemsize, 1)
         self._unlinked = False
@@ -225,7 +226,7 @@ class SharedOutputs:
         buffer = self.buffers.get(field)
         return np.zeros(0, np.uint8) if buffer is None else buffer.array
 
-    def read_states(self, packed: PackedStates) -> list:
+    def read_states(self, packed: PackedStates) -> list | np.ndarray:
         """Return the states of a worker's reply, each owning its bytes."""
         if isinstance(packed, SharedStates):
             return read_states(self.arena("states_out"), packed)
@@ -246,7 +247,7 @@ class AttachedOutputs:
     replaced a buffer that grew) is mapped anew, the others stay as they are.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._specs: dict[str, tuple] = {}
         self._buffers: dict[str, SharedArray] = {}
         self.arrays: dict[str, np.ndarray] = {}

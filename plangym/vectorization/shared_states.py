@@ -6,7 +6,8 @@ context switch per piece. Here the caller copies the input states once into an a
 workers map, each worker writes its new states once into its own region of a second
 arena, and the caller copies each new state out once (a state must own its bytes, so
 that keeping one does not keep a batch alive). Only a small descriptor goes through the
-pipe: a :class:`~plangym.vectorization.packing.SharedStates` (dtype, lengths, start, count).
+pipe: a :class:`~plangym.vectorization.packing.SharedStates` (dtype, lengths, start,
+n_states).
 
 ``lengths`` is None for 0-d states (classic-control records) and the per-state lengths as
 int64 bytes for 1-D states. States that are not arrays of one dtype, or that do not fit
@@ -16,7 +17,7 @@ the region, travel through the pipe as before (see :mod:`plangym.vectorization.t
 >>> arena = np.zeros(256, dtype=np.uint8)
 >>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
 >>> packed = write_states(arena, 64, 192, states)
->>> packed.start, packed.count
+>>> packed.start, packed.n_states
 (64, 2)
 >>> [s.tolist() for s in read_states(arena, packed)]
 [[0, 1, 2], [0, 1, 2, 3, 4]]
@@ -107,6 +108,7 @@ def read_states(
             it, return views of the arena (a worker reads them only during its request).
     """
     dtype, lengths, start, count = packed
+    assert dtype is not None, "the dtype token was not decoded (see DtypeChannel)"
     if lengths is None:
         records = np.frombuffer(arena, dtype=dtype, count=count, offset=start)
         if as_records and dtype.names is not None:

@@ -25,6 +25,7 @@ from plangym.vectorization.messages import (
     Attach,
     Close,
     Reply,
+    Request,
     StepChunk,
     StepChunkReply,
 )
@@ -55,9 +56,11 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
     try:
         while True:
             try:
-                request_id, body = decode(conn.recv_bytes())
+                request = decode(conn.recv_bytes())
             except (EOFError, OSError):
                 return True  # the caller closed the pipe or is gone
+            assert isinstance(request, Request)  # a caller sends only requests
+            request_id, body = request
             if type(body) is Close:
                 conn.send_bytes(encode(Reply(request_id, True, None)))
                 return False
