@@ -16,6 +16,12 @@ Measures (``--list`` prints them):
 * ``w1``: ``ALE/MsPacman-v5`` ParallelEnv, 2 workers, ``inline_small_batches=False``, 256
   distinct states, ``step_batch(dt=1, return_state=True)``; frames/s (256 x frameskip over
   the median of 7 calls after 2 warm-ups).
+* ``atari_single``: ``ALE/MsPacman-v5`` in this process, 256 distinct states,
+  ``step_batch(dt=1, return_state=True)``; frames/s (the frame loop and the in-place path).
+* ``kernels_single``: CartPole-v1 in this process, ``step_batch(arrays=True)`` of 4096
+  states as one record array; steps/s (the classic-control kernel path).
+* ``step_single``: CartPole-v1 ``env.step(action, state=state)``, 2000 calls; microseconds
+  per step (median of 5), lower is better: the generic path of one step.
 * ``w2``: CartPole-v1 ParallelEnv, 2 workers, ``inline_small_batches=False``, 4096 states;
   steps/s (median of 7 calls after 2 warm-ups).
 * ``w3``: CartPole-v1 ParallelEnv, 2 workers, default settings, batches of 8 states;
@@ -170,6 +176,57 @@ def w1() -> Value:
         return Value(frames / batch_seconds(env, states, actions), "frames/s", True)
     finally:
         env.close()
+
+
+@measure
+def atari_single() -> Value:
+    import numpy as np
+
+    import plangym
+
+    env = plangym.make("ALE/MsPacman-v5")
+    try:
+        size = n(256, 16)
+        states = workloads().game_states(env, size)
+        actions = np.random.default_rng(1).integers(env.n_actions, size=size)
+        frames = size * env.frameskip
+        return Value(frames / batch_seconds(env, states, actions), "frames/s", True)
+    finally:
+        env.close()
+
+
+@measure
+def kernels_single() -> Value:
+    import numpy as np
+
+    import plangym
+
+    env = plangym.make("CartPole-v1")
+    size = n(4096, 64)
+    states = np.stack(workloads().cartpole_states(env, size))  # one record array
+    actions = np.arange(size) % 2
+    seconds = median_seconds(
+        lambda: env.step_batch(actions, states=states, arrays=True),
+        warmups=n(2, 1),
+        repeats=n(7, 1),
+    )
+    return Value(size / seconds, "steps/s", True)
+
+
+@measure
+def step_single() -> Value:
+    import plangym
+
+    env = plangym.make("CartPole-v1")
+    state, *_ = env.reset()
+    calls = n(2000, 20)
+
+    def steps() -> None:
+        for i in range(calls):
+            env.step(i % 2, state=state)
+
+    seconds = median_seconds(steps, warmups=1, repeats=n(5, 1))
+    return Value(1e6 * seconds / calls, "us/step", False)
 
 
 @measure

@@ -52,9 +52,10 @@ def restore_generator(generator: np.random.Generator, words: np.ndarray) -> None
 class GeneratorWords:
     """A generator's words as bytes, read only when the generator may have moved.
 
-    Reading a generator's state costs about as much as a cheap env's step. Envs whose
-    generator is drawn from only at known moments (a reset, a sticky-action coin flip) keep
-    its words between those moments; :meth:`forget` marks one. Restoring the words the
+    Reading a generator's state costs a sizeable part of a cheap env's step
+    (``benchmarks/design_figures.py``). Envs whose generator is drawn from only at known
+    moments (a reset, a sticky-action coin flip) keep its words between those moments;
+    :meth:`forget` marks one. Restoring the words the
     generator already holds does nothing. With ``cache=False`` the words are read and
     written every time (a wrapper might draw from the generator at any step).
 

@@ -43,9 +43,8 @@ class DispatchCosts:
 
     max_inline = 64
     probe_every = 256
-    # A worker waits for its next chunk while the caller reads its last one's results
-    # (about a millisecond for a few hundred elements): queue a second chunk when that is a
-    # sizeable share of a chunk's work.
+    # A worker waits for its next chunk while the caller reads its last one's results:
+    # queue a second chunk when that wait is a sizeable share of a chunk's work.
     short_chunk_s = 5e-3
 
     def __init__(

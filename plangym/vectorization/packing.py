@@ -182,8 +182,9 @@ def replaced(value: _NamedTuple, **changes: Any) -> _NamedTuple:
 class DtypeChannel:
     """Sends a dtype only when it differs from the last one sent on the same pipe.
 
-    Pickling a record dtype costs tens of microseconds; a batch's states share one dtype,
-    and so do most consecutive batches. Each end of a pipe keeps one channel per direction.
+    Pickling a record dtype costs more than a cheap env's step
+    (``benchmarks/design_figures.py``); a batch's states share one dtype, and so do most
+    consecutive batches. Each end of a pipe keeps one channel per direction.
 
     >>> sender, receiver = DtypeChannel(), DtypeChannel()
     >>> token = sender.encode(np.dtype("u1"))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from plangym.constructor import parent_arguments
 from plangym.core import PlanEnv
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.chunks import plan_chunks
@@ -52,21 +53,9 @@ class ParallelEnv(VectorizedEnv):
     """Steps batches on ``n_workers`` processes, with the single env's exact results.
 
     Args:
-        env_class: The :class:`PlanEnv` class each worker builds.
-        name: Environment name.
-        frameskip: Passed to ``env_class``; None keeps its default, as ``make`` does.
-        autoreset: Passed to ``env_class``; None keeps its default.
-        delay_setup: Start the workers later, in :meth:`setup`.
         n_workers: Number of worker processes.
-        blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
-            with ``step_batch_async``).
         start_method: "fork", "spawn" or "forkserver"; None uses multiprocessing's default.
-        inline_small_batches: Step a batch that carries states in the calling process when
-            the measured costs say a round trip to the workers would take longer (see
-            :mod:`plangym.vectorization.costs`); results are the same either way.
-        dispatch_costs: The cost estimates that decide it (default: learned from the
-            batches run, starting from nothing measured).
-        kwargs: Passed to ``env_class``.
+        Other arguments: see :class:`~plangym.vectorization.env.VectorizedEnv`.
     """
 
     def __init__(
@@ -84,18 +73,7 @@ class ParallelEnv(VectorizedEnv):
         **kwargs: Any,
     ):
         self._start_method = start_method
-        super().__init__(
-            env_class=env_class,
-            name=name,
-            frameskip=frameskip,
-            autoreset=autoreset,
-            delay_setup=delay_setup,
-            n_workers=n_workers,
-            blocking=blocking,
-            inline_small_batches=inline_small_batches,
-            dispatch_costs=dispatch_costs,
-            **kwargs,
-        )
+        super().__init__(**parent_arguments(ParallelEnv, locals()))
 
     def create_backend(self) -> Backend:
         """Start the worker processes (all at once) and wait until their envs are built."""

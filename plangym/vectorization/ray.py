@@ -102,7 +102,7 @@ class RayEnv(VectorizedEnv):
         return backend
 
     def create_scheduler(self, backend: Backend) -> Scheduler:
-        """One chunk per actor: a round trip through Ray costs about a millisecond."""
+        """One chunk per actor: a round trip through Ray costs far more than a pipe's."""
         return Scheduler(backend, chunks_per_worker=1)
 
     @property
