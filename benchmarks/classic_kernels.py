@@ -68,7 +68,7 @@ from plangym.utils import find_time_limit
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE_PYTHON = ROOT / ".venv-plangym01" / "bin" / "python"
 COST_OTHERS = ("Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1")
-# The UCT budget that keeps CartPole's pole up for 500 steps (tests/test_planning.py,
+# The UCT budget that keeps CartPole's pole up for 500 steps (tests/planning/test_planning.py,
 # docs/planning.md): plangym plan's defaults (rollouts of 6) let most games end early.
 UCT_PARAMS = {"waves": 2, "wave_size": 16, "rollout_depth": 30, "rollout_dt": 1}
 

@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from plangym.videogames.nes import HEADER_SIZE, MarioEnv
+from plangym.videogames.nes import MarioEnv
+from plangym.videogames.nes.state import HEADER_SIZE
 
 NAME = "SuperMarioBros-1-1-v0"
 FRAMESKIP = 5

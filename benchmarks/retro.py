@@ -22,7 +22,8 @@ import zlib
 
 import numpy as np
 
-from plangym.videogames.retro import RetroEnv, decode_state
+from plangym.videogames.retro import RetroEnv
+from plangym.videogames.retro.state import decode_state
 
 NAME = "Airstriker-Genesis-v0"
 

@@ -3,6 +3,7 @@
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -17,6 +18,8 @@ settings.register_profile(
 )
 settings.load_profile("plangym")
 
+REPO = Path(__file__).resolve().parent.parent  # holds the tests package
+
 
 @pytest.fixture(scope="session")
 def ray_cluster():
@@ -27,15 +30,26 @@ def ray_cluster():
     # Ray keeps its sockets and logs here, removed with the cluster; its default, /tmp/ray,
     # would keep every session's files. The path stays short: sockets live inside it.
     temp_dir = tempfile.mkdtemp(prefix="plangym-ray-", dir="/tmp")
-    # "local": never attach to some other cluster that happens to run on this machine.
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        _temp_dir=temp_dir,
-    )
+    # Actors unpickle the test env classes by module path (tests.helpers.faulty_env): the
+    # processes of the cluster (which inherit this environment when ray.init starts it) get
+    # the repository root on their PYTHONPATH, wherever pytest was started from.
+    pythonpath = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), pythonpath]))
+    try:
+        # "local": never attach to some other cluster that happens to run on this machine.
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            _temp_dir=temp_dir,
+        )
+    finally:
+        if pythonpath is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = pythonpath
     yield ray
     ray.shutdown()
     shutil.rmtree(temp_dir, ignore_errors=True)

@@ -14,6 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RUNS = {
     "against_commit.py": (["HEAD", "--rounds", "1", "--quick"], "| plan |"),
     "classic_kernels.py": (["--rounds", "1", "--quick"], "| array form / raw loop |"),
+    "design_figures.py": (["--rounds", "1"], "PCG64 state read / CartPole step"),
     "kernel_workers.py": (
         ["--rounds", "1", "--min-time", "0.01", "--sections", "parallel", "vector"],
         "| kernels / no kernels |",

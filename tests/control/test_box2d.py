@@ -1,7 +1,7 @@
 """Box2D: replay states are exact, need a fresh world per reset, and reject bad input.
 
 Everything runs the real Box2D simulator (no mocks). FastLunarLander, plangym's own
-lander, is tested in ``tests/test_lunar_lander.py``.
+lander, is tested in ``tests/control/test_lunar_lander.py``.
 """
 
 import importlib

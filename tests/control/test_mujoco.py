@@ -7,7 +7,6 @@ import sys
 import mujoco
 import numpy as np
 import pytest
-from vectorized_contract import random_states
 
 import plangym
 from plangym.api_tests import TestPlangymEnv, assert_identical  # noqa: F401
@@ -15,6 +14,7 @@ from plangym.control import MujocoEnv
 from plangym.environment_names import MUJOCO
 from plangym.exactness import replay
 from plangym.selfcheck import run_checks
+from tests.helpers.vectorized_contract import random_states
 
 pytestmark = pytest.mark.filterwarnings("ignore:MuJoCo. compiler attribute:RuntimeWarning")
 

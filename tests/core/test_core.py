@@ -47,7 +47,10 @@ def test_atari_names_come_from_ale_py():
 
 
 def test_ray_make_picks_ray_env_and_needs_n_workers():
-    """Resolved without starting Ray; tests/test_ray.py runs RayEnv on a real cluster."""
+    """Resolved without starting Ray.
+
+    tests/vectorization/test_ray.py runs RayEnv on a real cluster.
+    """
     from plangym.registry import get_environment_class
     from plangym.vectorization.ray import RayEnv
 

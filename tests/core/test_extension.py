@@ -1,14 +1,17 @@
-"""A user-written PlanEnv (tests/corridor_env.py, as in docs/extending.md) gets the API free."""
+"""A user-written PlanEnv gets the API free.
+
+The env is tests/helpers/corridor_env.py, the one docs/extending.md builds.
+"""
 
 import copy
 import pickle
 
 import numpy as np
 import pytest
-from corridor_env import STATE_SIZE, Corridor, OldGymCorridor
 
 from plangym import api_tests
 from plangym.api_tests import assert_identical
+from tests.helpers.corridor_env import STATE_SIZE, Corridor, OldGymCorridor
 
 
 class TestCorridor(api_tests.TestPlanEnv):
@@ -271,12 +274,9 @@ def test_old_gym_env_matches_new_api_env_step_by_step():
 
 def test_runs_unchanged_in_parallel_workers():
     """The extension contract: a plangym 0.1-style env steps batches on worker processes."""
-    import cloudpickle
-    import corridor_env
-
     from plangym.vectorization import ParallelEnv
 
-    cloudpickle.register_pickle_by_value(corridor_env)  # spawned workers cannot import tests/
+    # Spawned workers import tests.helpers.corridor_env by name: they inherit this sys.path.
     for start_method in ("fork", "spawn"):
         env = ParallelEnv(
             Corridor, "Corridor", n_workers=2, start_method=start_method, length=9, seed=4

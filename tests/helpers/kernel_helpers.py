@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from processes import pid_alive
+from tests.helpers.processes import pid_alive
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHM = Path("/dev/shm")
 KERNEL_NAME = "plangym-test-python"
 POLL_S = 0.01

@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-from faulty_env import POISON, faulty_state
 
 from plangym.api_tests import assert_identical
 from plangym.vectorization import (
@@ -16,6 +15,7 @@ from plangym.vectorization import (
     NoAsyncCallError,
     WorkerCrashedError,
 )
+from tests.helpers.faulty_env import POISON, faulty_state
 
 
 def random_states(env, n: int, seed: int = 0) -> list:

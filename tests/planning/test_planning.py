@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from corridor_env import Corridor
 
 import plangym
 from plangym.planning import SwarmPlanner, play, random_scores
@@ -12,6 +11,7 @@ from plangym.planning.batches import offers_arrays, step_states, take_states
 from plangym.planning.common import ActionSampler, Decision, same_state
 from plangym.planning.uct import UCTPlanner
 from plangym.selfcheck import check_fresh_instance, check_same_instance
+from tests.helpers.corridor_env import Corridor
 
 
 @pytest.fixture

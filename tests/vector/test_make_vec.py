@@ -11,13 +11,13 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from test_vector_parity import run_both
-from vector_checks import assert_same
 
 import plangym
 from plangym.control.classic_control import ClassicControl
 from plangym.vector import AsyncVectorEnv, PlanVectorEnv, SyncVectorEnv
 from plangym.vector.make_vec import build_sub_env
+from tests.helpers.vector_checks import assert_same
+from tests.vector.test_vector_parity import run_both
 
 MODES = list(AutoresetMode)
 # name: (number of sub-envs, steps per run); the Atari run is shorter (100 frames x 5 each)

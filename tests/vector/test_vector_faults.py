@@ -1,12 +1,13 @@
 """What ``plangym.vector``'s vector envs do when things go wrong, with real processes.
 
 Workers are killed with real SIGKILLs, while idle and while busy in a step, a reset or a call;
-sub-envs raise, sleep past a timeout, or cannot be built (:mod:`vector_faulty_env`). After
-each fault the vector env must go on, and its results must stay exactly those of a reference
-(gymnasium's ``SyncVectorEnv`` fed the same seeds and actions) for every sub-env the fault did
-not touch. Misuse (a call out of turn, bad actions, seeds or masks) raises gymnasium's typed
-errors before anything reaches a sub-env, and closing (or garbage-collecting) a vector env
-leaves no worker process and no shared-memory segment behind.
+sub-envs raise, sleep past a timeout, or cannot be built
+(:mod:`tests.helpers.vector_faulty_env`). After each fault the vector env must go on, and its
+results must stay exactly those of a reference (gymnasium's ``SyncVectorEnv`` fed the same
+seeds and actions) for every sub-env the fault did not touch. Misuse (a call out of turn, bad
+actions, seeds or masks) raises gymnasium's typed errors before anything reaches a sub-env, and
+closing (or garbage-collecting) a vector env leaves no worker process and no shared-memory
+segment behind.
 """
 
 from __future__ import annotations
@@ -24,20 +25,6 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from processes import pid_alive, wait_dead
-from vector_checks import assert_same
-from vector_faulty_env import (
-    FAULTS,
-    NAP,
-    NAP_LONG,
-    NAP_LONG_S,
-    NAP_S,
-    RAISE,
-    BuildError,
-    FaultError,
-    make_broken_env,
-    make_faulty_env,
-)
 
 from plangym.vector import (
     AlreadyPendingCallError,
@@ -50,6 +37,20 @@ from plangym.vector import (
     VectorTimeoutError,
 )
 from plangym.vectorization import errors as plangym_errors
+from tests.helpers.processes import pid_alive, wait_dead
+from tests.helpers.vector_checks import assert_same
+from tests.helpers.vector_faulty_env import (
+    FAULTS,
+    NAP,
+    NAP_LONG,
+    NAP_LONG_S,
+    NAP_S,
+    RAISE,
+    BuildError,
+    FaultError,
+    make_broken_env,
+    make_faulty_env,
+)
 
 N = 3  # sub-envs per vector env
 SEED = 4321

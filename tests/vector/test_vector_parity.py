@@ -16,10 +16,10 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from vector_checks import assert_same
-from vector_envs import make_dict_env, make_gym_env
 
 from plangym.vector import AsyncVectorEnv, SyncVectorEnv
+from tests.helpers.vector_checks import assert_same
+from tests.helpers.vector_envs import make_dict_env, make_gym_env
 
 SEED = 20240
 N_STEPS = 500

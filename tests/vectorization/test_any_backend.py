@@ -12,13 +12,13 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 import pytest
-from vectorized_contract import random_states
 
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.core import PlanEnv
 from plangym.vectorization import ParallelEnv
 from plangym.videogames.atari import AtariEnv
+from tests.helpers.vectorized_contract import random_states
 
 CASES = [
     ("CartPole-v1", {}),

@@ -17,24 +17,25 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from processes import wait_dead
 
-TESTS = Path(__file__).resolve().parent
+from tests.helpers.processes import wait_dead
+
+REPO = Path(__file__).resolve().parents[2]  # the scripts import tests.helpers from here
 SHM = Path("/dev/shm")
 
 pytestmark = pytest.mark.skipif(not SHM.is_dir(), reason="needs /dev/shm (Linux)")
 
 PRELUDE = """
 import contextlib, gc, os, signal, sys, threading, time
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {repo!r})
 from multiprocessing import shared_memory
 shared_memory._SHM_NAME_PREFIX = {prefix!r}  # segments of this script only
 from pathlib import Path
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.vectorization import NoAsyncCallError, ParallelEnv
-from faulty_env import HANG, PAUSE, RAISE, CartError, FaultyCartPole, faulty_state
-from processes import wait_dead
+from tests.helpers.faulty_env import HANG, PAUSE, RAISE, CartError, FaultyCartPole, faulty_state
+from tests.helpers.processes import wait_dead
 
 def pids(env):
     return [worker.pid for worker in env.batch_env.workers]
@@ -65,7 +66,7 @@ def run_scenario(body: str, tmp_path: Path, epilogue: str = EPILOGUE, timeout: f
         prefix = "/psm_z" + "".join(random.choices(string.ascii_lowercase[6:], k=4))
         if not any(SHM.glob(prefix[1:] + "*")):
             break
-    script = PRELUDE.format(tests=str(TESTS), prefix=prefix)
+    script = PRELUDE.format(repo=str(REPO), prefix=prefix)
     script += f"MARKER = Path({str(tmp_path / 'marker')!r})\n"
     script += textwrap.dedent(body) + epilogue
     done = subprocess.run(

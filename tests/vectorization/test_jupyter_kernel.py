@@ -1,7 +1,7 @@
 """plangym's worker processes in a real Jupyter kernel: Ctrl-C, restart and shutdown.
 
 Each test starts an ipykernel on this interpreter (jupyter_client's ``KernelManager`` and a
-blocking client, see ``kernel_helpers``) and runs cells in it as a notebook would:
+blocking client, see ``tests.helpers.kernel_helpers``) and runs cells in it as a notebook would:
 
 * a :class:`ParallelEnv` and a :class:`plangym.vector.AsyncVectorEnv` of env classes
   defined in a cell, interrupted (``interrupt_kernel``, a SIGINT to the kernel's process
@@ -28,7 +28,7 @@ import pytest
 pytest.importorskip("ipykernel")
 pytest.importorskip("jupyter_client")
 
-from kernel_helpers import (
+from tests.helpers.kernel_helpers import (
     MAPPED_SEGMENTS_CODE,
     SHM,
     Kernel,
@@ -39,7 +39,7 @@ from kernel_helpers import (
     set_prefix_code,
     shm_prefix,
 )
-from processes import pid_alive, wait_dead
+from tests.helpers.processes import pid_alive, wait_dead
 
 pytestmark = [
     pytest.mark.skipif(not SHM.is_dir() or not Path("/proc/self/stat").exists(), reason="Linux"),

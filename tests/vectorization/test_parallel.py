@@ -13,13 +13,32 @@ import threading
 import time
 from pathlib import Path
 
-import cloudpickle
-import faulty_env
 import numpy as np
 import pytest
-from faulty_env import DIE, HANG, RAISE, CartError, CountingCartPole, FaultyCartPole, faulty_state
-from processes import wait_dead
-from vectorized_contract import (
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+from plangym.vectorization import (
+    ClosedEnvironmentError,
+    NoAsyncCallError,
+    ParallelEnv,
+    WorkerCrashedError,
+)
+from plangym.vectorization.costs import DispatchCosts
+from plangym.vectorization.errors import RemoteTraceback
+from plangym.vectorization.parallel import plan_chunks
+from tests.helpers.faulty_env import (
+    DIE,
+    HANG,
+    RAISE,
+    CartError,
+    CountingCartPole,
+    FaultyCartPole,
+    faulty_state,
+)
+from tests.helpers.processes import wait_dead
+from tests.helpers.vectorized_contract import (
     assert_same_array_form,
     check_a_poison_state_fails_the_batch_not_the_env,
     check_async_api,
@@ -34,21 +53,7 @@ from vectorized_contract import (
     random_states,
 )
 
-import plangym
-from plangym.api_tests import assert_identical
-from plangym.control import ClassicControl
-from plangym.vectorization import (
-    ClosedEnvironmentError,
-    NoAsyncCallError,
-    ParallelEnv,
-    WorkerCrashedError,
-)
-from plangym.vectorization.costs import DispatchCosts
-from plangym.vectorization.errors import RemoteTraceback
-from plangym.vectorization.parallel import plan_chunks
-
-# Spawned workers cannot import modules from tests/: ship this one by value.
-cloudpickle.register_pickle_by_value(faulty_env)
+# Spawned workers import tests.helpers.faulty_env by name: they inherit this sys.path.
 
 
 def worker_pids(env: ParallelEnv) -> list[int]:

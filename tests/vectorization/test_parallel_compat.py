@@ -10,12 +10,12 @@ and properties of the env class it wraps.
 
 import numpy as np
 import pytest
-from vectorized_contract import random_states
 
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control.classic_control import ClassicControl
 from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv, Promise
+from tests.helpers.vectorized_contract import random_states
 
 
 @pytest.fixture(scope="module")

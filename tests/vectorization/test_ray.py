@@ -15,34 +15,8 @@ import time
 from pathlib import Path
 
 import cloudpickle
-import faulty_env
 import numpy as np
 import pytest
-from faulty_env import (
-    DIE,
-    HANG,
-    PAUSE,
-    RAISE,
-    SLOW,
-    CartError,
-    CountingCartPole,
-    FaultyCartPole,
-    faulty_state,
-)
-from processes import wait_dead
-from vectorized_contract import (
-    check_a_poison_state_fails_the_batch_not_the_env,
-    check_async_api,
-    check_call_get_attr_set_attr,
-    check_calls_after_close_raise,
-    check_inherited_batch_methods_work,
-    check_refused_calls_change_nothing,
-    check_small_cheap_batches_run_in_the_caller,
-    check_stateless_chunks,
-    check_step_batch_equals_the_single_env,
-    check_the_array_form_equals_the_single_env,
-    random_states,
-)
 
 import plangym
 from plangym.api_tests import assert_identical
@@ -57,11 +31,36 @@ from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.packing import ArrayStates, pack_actions, pack_states
 from plangym.vectorization.ray import RayEnv
 from plangym.vectorization.ray_actor import PackedError, RemoteEnv, import_ray, remote_error
+from tests.helpers.faulty_env import (
+    DIE,
+    HANG,
+    PAUSE,
+    RAISE,
+    SLOW,
+    CartError,
+    CountingCartPole,
+    FaultyCartPole,
+    faulty_state,
+)
+from tests.helpers.processes import wait_dead
+from tests.helpers.vectorized_contract import (
+    check_a_poison_state_fails_the_batch_not_the_env,
+    check_async_api,
+    check_call_get_attr_set_attr,
+    check_calls_after_close_raise,
+    check_inherited_batch_methods_work,
+    check_refused_calls_change_nothing,
+    check_small_cheap_batches_run_in_the_caller,
+    check_stateless_chunks,
+    check_step_batch_equals_the_single_env,
+    check_the_array_form_equals_the_single_env,
+    random_states,
+)
 
 ray = pytest.importorskip("ray")
 
-# Actors cannot import modules from tests/: ship this one by value.
-cloudpickle.register_pickle_by_value(faulty_env)
+# Actors import tests.helpers.faulty_env by name: ray_cluster (conftest.py) puts the
+# repository root on the cluster's PYTHONPATH.
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -1,0 +1,1 @@
+"""Tests of plangym.cli: the plangym console script."""

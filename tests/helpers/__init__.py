@@ -1,0 +1,21 @@
+"""Helpers shared by the test modules (no tests here); import them as ``tests.helpers.<name>``.
+
+* ``corridor_env``: ``Corridor``, a tiny user-written :class:`plangym.core.PlanEnv` (the one
+  docs/extending.md builds), and ``OldGymCorridor``, the same env on the old gym API.
+* ``faulty_env``: ``FaultyCartPole``, a CartPole that raises, hangs, sleeps or kills its
+  process on request (selected by the cart position), to test how workers fail.
+* ``kernel_helpers``: a real Jupyter kernel on this interpreter (``Kernel``) and ``Watch``,
+  which records when processes and shared-memory segments disappear.
+* ``processes``: is a process alive, wait until a set of processes is gone.
+* ``vector_checks``: ``assert_same``, exact comparison of vector env results.
+* ``vector_envs``: gymnasium envs built by module-level (picklable) functions, for the
+  vector-env parity tests.
+* ``vector_faulty_env``: a tiny gymnasium env that misbehaves on request, for the vector-env
+  fault tests.
+* ``vectorized_contract``: the checks every vectorized backend (``ParallelEnv``, ``RayEnv``)
+  must pass, written once.
+
+Worker processes and Ray actors unpickle these modules' classes by module path: spawned and
+forkserver workers inherit the test session's ``sys.path`` (which holds the repository root),
+and the ``ray_cluster`` fixture puts the repository root on the ``PYTHONPATH`` of its cluster.
+"""

@@ -1,0 +1,1 @@
+"""Tests of plangym.planning: the reference planners, GIFs and inline displays."""

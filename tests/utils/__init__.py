@@ -1,0 +1,1 @@
+"""Tests of plangym.utils: plangym 0.1's helpers."""

@@ -1,0 +1,1 @@
+"""Tests of plangym.vector: gymnasium-compatible vector envs and make_vec."""

@@ -1,0 +1,1 @@
+"""Tests of plangym.vectorization: ParallelEnv, RayEnv, the scheduler, shared states, faults."""

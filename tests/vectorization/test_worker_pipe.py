@@ -1,0 +1,47 @@
+"""A worker left without a pipe counts as dead, and error notes work on Python 3.10 too."""
+
+import types
+
+import pytest
+
+from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
+from plangym.vectorization import ParallelEnv, WorkerCrashedError
+from plangym.vectorization import errors as errors_module
+from plangym.vectorization.messages import GetAttr
+from plangym.vectorization.process import WorkerProcess
+
+
+def test_a_worker_without_a_pipe_raises_worker_crashed():
+    worker = WorkerProcess(lambda: ClassicControl("CartPole-v1"))
+    try:
+        worker.terminate()  # what a restart that fails to start a process leaves behind
+        with pytest.raises(WorkerCrashedError):
+            worker.send(GetAttr("frameskip"))
+        worker.restart()
+        assert worker.receive(worker.send(GetAttr("frameskip"))) == 1
+    finally:
+        worker.close()
+
+
+def test_the_next_batch_replaces_a_worker_without_a_pipe():
+    single = ClassicControl("CartPole-v1")
+    env = ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    try:
+        state, *_ = single.reset()
+        actions, states = [0, 1] * 8, [state] * 16
+        env.workers[0].terminate()
+        assert_identical(
+            env.step_batch(actions, states), single.step_batch(actions, states), "step_batch"
+        )
+    finally:
+        env.close()
+
+
+def test_notes_are_kept_without_add_note(monkeypatch):
+    # Python 3.10 has no BaseException.add_note: the notes go where 3.11 keeps them.
+    monkeypatch.setattr(errors_module, "sys", types.SimpleNamespace(version_info=(3, 10)))
+    error = ValueError("bad")
+    errors_module.add_note(error, "first")
+    errors_module.add_note(error, "second")
+    assert error.__notes__ == ["first", "second"]

@@ -1,0 +1,1 @@
+"""Tests of plangym.videogames: Atari, Montezuma, NES and Retro."""
