@@ -1,7 +1,9 @@
 """AtariEnv: fidelity to ale-py, frame accounting, episodic life, parameters and bad input."""
 
+import gc
 import pickle
 import warnings
+import weakref
 
 import gymnasium as gym
 import numpy as np
@@ -301,3 +303,22 @@ def test_stepping_on_after_game_over_is_exact_and_quiet():
             [0, 3], [state, state], dt=2
         ),
     )
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_an_env_goes_with_its_last_reference(wrapped):
+    # The frame primitive is looked up per step: nothing the env keeps refers back to it,
+    # so its emulator is released at once, without waiting for the garbage collector.
+    wrappers = [gym.wrappers.RecordEpisodeStatistics] if wrapped else None
+    env = AtariEnv("ALE/Pong-v5", wrappers=wrappers)
+    state, *_ = env.reset()
+    env.step_batch([0, 1], states=[state, state])
+    assert env.batch_path == ("generic" if wrapped else "in_place")
+    gone = weakref.ref(env)
+    gc.disable()
+    try:
+        del env
+        assert gone() is None
+    finally:
+        gc.enable()
+
