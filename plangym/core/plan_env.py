@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from abc import ABC
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -29,10 +29,11 @@ from plangym.constructor import constructor_call, read_only
 from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
+from plangym.core.hooks import StepHooks
 from plangym.validation import check_dt, check_flag, check_positive_int
 
 
-class PlanEnv(InputChecks, ABC):
+class PlanEnv(StepHooks, InputChecks, ABC):
     """Base class of every plannable environment.
 
     Subclasses implement :meth:`get_state`, :meth:`set_state`, :meth:`apply_action`,
@@ -56,12 +57,10 @@ class PlanEnv(InputChecks, ABC):
     STATE_IS_ARRAY = True
     OBS_IS_ARRAY = True
     SINGLETON = False
-    # Declared True in the body of a class whose fast paths (batches stepped in bulk or by a
-    # kernel, frames sent straight to the emulator, identity hooks skipped) do exactly what
-    # its methods do. A subclass that does not declare it again is stepped through every
-    # method, so whatever it overrides runs (see has_fast_paths).
-    FAST_PATHS: ClassVar[bool] = False
     _batch_path = "generic"  # what setup chose: see batch_path
+    # The constructor call, set by __new__ (see _constructor_call).
+    _init_args: tuple[Any, ...]
+    _init_kwargs: dict[str, Any]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:  # noqa: D102
         # Remember the constructor call so clone() and pickling can repeat it exactly,
@@ -306,7 +305,7 @@ class PlanEnv(InputChecks, ABC):
         obs, reward, terminal, truncated, info = self.process_step(
             obs=obs, reward=reward, terminal=terminal, truncated=truncated, info=info
         )
-        data = (obs, reward, terminal, truncated, info)
+        data: tuple[Any, ...] = (obs, reward, terminal, truncated, info)
         if want_state:
             data = (self.get_state(), *data)
         if self.autoreset and (terminal or truncated):
@@ -330,66 +329,6 @@ class PlanEnv(InputChecks, ABC):
             obs, reward, terminal, info = data
             data = (obs, reward, terminal, False, info)
         return self.process_apply_action(*data)
-
-    # Hooks for subclasses -------------------------------------------------------------------
-    def process_apply_action(self, obs, reward, terminal, truncated, info) -> tuple:
-        """Post-process the data of one underlying step."""
-        return obs, reward, terminal, truncated, info
-
-    def has_fast_paths(self) -> bool:
-        """Whether this env's own class declares ``FAST_PATHS`` (see the class attribute).
-
-        Decided by the class's declaration, never by which methods it overrides: an env
-        whose class does not declare it is stepped through every method, one by one.
-        """
-        return bool(type(self).__dict__.get("FAST_PATHS", False))
-
-    def step_hooks_are_identity(self) -> bool:
-        """Whether every ``process_*`` hook returns its input unchanged for this env.
-
-        Then :meth:`process_step` skips calling them, which matters when a step costs a few
-        microseconds. Families whose hooks convert observations for some settings say so.
-        """
-        return self.has_fast_paths()
-
-    def process_step(self, obs, reward, terminal, truncated, info) -> tuple:
-        """Post-process the data of a whole ``step`` (after ``dt * frameskip`` steps)."""
-        if self._identity_hooks:
-            if self._return_image:
-                info["rgb"] = self.get_image()
-            return obs, reward, terminal, truncated, info
-        kwargs = {"reward": reward, "terminal": terminal, "truncated": truncated, "info": info}
-        obs = self.process_obs(obs=obs, **kwargs)
-        reward = self.process_reward(obs=obs, **kwargs)
-        kwargs["reward"] = reward
-        terminal = self.process_terminal(obs=obs, **kwargs)
-        kwargs["terminal"] = terminal
-        truncated = self.process_truncated(obs=obs, **kwargs)
-        kwargs["truncated"] = truncated
-        info = self.process_info(obs=obs, **kwargs)
-        if self.return_image:
-            info["rgb"] = self.get_image()
-        return obs, reward, terminal, truncated, info
-
-    def process_obs(self, obs, **kwargs):
-        """Return the observation that ``step`` and ``reset`` hand out."""
-        return obs
-
-    def process_reward(self, reward, **kwargs) -> float:
-        """Return the reward that ``step`` hands out."""
-        return reward
-
-    def process_terminal(self, terminal, **kwargs) -> bool:
-        """Return the terminal flag that ``step`` hands out."""
-        return terminal
-
-    def process_truncated(self, truncated, **kwargs) -> bool:
-        """Return the truncated flag that ``step`` hands out."""
-        return truncated
-
-    def process_info(self, info, **kwargs) -> dict[str, Any]:
-        """Return the info dictionary that ``step`` and ``reset`` hand out."""
-        return info
 
     # To implement ---------------------------------------------------------------------------
     def apply_action(self, action: Any) -> tuple:

@@ -12,7 +12,7 @@ plus its current state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -114,9 +114,19 @@ class PlangymEnv(PlanEnv):
     # Properties -----------------------------------------------------------------------------
     @property
     def gym_env(self) -> gym.Env:
-        """The wrapped gymnasium env (built on first use when setup was delayed)."""
-        if self._gym_env is None and not self.SINGLETON:
+        """The wrapped gymnasium env (built on first use when setup was delayed).
+
+        A :attr:`SINGLETON` env (one simulator per process) is never built behind the
+        caller's back: until its :meth:`setup` runs, this raises RuntimeError.
+        """
+        if self._gym_env is None:
+            if self.SINGLETON:
+                raise RuntimeError(
+                    f"{self.name}: the env is not built (one simulator per process); call "
+                    "setup() first (delay_setup=True, or after close())"
+                )
             self.setup()
+        assert self._gym_env is not None, "setup() builds the gymnasium env"
         return self._gym_env
 
     obs_type = read_only("_obs_type", "Kind of observation: one of :attr:`AVAILABLE_OBS_TYPES`.")
@@ -126,6 +136,7 @@ class PlangymEnv(PlanEnv):
         """Space of the observations that ``step`` returns."""
         if self._obs_space is None:
             self.gym_env  # noqa: B018 - builds the env and its spaces
+        assert self._obs_space is not None, "setup() reads the spaces"
         return self._obs_space
 
     @property
@@ -133,17 +144,20 @@ class PlangymEnv(PlanEnv):
         """Space of the actions ``step`` accepts."""
         if self._action_space is None:
             self.gym_env  # noqa: B018 - builds the env and its spaces
+        assert self._action_space is not None, "setup() reads the spaces"
         return self._action_space
 
+    # Every family's spaces have a shape; gymnasium's composite spaces (Tuple, Dict) of a
+    # plain gymnasium id have None, which these hand on as it is.
     @property
     def obs_shape(self) -> tuple[int, ...]:
         """Shape of the observations that ``step`` returns."""
-        return self.observation_space.shape
+        return cast("tuple[int, ...]", self.observation_space.shape)
 
     @property
     def action_shape(self) -> tuple[int, ...]:
         """Shape of the actions (``()`` for discrete actions)."""
-        return self.action_space.shape
+        return cast("tuple[int, ...]", self.action_space.shape)
 
     @property
     def reward_range(self) -> tuple[float, float]:
@@ -189,15 +203,17 @@ class PlangymEnv(PlanEnv):
 
     def init_spaces(self) -> None:
         """Read the action space and derive the observation space for :attr:`obs_type`."""
-        self._action_space = self._gym_env.action_space
+        gym_env = self._gym_env
+        assert gym_env is not None, "setup() builds the env before reading its spaces"
+        self._action_space = gym_env.action_space
         if self.obs_type == self.DEFAULT_OBS_TYPE:
-            self._obs_space = self._gym_env.observation_space
+            self._obs_space = gym_env.observation_space
         elif self.obs_type == "rgb":
             self._obs_space = Box(0, 255, shape=self.get_image().shape, dtype=np.uint8)
         elif self.obs_type == "grayscale":
             self._obs_space = Box(0, 255, shape=self.get_image().shape[:2], dtype=np.uint8)
         else:
-            self._obs_space = self._gym_env.observation_space
+            self._obs_space = gym_env.observation_space
 
     # Simulator access -----------------------------------------------------------------------
     def apply_reset(self, **kwargs: Any) -> tuple:
@@ -226,7 +242,8 @@ class PlangymEnv(PlanEnv):
             raise RuntimeError(
                 f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
             )
-        return self.gym_env.render()
+        # gymnasium types render() for every mode; "rgb_array" draws one RGB frame.
+        return cast("np.ndarray", self.gym_env.render())
 
     def check_can_draw(self) -> None:
         """Raise RuntimeError when the env was built without a render mode.

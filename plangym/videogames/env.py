@@ -62,7 +62,8 @@ class VideogameEnv(PlangymEnv, ABC):
     @property
     def n_actions(self) -> int:
         """Number of discrete actions."""
-        return int(self.action_space.n)
+        space: Any = self.action_space  # Discrete (or stable-retro's MultiBinary): has n
+        return int(space.n)
 
     @staticmethod
     def get_lifes_from_info(info: dict[str, Any]) -> int:
@@ -84,8 +85,10 @@ class VideogameEnv(PlangymEnv, ABC):
 
     def init_spaces(self) -> None:
         """Read the spaces; the emulator env already emits observations of ``obs_type``."""
-        self._action_space = self._gym_env.action_space
-        self._obs_space = self._gym_env.observation_space
+        gym_env = self._gym_env
+        assert gym_env is not None, "setup() builds the emulator before reading its spaces"
+        self._action_space = gym_env.action_space
+        self._obs_space = gym_env.observation_space
 
     def step_hooks_are_identity(self) -> bool:
         """Say whether hooks are identities: the emulator already produces :attr:`obs_type`."""

@@ -321,4 +321,3 @@ def test_an_env_goes_with_its_last_reference(wrapped):
         assert gone() is None
     finally:
         gc.enable()
-

@@ -55,13 +55,19 @@ with warnings.catch_warnings():
 
 __all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "fresh_world"]
 
+# gymnasium's Env.np_random property itself, called on the raw env (mypy types the class
+# attribute as the property's getter, which has no fget or fset).
+_ENV_NP_RANDOM: Any = gym.Env.np_random
+
 # Live simulators kept per process. Each holds one history; a restore resumes from the
 # one holding the longest start of the target. Measured in benchmarks/box2d.py.
 DEFAULT_LIVE_ENVS = 8
 
 
-def fresh_world(unwrapped: gym.Env) -> None:
+def fresh_world(unwrapped: Any) -> None:
     """Destroy the episode's bodies and give the env a new, empty ``b2World``.
+
+    ``unwrapped`` is a gymnasium Box2D env (``world`` and ``_destroy`` are its own).
 
     gymnasium's BipedalWalker and CarRacing reuse one world across resets; a reused world
     keeps broad-phase and solver history, and an episode replayed in it diverges from the
@@ -80,11 +86,11 @@ def fresh_world(unwrapped: gym.Env) -> None:
 
 def episode_generator(unwrapped: gym.Env) -> np.random.Generator:
     """Return the generator the env's resets and steps draw from (gymnasium's own)."""
-    return gym.Env.np_random.fget(unwrapped)
+    return _ENV_NP_RANDOM.fget(unwrapped)
 
 
 @contextmanager
-def _replaying(unwrapped: gym.Env) -> Iterator[None]:
+def _replaying(unwrapped: Any) -> Iterator[None]:
     """Skip work a replay does not need: CarRacing draws its observation every step.
 
     The drawing reads the simulation and changes nothing in it, and the observations of
@@ -110,6 +116,16 @@ class LiveEnv:
     gym_env: gym.Env
     cursor: Cursor | None = None
     last_used: int = 0
+
+
+def _history(live: LiveEnv) -> Cursor:
+    """Return the history ``live`` holds: none after a replay that failed midway."""
+    if live.cursor is None:
+        raise RuntimeError(
+            "Box2DEnv: a restore failed midway and left the env without a state; call "
+            "reset() or set_state() first"
+        )
+    return live.cursor
 
 
 def _stable_repr(value: Any) -> str:
@@ -213,15 +229,17 @@ class Box2DEnv(PlangymEnv):
     def state_layout(self) -> ReplayLayout:
         """The format of this env's states."""
         self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        assert self._layout is not None, "setup() lays out the states"
         return self._layout
 
     def _current_live(self) -> LiveEnv:
         self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        assert self._current is not None, "setup() activates a simulator"
         return self._current
 
     def get_state(self) -> np.ndarray:
         """Return the env's history: a read-only 1-D uint8 array (see the module doc)."""
-        return self._current_live().cursor.view()
+        return _history(self._current_live()).view()
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (from any process, any instance)."""
@@ -238,18 +256,20 @@ class Box2DEnv(PlangymEnv):
 
     def _restore(self, state: np.ndarray) -> None:
         """Make the env hold ``state``, stepping as little as the live envs allow."""
+        layout = self._layout
+        assert layout is not None, "check_state built the env, which lays out the states"
         best, held = None, -1
         for live in self._live:
             cursor = live.cursor
+            if cursor is None:
+                continue
             # On a tie the current env wins: no switch.
-            longer = cursor is not None and (
-                cursor.length > held or (cursor.length == held and live is self._current)
-            )
+            longer = cursor.length > held or (cursor.length == held and live is self._current)
             if longer and cursor.prefix_of(state):
                 best, held = live, cursor.length
         if best is None:
             best = self._spare()
-            self._start_episode(best, words=self._layout.words(state))
+            self._start_episode(best, words=layout.words(state))
             held = HEADER_BYTES
         self._activate(best)
         if held == len(state):
@@ -257,12 +277,12 @@ class Box2DEnv(PlangymEnv):
         rest = state[held:]
         try:
             with _replaying(best.gym_env.unwrapped):
-                for action in self._layout.codec.decode(rest):
+                for action in layout.codec.decode(rest):
                     best.gym_env.step(action)
         except BaseException:
             best.cursor = None  # holds nothing trustworthy; its next use starts over
             raise
-        best.cursor.append(rest)
+        _history(best).append(rest)
 
     def _spare(self) -> LiveEnv:
         """Return a live env to replay in: a new one while there is room, else the LRU."""
@@ -291,6 +311,7 @@ class Box2DEnv(PlangymEnv):
             fresh_world(unwrapped)
             with _replaying(unwrapped):
                 data = live.gym_env.reset()
+        assert self._layout is not None, "setup() lays out the states before any episode"
         live.cursor = Cursor.start(self._layout.header(words))
         return data
 
@@ -306,10 +327,11 @@ class Box2DEnv(PlangymEnv):
     def apply_action(self, action: Any) -> tuple:
         """Step the simulator once with ``action`` and record it in the history."""
         live = self._current_live()
+        assert self._layout is not None, "_current_live built the env, which lays out the states"
         codec = self._layout.codec
         canonical = codec.canonical(action)
         data = live.gym_env.step(canonical)
-        live.cursor.append(codec.encode(canonical))
+        _history(live).append(codec.encode(canonical))
         return data
 
     def seed(self, seed: int | None = None) -> None:
@@ -318,7 +340,7 @@ class Box2DEnv(PlangymEnv):
         The same as gymnasium's ``reset(seed=seed)``, in a fresh world.
         """
         live = self._current_live()
-        gym.Env.np_random.fset(live.gym_env.unwrapped, seeding.np_random(seed)[0])
+        _ENV_NP_RANDOM.fset(live.gym_env.unwrapped, seeding.np_random(seed)[0])
         self._start_episode(live)
         self.action_space.seed(seed)
 
@@ -342,7 +364,7 @@ class Box2DEnv(PlangymEnv):
         if hasattr(unwrapped, "lidar_render"):
             # BipedalWalker draws one lidar ray per picture, advancing a counter each time;
             # counting the steps instead gives what one picture per step would show.
-            steps = self._layout.n_steps(live.cursor.view())
+            steps = self.state_layout.n_steps(_history(live).view())
             unwrapped.lidar_render = (steps - 1) % 100
         unwrapped.render_mode = mode
         try:

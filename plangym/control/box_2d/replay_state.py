@@ -61,6 +61,9 @@ class ActionCodec:
     __slots__ = ("discrete", "dtype", "high", "low", "shape", "step_bytes")
 
     def __init__(self, space: spaces.Space):
+        # The bounds: ints for a Discrete space, arrays for a Box.
+        self.low: int | np.ndarray
+        self.high: int | np.ndarray
         if isinstance(space, spaces.Discrete):
             self.discrete = True
             self.low, self.high = int(space.start), int(space.start + space.n - 1)

@@ -44,7 +44,8 @@ class _CheckedActionSpace:
     """Stands in for an env's action space while a batch of checked actions is stepped.
 
     CartPole and MountainCar assert ``action_space.contains(action)`` on every step, and
-    for a ``Discrete`` space that check costs about as much as the physics. The bulk loop
+    for a ``Discrete`` space that check costs a good part of the physics
+    (``benchmarks/design_figures.py``). The bulk loop
     only steps actions that were checked against the real space before the batch was
     dispatched, so the stand-in answers ``contains`` at once and forwards every other
     attribute to the real space.
@@ -97,7 +98,7 @@ class ClassicControl(PlangymEnv):
         # Without wrappers, only reset draws from np_random: the codec may cache its words.
         self._codec = ClassicStateCodec(self._gym_env, cache_rng=not self._wrappers)
         # Whole batches in NumPy passes, when the env is one a kernel reproduces exactly.
-        self._kernel = kernel_for(self._gym_env.unwrapped) if runs_in_bulk(self) else None
+        self._kernel = kernel_for(self.gym_env.unwrapped) if runs_in_bulk(self) else None
         bulk = "bulk" if runs_in_bulk(self) else "generic"
         self._batch_path = "kernel" if self._kernel is not None else bulk
 
@@ -172,7 +173,7 @@ class ClassicControl(PlangymEnv):
                 records = states_to_records(states, self._codec.dtype)
         if records is None or records.dtype != self._codec.dtype:
             return self.run_batch_generic(batch)
-        with _checked_actions(self._gym_env.unwrapped):
+        with _checked_actions(self.gym_env.unwrapped):
             return self._run_records(batch, records)
 
     def _run_records(self, batch: Batch, records: np.ndarray) -> BatchColumns:
@@ -186,21 +187,21 @@ class ClassicControl(PlangymEnv):
             if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
                 return self._run_kernel(batch._replace(actions=stacked), records)
         codec = self._codec
-        new_columns = ([], [], [], [], [])  # the new states, field by field
+        new_columns: tuple[list, list, list, list, list] = ([], [], [], [], [])  # by field
         observs, rewards, terminals, truncateds, infos = step_in_bulk(
             codec.rows(records),
             actions,
             dts,
             restore=codec.write,  # set_state's and get_state's moves, without packing
             # CartPole's step past the end would warn: apply_action silences it.
-            step=self.apply_action if codec.has_steps_beyond else self._gym_env.step,
+            step=self.apply_action if codec.has_steps_beyond else self.gym_env.step,
             record=partial(codec.read_into, new_columns) if want_state else None,
             repeats=self.frameskip,
             autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
         )
-        observs = fill_rows(observs_out, observs)
+        observs_column = fill_rows(observs_out, observs)
         new_states = codec.records(new_columns) if want_state else None
-        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+        return BatchColumns(new_states, observs_column, rewards, terminals, truncateds, infos)
 
     def _run_kernel(self, batch: Batch, records: np.ndarray) -> BatchColumns:
         """Step the batch with the env's kernel; leave the env as the bulk loop leaves it."""
@@ -217,7 +218,9 @@ class ClassicControl(PlangymEnv):
             batch.observs_out,
         )
         # The bulk loop ends in the last element's new state, reset if its episode ended.
-        codec.write(codec.unpack(columns.states[-1].tobytes()))
+        new_states = columns.states
+        assert new_states is not None, "step_records was asked for the states"
+        codec.write(codec.unpack(new_states[-1].tobytes()))
         if self.autoreset and (columns.terminals[-1] or columns.truncateds[-1]):
             self.reset(return_state=False)
         if not batch.want_state:

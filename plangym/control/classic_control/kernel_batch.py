@@ -45,8 +45,8 @@ def kernel_actions(actions: Any) -> np.ndarray | None:
 def int64_column(values: list[int]) -> np.ndarray:
     """``values`` as an int64 array; one value repeated (the usual ``dt``) is filled in.
 
-    Converting a list of Python ints costs about 25 ns an element; ``list.count`` a tenth
-    of that.
+    Converting a list of Python ints costs about twice what ``list.count`` over it does
+    (``benchmarks/design_figures.py``), and most batches repeat one ``dt``.
 
     >>> int64_column([2, 2, 2]), int64_column([1, 3])
     (array([2, 2, 2]), array([1, 3]))
@@ -95,8 +95,9 @@ class Rows:
         """Step the rows ``rows`` once: ``(rewards, terminated)`` of those rows."""
         whole = rows.size == len(self.kinds)  # most passes: every row, no gathering
         take = slice(None) if whole else rows
-        beyond = None if self.steps_beyond is None else self.steps_beyond[take]
-        torque = None if self.last_u is None else self.last_u[take]
+        steps_beyond, last_u = self.steps_beyond, self.last_u
+        beyond = None if steps_beyond is None else steps_beyond[take]
+        torque = None if last_u is None else last_u[take]
         if not whole:  # fancy indexing copied them: the kernel updates the copies
             beyond = None if beyond is None else beyond.copy()
             torque = None if torque is None else torque.copy()
@@ -104,11 +105,11 @@ class Rows:
             self.physics[take], actions[take], beyond, torque, kinds=self.kinds[take]
         )
         self.physics[take] = new_physics
-        if beyond is not None and not whole:
-            self.steps_beyond[rows] = beyond
-        if torque is not None:
+        if steps_beyond is not None and not whole:  # beyond is then the updated copy
+            steps_beyond[rows] = beyond
+        if last_u is not None:  # torque is then last_u's rows
             if not whole:
-                self.last_u[rows] = torque
+                last_u[rows] = torque
             self.has_last_u[take] = True
         self.kinds[take] = kernel.physics_kind
         return rewards, ended

@@ -40,7 +40,7 @@ True
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -108,7 +108,9 @@ class ClassicStateCodec:
         self.has_steps_beyond = hasattr(unwrapped, "steps_beyond_terminated")
         self.has_last_u = hasattr(unwrapped, "last_u")
         self.dtype = classic_state_dtype(self.n_physics)
-        self._tail = self.dtype.fields["physics_kind"][1]  # where the fields after physics start
+        fields = self.dtype.fields
+        assert fields is not None, "a record dtype has fields"
+        self._tail = fields["physics_kind"][1]  # where the fields after physics start
         self.rng_words = GeneratorWords(cache=cache_rng)
 
     # The env <-> fields ---------------------------------------------------------------------
@@ -274,7 +276,7 @@ def _physics_value(values: np.ndarray, kind: int) -> Any:
     return values
 
 
-def _physics_kinds(physics: tuple) -> int | list[int]:
+def _physics_kinds(physics: Sequence[Any]) -> int | list[int]:
     """Return the kind of each physics value, or the one kind they all have."""
     if set(map(type, physics)) == {np.ndarray} and set(map(_dtype, physics)) == {_F64}:
         return _FLOAT64_ARRAY  # the common case, told without a Python call per value

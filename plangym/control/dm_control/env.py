@@ -137,6 +137,8 @@ class DMControlEnv(PlangymEnv):
     AVAILABLE_RENDER_MODES = frozenset({"rgb_array", None})
     DEFAULT_OBS_TYPE = "coords"
     IMAGE_SHAPE = (240, 320)  # (height, width) of get_image(), as in plangym 0.1
+    # The suite's control.Environment (physics, task, action_spec...), not a gymnasium env.
+    _gym_env: Any
 
     def __init__(
         self,
@@ -175,6 +177,14 @@ class DMControlEnv(PlangymEnv):
     visualize_reward = read_only(
         "_visualize_reward", "Whether the body is coloured by the last reward in pictures."
     )
+
+    @property
+    def gym_env(self) -> Any:
+        """The suite's ``control.Environment`` of the task, built when setup was delayed.
+
+        It holds the place of a gymnasium env: dm_control tasks are not gymnasium envs.
+        """
+        return super().gym_env
 
     @property
     def physics(self) -> Any:
@@ -337,11 +347,11 @@ class DMControlEnv(PlangymEnv):
             repeats=self.frameskip,
             autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
         )
-        observs = fill_rows(observs_out, observs)
+        observs_column = fill_rows(observs_out, observs)
         new_states = None
         if want_state:
             new_states = np.frombuffer(b"".join(new_blobs), codec.layout.dtype)
-        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+        return BatchColumns(new_states, observs_column, rewards, terminals, truncateds, infos)
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise TypeError unless ``state`` is a state of this task."""

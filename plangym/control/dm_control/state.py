@@ -40,7 +40,7 @@ STATE_SIG = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 
 # MjModel fields a task rewrites when an episode starts (its target, terrain or obstacles),
 # keyed by task name or by domain. Found by comparing every model array across resets of all
-# 51 suite tasks (dm-control 1.0.50); tests/test_dm_control.py checks it again. mat_rgba,
+# 51 suite tasks (dm-control 1.0.50); tests/control/test_dm_control.py checks it again. mat_rgba,
 # which visualize_reward rewrites on every step, is in the step block.
 EPISODE_MODEL_FIELDS: dict[str, tuple[str, ...]] = {
     "finger-turn_easy": ("site_pos",),
@@ -88,7 +88,9 @@ class DMControlStateCodec:
         # The colours visualize_reward gives the body, flat (a view of the model's array).
         self.colours = physics.model.mat_rgba.reshape(-1) if visualize_reward else None
         self.layout = self._make_layout(env_name)
-        self.episode_nbytes = self.layout.dtype.fields["physics"][1]
+        fields = self.layout.dtype.fields
+        assert fields is not None, "a record dtype has fields"
+        self.episode_nbytes = fields["physics"][1]
         self.episode = b""  # the current episode's block, once remember_episode has run
 
     def _make_layout(self, env_name: str) -> RecordLayout:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, ClassVar
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -118,7 +118,8 @@ class LanderSim(gym.Env):
     True
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": FPS}
+    # Not a ClassVar: gymnasium's Env declares metadata as an instance attribute.
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": FPS}  # noqa: RUF012
 
     def __init__(
         self,
@@ -319,15 +320,19 @@ class LunarLander(PlangymEnv):
         sim.reset()
         return sim
 
+    def _sim(self) -> LanderSim:
+        """Return the simulator under any wrappers (``unwrapped`` is typed a plain Env)."""
+        return cast(LanderSim, self.gym_env.unwrapped)
+
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
         # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
-        return np.ndarray((), self._layout.dtype, self.gym_env.unwrapped.snapshot())
+        return np.ndarray((), self._layout.dtype, self._sim().snapshot())
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (from any instance or process)."""
         self._layout.check(state)
-        self.gym_env.unwrapped.restore(state.tobytes())
+        self._sim().restore(state.tobytes())
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise TypeError unless ``state`` is a record of this env's layout."""

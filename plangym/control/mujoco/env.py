@@ -29,10 +29,11 @@ in the same instance, a fresh one or another process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+import gymnasium as gym
 import numpy as np
 
 from plangym.columns import BatchColumns
@@ -42,6 +43,9 @@ from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bu
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
 from plangym.utils import find_time_limit
+
+if TYPE_CHECKING:
+    from gymnasium.envs.mujoco.mujoco_env import MujocoEnv as GymMujocoEnv
 
 __all__ = ["MujocoEnv"]
 
@@ -87,7 +91,7 @@ class MujocoEnv(PlangymEnv):
     def setup(self) -> None:
         """Build the gymnasium env and the codec of its states."""
         super().setup()
-        unwrapped = self._gym_env.unwrapped
+        unwrapped = _simulator(self.gym_env)
         # gymnasium's MuJoCo envs draw from np_random only in reset; without user wrappers
         # (which might draw in step) the generator's words can be kept between resets.
         self._codec = MujocoStateCodec(
@@ -109,18 +113,19 @@ class MujocoEnv(PlangymEnv):
     @property
     def model(self) -> Any:
         """The ``mujoco.MjModel`` being simulated."""
-        return self.gym_env.unwrapped.model
+        return _simulator(self.gym_env).model
 
     @property
     def data(self) -> Any:
         """The ``mujoco.MjData`` of the simulation."""
-        return self.gym_env.unwrapped.data
+        return _simulator(self.gym_env).data
 
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
         codec = self._state_codec
         gym_env = self._gym_env
-        time_limit = find_time_limit(gym_env)
+        assert gym_env is not None, "reading the codec built the env"
+        time_limit = _time_limit(gym_env)
         elapsed = -1 if time_limit is None else time_limit._elapsed_steps
         return codec.read(gym_env.unwrapped.np_random, elapsed)
 
@@ -131,8 +136,9 @@ class MujocoEnv(PlangymEnv):
 
     def _restore(self, state: np.ndarray, forward: bool) -> None:
         gym_env = self._gym_env
+        assert gym_env is not None, "states are restored once checked, which builds the env"
         elapsed = self._codec.write(state, gym_env.unwrapped.np_random, forward)
-        time_limit = find_time_limit(gym_env)
+        time_limit = _time_limit(gym_env)
         if time_limit is not None:
             time_limit._elapsed_steps = elapsed
 
@@ -155,10 +161,11 @@ class MujocoEnv(PlangymEnv):
         if states is None or not len(states):
             return self.run_batch_generic(batch)
         codec, gym_env = self._codec, self._gym_env
+        assert gym_env is not None, "checking the batch's states built the env"
         generator = gym_env.unwrapped.np_random
-        time_limit = find_time_limit(gym_env)
+        time_limit = _time_limit(gym_env)
         new_states = np.empty(len(states), codec.dtype) if want_state else None
-        new_rows = iter(codec.words(new_states)) if want_state else None
+        new_rows: Iterator[np.ndarray] = iter(() if new_states is None else codec.words(new_states))
 
         def restore(words: np.ndarray) -> None:
             elapsed = codec.write_words(words, generator, forward=False)
@@ -179,8 +186,8 @@ class MujocoEnv(PlangymEnv):
             repeats=self.frameskip,
             autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
         )
-        observs = fill_rows(observs_out, observs)
-        return BatchColumns(new_states, observs, rewards, terminals, truncateds, infos)
+        observs_column = fill_rows(observs_out, observs)
+        return BatchColumns(new_states, observs_column, rewards, terminals, truncateds, infos)
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Reset the gymnasium env, which draws its noise from the env's generator."""
@@ -202,7 +209,7 @@ class MujocoEnv(PlangymEnv):
         gymnasium does.
         """
         if self.render_mode == "rgb_array":
-            renderer = self.gym_env.unwrapped.mujoco_renderer
+            renderer = _simulator(self.gym_env).mujoco_renderer
             if "rgb_array" not in renderer._viewers:
                 _aim_camera(renderer, self.model)
         return super().get_image()
@@ -214,6 +221,19 @@ class MujocoEnv(PlangymEnv):
     def check_states(self, states: list) -> None:
         """Check a batch of states; the error names the first bad one, ``states[i]``."""
         self._state_codec.layout.check_all(states)
+
+
+def _simulator(gym_env: gym.Env) -> GymMujocoEnv:
+    """Return gymnasium's MuJoCo env under the wrappers (``unwrapped`` is typed a plain Env)."""
+    return cast("GymMujocoEnv", gym_env.unwrapped)
+
+
+def _time_limit(gym_env: gym.Env) -> Any:
+    """Return the env's ``TimeLimit``, if any, with its step count typed as the int it is.
+
+    gymnasium types ``TimeLimit._elapsed_steps`` as None, its value before the first reset.
+    """
+    return find_time_limit(gym_env)
 
 
 def _aim_camera(renderer: Any, model: Any) -> None:

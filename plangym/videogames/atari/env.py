@@ -26,8 +26,8 @@ replay exact with ``repeat_action_probability > 0``. The distribution is the ALE
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 import ale_py
 import gymnasium as gym
@@ -47,12 +47,23 @@ from plangym.videogames.atari.state import (
 )
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
+if TYPE_CHECKING:
+    from ale_py.env import AtariEnv as AleAtariEnv
+
 gym.register_envs(ale_py)
 
 
 def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
     """Return the RAM of ``ale`` as a uint8 vector."""
     return ale.getRAM()
+
+
+def _ale_env(gym_env: gym.Env) -> AleAtariEnv:
+    """Return the ale-py env under ``gym_env``'s wrappers.
+
+    gymnasium types ``unwrapped`` as a plain ``Env``, which has no ``ale``.
+    """
+    return cast("AleAtariEnv", gym_env.unwrapped)
 
 
 class AtariEnv(VideogameEnv):
@@ -133,7 +144,7 @@ class AtariEnv(VideogameEnv):
     @property
     def ale(self) -> ale_py.ALEInterface:
         """The ALE interface running the game."""
-        return self.gym_env.unwrapped.ale
+        return _ale_env(self.gym_env).ale
 
     mode = read_only("_mode", "Game mode (None: the game's default).")
 
@@ -188,8 +199,9 @@ class AtariEnv(VideogameEnv):
         """Build the emulator, remember what the game's states look like, choose the paths."""
         super().setup()
         # Read on every frame: kept here rather than looked up through the gymnasium env.
-        self._ale = self._gym_env.unwrapped.ale
-        self._ale_actions = list(self._gym_env.unwrapped._action_set)
+        unwrapped = _ale_env(self.gym_env)
+        self._ale = unwrapped.ale
+        self._ale_actions = list(unwrapped._action_set)
         reference = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
         self._cartridge = cartridge_tag(reference, self.name)
         self._lossy_save = saves_lossily(reference)
@@ -313,6 +325,7 @@ class AtariEnv(VideogameEnv):
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Read the observation from the ALE, into ``out`` when given."""
         ale = self.ale
+        read: Callable[..., Any]  # one of the ALE's readers, each with an optional out array
         if self.obs_type == "ram":
             read = ale.getRAM
         elif self.obs_type == "grayscale":

@@ -96,7 +96,7 @@ class MontezumaEnv(AtariEnv):
         x_repeat: int = 1,
         **kwargs: Any,
     ):
-        self._tracker_kwargs = {
+        self._tracker_kwargs: dict[str, Any] = {
             "check_death": check_death,
             "score_objects": score_objects,
             "objects_from_pixels": objects_from_pixels,
@@ -113,6 +113,7 @@ class MontezumaEnv(AtariEnv):
     def tracker(self) -> CustomMontezuma:
         """The :class:`CustomMontezuma` following Joe (under any user wrappers)."""
         self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        assert self._tracker is not None, "init_gym_env builds the tracker"
         return self._tracker
 
     @property
@@ -158,7 +159,7 @@ class MontezumaEnv(AtariEnv):
         """Read the observation; coords come from the RAM and the tracker."""
         if self.obs_type != "coords":
             return super().observe(out)
-        coords = self._tracker.coords_from_ram(self.ale.getRAM())
+        coords = self.tracker.coords_from_ram(self.ale.getRAM())
         if out is None:
             return coords
         out[:] = coords
@@ -166,12 +167,14 @@ class MontezumaEnv(AtariEnv):
 
     def _after_frame(self, reward: float) -> bool:
         """Track Joe after each frame; 0.1's rules may end the episode (death, room 8)."""
-        return self._tracker.track(reward)
+        tracker = self._tracker  # read directly: called on every frame
+        assert tracker is not None, "frames are played once init_gym_env built the tracker"
+        return tracker.track(reward)
 
     def frame_info(self) -> dict[str, Any]:
         """Return the ALE's frame counters and Joe's room, level, position, objects, rooms."""
         info = super().frame_info()
-        info.update(self._tracker.info(self.ale.getRAM()))
+        info.update(self.tracker.info(self.ale.getRAM()))
         return info
 
     # States ---------------------------------------------------------------------------------
@@ -184,7 +187,7 @@ class MontezumaEnv(AtariEnv):
         """Restore a state from :meth:`get_state`: no reset, only the emulator and bookkeeping."""
         self.check_state(state)
         self._restore_checked(state[HEADER_SIZE:])
-        self._tracker.restore(unpack_header(state))
+        self.tracker.restore(unpack_header(state))
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a PlanMontezuma state (not a plain Atari one)."""

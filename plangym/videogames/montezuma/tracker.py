@@ -7,11 +7,14 @@ holds (see :mod:`plangym.videogames.montezuma`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box
+
+if TYPE_CHECKING:
+    from ale_py.env import AtariEnv
 
 GAME_ID = "ALE/MontezumaRevenge-v5"
 
@@ -146,7 +149,8 @@ class CustomMontezuma(gym.Wrapper):
         self.only_keys = only_keys
         self.death_room_8 = death_room_8
         self.x_repeat = x_repeat
-        self._ale = env.unwrapped.ale
+        # gymnasium types unwrapped as a plain Env, which has no ale.
+        self._ale = cast("AtariEnv", env.unwrapped).ale
         self.cur_score = 0.0
         self.cur_steps = 0
         self.cur_lives = 0

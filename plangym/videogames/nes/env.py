@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -192,7 +192,8 @@ class NesEnv(VideogameEnv):
 
     def render(self) -> np.ndarray | None:
         """Return the screen as an RGB array, or show it in a pyglet window ("human")."""
-        return self.gym_env.render()
+        # gymnasium types render() for every mode: here one RGB frame, or None for a window.
+        return cast("np.ndarray | None", self.gym_env.render())
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Return the observation of :attr:`obs_type`, a fresh array (``out`` unused)."""

@@ -8,7 +8,7 @@ without wrappers, through this env's ``step`` with them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -25,7 +25,8 @@ class NesGymnasiumEnv(gym.Env):
     that owns it; actions are controller bytes.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"], "render_fps": 60}
+    # Not a ClassVar: gymnasium's Env declares metadata as an instance attribute.
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "human"], "render_fps": 60}  # noqa: RUF012
 
     def __init__(
         self,

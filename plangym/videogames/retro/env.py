@@ -161,9 +161,11 @@ class RetroEnv(VideogameEnv):
     def setup(self) -> None:
         """Build the emulator and remember the size of its save states."""
         super().setup()
-        unwrapped = self._gym_env.unwrapped
+        unwrapped = self.retro_env
         if self.obs_type == "grayscale":
-            height, width = self._gym_env.observation_space.shape[:2]
+            shape = self._built().observation_space.shape
+            assert shape is not None, "stable-retro's screens are Box spaces"
+            height, width = shape[:2]
             self._obs_space = spaces.Box(0, 255, shape=(height, width), dtype=np.uint8)
         self._raw_size = len(unwrapped.em.get_state())
         content_size, gaps = find_written_bytes(unwrapped.em)
@@ -243,12 +245,12 @@ class RetroEnv(VideogameEnv):
         return (
             super().sends_frames_directly()
             and self.render_mode != "human"
-            and not self._gym_env.unwrapped.movie
+            and not self.retro_env.movie
         )
 
     def direct_frame(self, action: Any) -> tuple:
         """Do what stable-retro's ``step`` does for one frame, without reading the screen."""
-        unwrapped = self._gym_env.unwrapped
+        unwrapped = self.retro_env
         em, data = unwrapped.em, unwrapped.data
         for player, mask in enumerate(unwrapped.action_to_array(action)):
             em.set_button_mask(mask, player)
@@ -258,7 +260,7 @@ class RetroEnv(VideogameEnv):
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Read the RAM or the screen (``out`` unused: stable-retro returns new arrays)."""
-        unwrapped = self._gym_env.unwrapped
+        unwrapped = self.retro_env
         if self.obs_type == "ram":
             return unwrapped.get_ram()
         return unwrapped.get_screen(apply_rotation=True)

@@ -69,9 +69,10 @@ class Kernel:
         scalar_calls: Gymnasium's scalar calls the kernel computes on whole arrays,
             by their names in :data:`plangym.control.classic_control.kernels.libm_check.CALLS`.
         min_batch: The smallest batch the kernel steps faster than the element-by-element
-            loop: a NumPy pass costs about a microsecond per operation whatever the batch,
-            so below this size stepping the states one by one is cheaper. Measured per
-            env by ``benchmarks/classic_kernels.py`` (its cost section).
+            loop: a NumPy operation has a fixed cost, whatever the batch, of many scalar
+            operations (``benchmarks/design_figures.py``), so below this size stepping
+            the states one by one is cheaper. Measured per env by
+            ``benchmarks/classic_kernels.py`` (its cost section).
         physics_kind: How the env stores its state after a step (``FLOAT64_ARRAY``,
             ``FLOAT32_ARRAY`` or ``TUPLE``, as :mod:`plangym.control.classic_control.state`).
         has_steps_beyond: The env has CartPole's ``steps_beyond_terminated``.
