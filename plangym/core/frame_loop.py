@@ -36,6 +36,9 @@ class FrameRun(NamedTuple):
     lost_life: bool  # fewer lives after the run than before it
 
 
+_new_run = tuple.__new__
+
+
 def repeat_frames(
     advance: Advance,
     action: Any,
@@ -65,4 +68,5 @@ def repeat_frames(
         if terminal or truncated:
             break
     lost_life = lives is not None and lives() < lives_before
-    return FrameRun(obs, reward, terminal, truncated, info, n_step, lost_life)
+    # tuple.__new__ skips the Python-level __new__ of a NamedTuple: this runs once per step.
+    return _new_run(FrameRun, (obs, reward, terminal, truncated, info, n_step, lost_life))

@@ -319,9 +319,10 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         the rewards summed, ``info["n_step"]`` (underlying steps applied) and ``info["dt"]``.
         """
         run = repeat_frames(self._underlying_step, action, dt * self.frameskip)
-        info = dict(run.info)
-        info["n_step"], info["dt"] = run.n_step, dt
-        return run.obs, run.reward, run.terminal, run.truncated, info
+        obs, reward, terminal, truncated, info, n_step, _ = run
+        info = dict(info)
+        info["n_step"], info["dt"] = n_step, dt
+        return obs, reward, terminal, truncated, info
 
     def _underlying_step(self, action: Any) -> tuple:
         data = self.apply_action(action)

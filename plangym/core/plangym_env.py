@@ -218,7 +218,14 @@ class PlangymEnv(PlanEnv):
     # Simulator access -----------------------------------------------------------------------
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Reset the gymnasium env: ``(obs, info)``."""
+        self.generator_moves()
         return self.gym_env.reset(**kwargs)
+
+    def generator_moves(self) -> None:
+        """Say that the gymnasium env's generator is about to draw (a reset) or be reseeded.
+
+        Families whose states cache the generator's words forget them here.
+        """
 
     def apply_action(self, action: Any) -> tuple:
         """Step the gymnasium env once."""
@@ -233,6 +240,7 @@ class PlangymEnv(PlanEnv):
 
         Two envs seeded alike produce identical resets and identical trajectories.
         """
+        self.generator_moves()
         self.gym_env.reset(seed=seed)
         self.action_space.seed(seed)
 

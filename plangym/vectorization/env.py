@@ -30,9 +30,7 @@ from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.scheduler import OnCrash, Scheduler
 
 
-# The flags PlanEnv declares as class constants (STATE_IS_ARRAY, FAST_PATHS, ...) are answered
-# here, read-only, for the wrapped env class: mypy sees a writable attribute overridden.
-class VectorizedEnv(LocalEnvAPI, PlanEnv):  # type: ignore[override]
+class VectorizedEnv(LocalEnvAPI, PlanEnv):
     """A :class:`PlanEnv` that steps batches on several workers.
 
     The local env and every worker's env are built with the keywords given here and

@@ -17,6 +17,18 @@ from plangym.core import PlanEnv
 from plangym.vectorization.lifecycle import CallState, idle_only
 
 
+def wrapped_flag(name: str, doc: str) -> property:
+    """Return a property answering class flag ``name`` of the env the vectorized env wraps.
+
+    The local env once built (an instance may override its class), else the class.
+    """
+
+    def read(self: Any) -> Any:
+        return getattr(self._plan_env if self._plan_env is not None else self._env_class, name)
+
+    return property(read, doc=f"{doc} (the wrapped env's)")
+
+
 class LocalEnvAPI:
     """The part of :class:`~plangym.vectorization.env.VectorizedEnv` its local env serves.
 
@@ -71,34 +83,15 @@ class LocalEnvAPI:
 
     # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
     # values would otherwise shadow them).
-    @property
-    def STATE_IS_ARRAY(self) -> bool:  # noqa: N802
-        """Whether states are arrays, as in the wrapped env."""
-        return self._wrapped_attribute("STATE_IS_ARRAY")
-
-    @property
-    def OBS_IS_ARRAY(self) -> bool:  # noqa: N802
-        """Whether observations are arrays, as in the wrapped env."""
-        return self._wrapped_attribute("OBS_IS_ARRAY")
-
-    @property
-    def SINGLETON(self) -> bool:  # noqa: N802
-        """Whether only one env of the wrapped class may live in a process."""
-        return self._wrapped_attribute("SINGLETON")
-
-    @property
-    def FAST_PATHS(self) -> bool:  # noqa: N802
-        """Whether the wrapped env's class declares its fast paths (its workers use them)."""
-        return self._wrapped_attribute("FAST_PATHS")
+    STATE_IS_ARRAY = wrapped_flag("STATE_IS_ARRAY", "Whether states are arrays.")
+    OBS_IS_ARRAY = wrapped_flag("OBS_IS_ARRAY", "Whether observations are arrays.")
+    SINGLETON = wrapped_flag("SINGLETON", "Whether one env of the class may live per process.")
+    FAST_PATHS = wrapped_flag("FAST_PATHS", "Whether the class declares its fast paths.")
 
     @property
     def batch_path(self) -> str:
         """The batch path of the wrapped env, which its workers step batches with."""
         return self.plan_env.batch_path
-
-    def _wrapped_attribute(self, name: str) -> Any:
-        # The local env once built (an instance may override its class), else the class.
-        return getattr(self._plan_env if self._plan_env is not None else self._env_class, name)
 
     # Single-env API, served by the local env --------------------------------------------------
     @idle_only

@@ -130,15 +130,9 @@ class ClassicControl(PlangymEnv):
         """NumPy record type of this env's states."""
         return self._state_codec.dtype
 
-    def apply_reset(self, **kwargs: Any) -> tuple:
-        """Reset the gymnasium env, which draws from its generator."""
+    def generator_moves(self) -> None:
+        """Forget the generator words the state codec caches: a reset draws from it."""
         self._state_codec.forget_rng()
-        return super().apply_reset(**kwargs)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Seed the env's generator and action space, and start a new episode."""
-        self._state_codec.forget_rng()
-        super().seed(seed)
 
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""

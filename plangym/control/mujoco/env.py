@@ -189,15 +189,9 @@ class MujocoEnv(PlangymEnv):
         observs_column = fill_rows(observs_out, observs)
         return BatchColumns(new_states, observs_column, rewards, terminals, truncateds, infos)
 
-    def apply_reset(self, **kwargs: Any) -> tuple:
-        """Reset the gymnasium env, which draws its noise from the env's generator."""
+    def generator_moves(self) -> None:
+        """Forget the generator words the state codec caches: a reset draws from it."""
         self._state_codec.forget_rng()
-        return super().apply_reset(**kwargs)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Seed the env's generator and action space, and start a new episode."""
-        self._state_codec.forget_rng()
-        super().seed(seed)
 
     def get_image(self) -> np.ndarray:
         """Return an RGB picture of the env (needs ``render_mode="rgb_array"``).
