@@ -31,6 +31,7 @@ so the same seed plays the same game in one process or on any number of workers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -172,27 +173,17 @@ class SwarmPlanner:
         return tied[self.rng.integers(len(tied))]
 
 
+@dataclass(eq=False)  # arrays: compared by identity, as before
 class _Swarm:
     """The walkers of one decision: a value object, each move returns a new one."""
 
-    def __init__(
-        self,
-        states: list | np.ndarray,
-        features: np.ndarray | None,
-        scores: np.ndarray,
-        dead: np.ndarray,
-        origin: np.ndarray,
-        last_actions: np.ndarray | None = None,
-        frames: int = 0,
-    ):
-        self.states = states  # a record array for envs whose states are 0-d records
-        self.features = features
-        self.scores = scores
-        self.dead = dead
-        # origin[i]: the walker whose first action walker i inherited.
-        self.origin = origin
-        self.last_actions = last_actions
-        self.frames = frames
+    states: list | np.ndarray  # a record array for envs whose states are 0-d records
+    features: np.ndarray | None
+    scores: np.ndarray
+    dead: np.ndarray
+    origin: np.ndarray  # origin[i]: the walker whose first action walker i inherited
+    last_actions: np.ndarray | None = None
+    frames: int = 0
 
     @classmethod
     def at_root(cls, state: Any, n: int) -> _Swarm:

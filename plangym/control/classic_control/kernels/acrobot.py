@@ -49,7 +49,6 @@ class AcrobotKernel(Kernel):
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2")
     min_batch = 8
-    physics_kind = FLOAT64_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 
     def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
+from plangym.control.classic_control.kernels import Kernel
 from plangym.control.classic_control.kernels.libm_check import np_cos, np_sin, np_square
 
 
@@ -34,9 +34,7 @@ class CartPoleKernel(Kernel):
     n_physics = 4
     scalar_calls = ("np.cos", "np.sin", "np.square")
     min_batch = 8
-    physics_kind = FLOAT64_ARRAY
     has_steps_beyond = True
-    exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 
     def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
         """Step every row once (see :meth:`Kernel.step`)."""

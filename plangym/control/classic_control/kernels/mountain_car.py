@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
+from plangym.control.classic_control.kernels import TUPLE, Kernel
 from plangym.control.classic_control.kernels.libm_check import math_cos
 
 
@@ -34,7 +34,6 @@ class MountainCarKernel(Kernel):
     scalar_calls = ("math.cos",)
     min_batch = 4
     physics_kind = TUPLE
-    exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 
     def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
         """Step every row once (see :meth:`Kernel.step`)."""

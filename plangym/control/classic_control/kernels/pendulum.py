@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from plangym.control.classic_control.kernels import FLOAT64_ARRAY, TUPLE, Kernel
+from plangym.control.classic_control.kernels import Kernel
 from plangym.control.classic_control.kernels.libm_check import (
     TWO_PI,
     np_cos,
@@ -43,9 +43,7 @@ class PendulumKernel(Kernel):
     n_physics = 2
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2", "float32 ** 2", "%")
     min_batch = 4
-    physics_kind = FLOAT64_ARRAY
     has_last_u = True
-    exact_kinds = frozenset({FLOAT64_ARRAY, TUPLE})
 
     def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
         """Step every row once (see :meth:`Kernel.step`)."""
