@@ -38,7 +38,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"plangym {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
-        command.add_parser(subparsers)
+        command.COMMAND.add_to(subparsers, run=command.run)
     return parser
 
 

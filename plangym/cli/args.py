@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from plangym.constructor import constructor_defaults
 from plangym.registry import get_planenv_class
@@ -73,19 +74,98 @@ def check_env_name(name: str) -> type:
         raise UsageError(str(error)) from None
 
 
-def add_frameskip_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--frameskip`` (default: the environment class's own default)."""
-    parser.add_argument(
-        "--frameskip",
-        type=positive_int,
-        default=None,
-        help="underlying steps per agent step (default: the env's)",
-    )
+def env_settings(args: argparse.Namespace) -> tuple[type, int]:
+    """Return the class that runs ``args.name`` and the frameskip to run it with.
+
+    The frameskip is ``--frameskip``, or else the class's own default; an unknown name
+    raises :class:`UsageError`.
+    """
+    env_class = check_env_name(args.name)
+    return env_class, args.frameskip or default_frameskip(env_class)
 
 
 def default_frameskip(env_class: type) -> int:
     """Return the ``frameskip`` an env class uses when none is given."""
     return int(constructor_defaults(env_class).get("frameskip", 1))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One argument of a subcommand, as ``parser.add_argument(flag, type=..., ...)`` takes it."""
+
+    flag: str
+    type: Callable[[str], Any] | None = None
+    default: Any = None
+    help: str = ""
+    choices: Sequence[str] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute of the parsed arguments that holds the value (``--wave-size``: wave_size).
+
+        >>> Option("--wave-size").dest
+        'wave_size'
+        """
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: argparse._ActionsContainer) -> None:
+        """Register the argument on a parser or an argument group."""
+        # No type given: argparse keeps the text (typeshed does not accept type=None).
+        typed: dict[str, Any] = {} if self.type is None else {"type": self.type}
+        parser.add_argument(
+            self.flag, **typed, default=self.default, choices=self.choices, help=self.help
+        )
+
+    # The arguments that several commands share.
+
+    @classmethod
+    def env_name(cls, help: str) -> Option:
+        """Return the ``name`` positional argument of a command that runs one environment."""
+        return cls("name", help=help)
+
+    @classmethod
+    def seed(cls, help: str) -> Option:
+        """Return ``--seed`` (default 0) of a command that draws random numbers."""
+        return cls("--seed", int, 0, help)
+
+    @classmethod
+    def frameskip(cls) -> Option:
+        """Return ``--frameskip``, whose default (None) stands for the env class's own."""
+        return cls(
+            "--frameskip",
+            positive_int,
+            None,
+            "underlying steps per agent step (default: the env's)",
+        )
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, its help and description, and its arguments.
+
+    ``options`` are registered first, in their order, then each of ``groups`` under its
+    title; ``plangym --help`` lists them in that order.
+    """
+
+    name: str
+    help: str
+    description: str
+    options: Sequence[Option] = ()
+    groups: Mapping[str, Sequence[Option]] = field(default_factory=dict)
+
+    def add_to(
+        self, subparsers: argparse._SubParsersAction, run: Callable[[argparse.Namespace], int]
+    ) -> argparse.ArgumentParser:
+        """Register the subcommand, which calls ``run(args)``, and its arguments."""
+        parser = subparsers.add_parser(self.name, help=self.help, description=self.description)
+        for option in self.options:
+            option.add_to(parser)
+        for title, group_options in self.groups.items():
+            group = parser.add_argument_group(title)
+            for option in group_options:
+                option.add_to(group)
+        parser.set_defaults(run=run)
+        return parser
 
 
 def prepare_out_dir(path: str) -> Path:

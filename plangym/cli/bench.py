@@ -16,39 +16,30 @@ from typing import Any
 import numpy as np
 
 import plangym
-from plangym.cli.args import (
-    add_frameskip_argument,
-    check_env_name,
-    default_frameskip,
-    positive_int,
-    print_table,
-)
+from plangym.cli.args import Command, Option, env_settings, positive_int, print_table
 from plangym.cli.progress import progress_bar
 from plangym.planning.common import ActionSampler, start_episode
 
-
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``plangym bench``."""
-    parser = subparsers.add_parser(
-        "bench",
-        help="step_batch throughput: one process against ParallelEnv",
-        description="Time step_batch on a batch of distinct states in one process and on a "
-        "ParallelEnv, round by round; print steps/s and frames/s.",
-    )
-    parser.add_argument("name", help="environment name")
-    parser.add_argument("--workers", type=positive_int, default=2, help="ParallelEnv workers")
-    parser.add_argument("--batch", type=positive_int, default=256, help="states per batch")
-    parser.add_argument("--rounds", type=positive_int, default=5, help="timed rounds")
-    parser.add_argument("--dt", type=positive_int, default=1, help="agent steps per element")
-    add_frameskip_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of states and actions")
-    parser.set_defaults(run=run)
+COMMAND = Command(
+    "bench",
+    help="step_batch throughput: one process against ParallelEnv",
+    description="Time step_batch on a batch of distinct states in one process and on a "
+    "ParallelEnv, round by round; print steps/s and frames/s.",
+    options=(
+        Option.env_name("environment name"),
+        Option("--workers", positive_int, 2, "ParallelEnv workers"),
+        Option("--batch", positive_int, 256, "states per batch"),
+        Option("--rounds", positive_int, 5, "timed rounds"),
+        Option("--dt", positive_int, 1, "agent steps per element"),
+        Option.frameskip(),
+        Option.seed("seed of states and actions"),
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure and print the table."""
-    env_class = check_env_name(args.name)
-    frameskip = args.frameskip or default_frameskip(env_class)
+    _, frameskip = env_settings(args)
     # Each setup (one process, ParallelEnv) steps one untimed round and the timed ones.
     with progress_bar(2 * (args.rounds + 1), desc=f"bench {args.name}", unit="round") as bar:
         rows = measure(

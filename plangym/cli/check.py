@@ -8,37 +8,28 @@ from __future__ import annotations
 
 import argparse
 
-from plangym.cli.args import (
-    add_frameskip_argument,
-    check_env_name,
-    default_frameskip,
-    positive_int,
-    print_table,
-)
+from plangym.cli.args import Command, Option, env_settings, positive_int, print_table
 from plangym.cli.progress import progress_bar
 from plangym.selfcheck import CHECKS, SETTINGS, has_sticky_actions, run_checks
 
-
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``plangym check``."""
-    parser = subparsers.add_parser(
-        "check",
-        help="exactness self-check of one environment",
-        description="Restore and replay in the same and in a fresh instance, compare "
-        "step_batch with step, count frames; with and without sticky actions. Exits with "
-        "status 1 if any check fails.",
-    )
-    parser.add_argument("name", help="environment name, e.g. ALE/Pong-v5 or CartPole-v1")
-    parser.add_argument("--steps", type=positive_int, default=40, help="steps per check")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random actions")
-    add_frameskip_argument(parser)
-    parser.set_defaults(run=run)
+COMMAND = Command(
+    "check",
+    help="exactness self-check of one environment",
+    description="Restore and replay in the same and in a fresh instance, compare "
+    "step_batch with step, count frames; with and without sticky actions. Exits with "
+    "status 1 if any check fails.",
+    options=(
+        Option.env_name("environment name, e.g. ALE/Pong-v5 or CartPole-v1"),
+        Option("--steps", positive_int, 40, "steps per check"),
+        Option.seed("seed of the random actions"),
+        Option.frameskip(),
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks and print the table; 1 if any check failed."""
-    env_class = check_env_name(args.name)
-    frameskip = args.frameskip or default_frameskip(env_class)
+    _, frameskip = env_settings(args)
     settings = len(SETTINGS) if has_sticky_actions(args.name) else 1
     with progress_bar(len(CHECKS) * settings, desc=f"check {args.name}", unit="check") as bar:
         results = run_checks(

@@ -9,6 +9,7 @@ import textwrap
 from importlib import metadata
 
 from plangym import environment_names
+from plangym.cli.args import Command, Option
 
 # Used when plangym runs from a source tree that was never installed (no metadata).
 FALLBACK_EXTRAS = {"classic-control": ["pygame"]}
@@ -26,20 +27,19 @@ EXTRA_PURPOSES = {
 }
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``plangym list``."""
-    parser = subparsers.add_parser(
-        "list",
-        help="families, environment names and installed extras",
-        description="List the environment families and names plangym can build, and which "
-        "optional extras are installed.",
-    )
-    parser.add_argument(
-        "--family",
-        choices=sorted([*environment_names.FAMILIES, "retro"]),
-        help="list only this family",
-    )
-    parser.set_defaults(run=run)
+COMMAND = Command(
+    "list",
+    help="families, environment names and installed extras",
+    description="List the environment families and names plangym can build, and which "
+    "optional extras are installed.",
+    options=(
+        Option(
+            "--family",
+            choices=sorted([*environment_names.FAMILIES, "retro"]),
+            help="list only this family",
+        ),
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

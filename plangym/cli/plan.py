@@ -23,10 +23,10 @@ import numpy as np
 
 import plangym
 from plangym.cli.args import (
+    Command,
+    Option,
     UsageError,
-    add_frameskip_argument,
-    check_env_name,
-    default_frameskip,
+    env_settings,
     non_negative_int,
     positive_int,
     prepare_out_dir,
@@ -41,96 +41,76 @@ from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
 from plangym.version import __version__
 
-PLANNERS = ("swarm", "uct")
 VIZ_MODULES = ("PIL", "tqdm")  # the GIF and the progress bar: the viz extra
+# The options of each planner, by the keyword of the planner class that each one sets.
+SWARM_OPTIONS = {
+    "n_walkers": Option(
+        "--walkers", positive_int, 32, "walkers: the batch of every step_batch call (default: 32)"
+    ),
+    "horizon": Option("--horizon", positive_int, 8, "rounds per decision (default: 8)"),
+    "dt": Option("--dt", positive_int, 2, "agent steps per walker step (default: 2)"),
+    "repeat_probability": Option(
+        "--repeat", probability, 0.5, "chance a walker repeats its last action (default: 0.5)"
+    ),
+}
+UCT_OPTIONS = {
+    "waves": Option("--waves", positive_int, 2, "waves per decision (default: 2)"),
+    "wave_size": Option("--wave-size", positive_int, 32, "leaves expanded per wave (default: 32)"),
+    "rollout_depth": Option(
+        "--rollout-depth", non_negative_int, 6, "random actions after each expansion (default: 6)"
+    ),
+    "rollout_dt": Option(
+        "--rollout-dt", positive_int, 1, "agent steps each random action is held for (default: 1)"
+    ),
+}
+PLANNERS: dict[str, tuple[type, dict[str, Option]]] = {
+    "swarm": (SwarmPlanner, SWARM_OPTIONS),
+    "uct": (UCTPlanner, UCT_OPTIONS),
+}
 
-
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``plangym plan``."""
-    parser = subparsers.add_parser(
-        "plan",
-        help="play a game with a reference planner; write a GIF and a summary",
-        description="Play one episode (at most --steps agent steps) with a reference "
-        "planner stepping its batches on --workers processes. Writes OUT/trajectory.gif "
-        "and OUT/summary.json and prints the score last.",
-    )
-    parser.add_argument("name", help="environment name, e.g. ALE/MsPacman-v5")
-    parser.add_argument("--planner", choices=PLANNERS, default="swarm", help="default: swarm")
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        default=2,
-        help="worker processes; 1 plans in this process (default: 2)",
-    )
-    parser.add_argument(
-        "--steps",
-        type=positive_int,
-        default=300,
-        help="agent steps at most; fewer if the episode ends (default: 300)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of env and planner")
-    parser.add_argument("--out", default="plangym-out", help="output directory")
-    add_frameskip_argument(parser)
-    swarm = parser.add_argument_group("swarm planner")
-    swarm.add_argument(
-        "--walkers",
-        type=positive_int,
-        default=32,
-        help="walkers: the batch of every step_batch call (default: 32)",
-    )
-    swarm.add_argument(
-        "--horizon", type=positive_int, default=8, help="rounds per decision (default: 8)"
-    )
-    swarm.add_argument(
-        "--dt", type=positive_int, default=2, help="agent steps per walker step (default: 2)"
-    )
-    swarm.add_argument(
-        "--repeat",
-        type=probability,
-        default=0.5,
-        help="chance a walker repeats its last action (default: 0.5)",
-    )
-    uct = parser.add_argument_group("uct planner")
-    uct.add_argument(
-        "--waves", type=positive_int, default=2, help="waves per decision (default: 2)"
-    )
-    uct.add_argument(
-        "--wave-size", type=positive_int, default=32, help="leaves expanded per wave (default: 32)"
-    )
-    uct.add_argument(
-        "--rollout-depth",
-        type=non_negative_int,
-        default=6,
-        help="random actions after each expansion (default: 6)",
-    )
-    uct.add_argument(
-        "--rollout-dt",
-        type=positive_int,
-        default=1,
-        help="agent steps each random action is held for (default: 1)",
-    )
-    output = parser.add_argument_group("output")
-    output.add_argument(
-        "--baseline-games",
-        type=non_negative_int,
-        default=16,
-        help="random-policy games to compare with; 0 skips (default: 16)",
-    )
-    output.add_argument(
-        "--gif-every",
-        type=positive_int,
-        default=1,
-        help="keep every k-th frame in the GIF (default: 1)",
-    )
-    parser.set_defaults(run=run)
+COMMAND = Command(
+    "plan",
+    help="play a game with a reference planner; write a GIF and a summary",
+    description="Play one episode (at most --steps agent steps) with a reference "
+    "planner stepping its batches on --workers processes. Writes OUT/trajectory.gif "
+    "and OUT/summary.json and prints the score last.",
+    options=(
+        Option.env_name("environment name, e.g. ALE/MsPacman-v5"),
+        Option("--planner", default="swarm", choices=tuple(PLANNERS), help="default: swarm"),
+        Option(
+            "--workers", positive_int, 2, "worker processes; 1 plans in this process (default: 2)"
+        ),
+        Option(
+            "--steps",
+            positive_int,
+            300,
+            "agent steps at most; fewer if the episode ends (default: 300)",
+        ),
+        Option.seed("seed of env and planner"),
+        Option("--out", default="plangym-out", help="output directory"),
+        Option.frameskip(),
+    ),
+    groups={
+        "swarm planner": tuple(SWARM_OPTIONS.values()),
+        "uct planner": tuple(UCT_OPTIONS.values()),
+        "output": (
+            Option(
+                "--baseline-games",
+                non_negative_int,
+                16,
+                "random-policy games to compare with; 0 skips (default: 16)",
+            ),
+            Option("--gif-every", positive_int, 1, "keep every k-th frame in the GIF (default: 1)"),
+        ),
+    },
+)
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan, compare with random play, write the GIF and the summary; print the score."""
-    env_class = check_env_name(args.name)
+    env_class, frameskip = env_settings(args)
     check_viz_extra()
     out = prepare_out_dir(args.out)
-    frameskip = args.frameskip or default_frameskip(env_class)
     env_kwargs: dict[str, Any] = {"frameskip": frameskip}
     if "ram" in getattr(env_class, "AVAILABLE_OBS_TYPES", ()):
         env_kwargs["obs_type"] = "ram"
@@ -169,22 +149,10 @@ def run(args: argparse.Namespace) -> int:
 
 def build_planner(args: argparse.Namespace, env: Any) -> tuple[Any, dict[str, Any]]:
     """Build the planner chosen on the command line; return it and its parameters."""
+    planner_class, options = PLANNERS[args.planner]
+    params = {keyword: getattr(args, option.dest) for keyword, option in options.items()}
     try:
-        if args.planner == "swarm":
-            params = {
-                "n_walkers": args.walkers,
-                "horizon": args.horizon,
-                "dt": args.dt,
-                "repeat_probability": args.repeat,
-            }
-            return SwarmPlanner(env, seed=args.seed, **params), params
-        params = {
-            "waves": args.waves,
-            "wave_size": args.wave_size,
-            "rollout_depth": args.rollout_depth,
-            "rollout_dt": args.rollout_dt,
-        }
-        return UCTPlanner(env, seed=args.seed, **params), params
+        return planner_class(env, seed=args.seed, **params), params
     except (TypeError, ValueError) as error:
         raise UsageError(f"--planner {args.planner}: {error}") from None
 
