@@ -1,4 +1,9 @@
-"""What an env class's constructor does when a parameter is not passed.
+"""Env constructors: their defaults, the calls they record, parameters written once.
+
+* :func:`constructor_defaults`: what a constructor fills in when a parameter is not passed.
+* :func:`constructor_call`: the call an env was built with (``clone()``, pickling).
+* :func:`parent_arguments`, :func:`takes_parameters_of`: a family forwards its base's
+  parameters without restating them; :func:`read_only`: a kept parameter as a property.
 
 Vectorized envs build their workers' envs from the user's keywords alone, so every default
 (frameskip, autoreset, obs_type, ...) is the env class's own. They still need to know a few
@@ -16,7 +21,8 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 def constructor_defaults(cls: type) -> dict[str, Any]:
@@ -113,3 +119,37 @@ def read_only(attribute: str, doc: str) -> property:
     (3, 'Game mode.')
     """
     return property(operator.attrgetter(attribute), doc=doc)
+
+
+Init = TypeVar("Init", bound=Callable[..., None])
+
+
+def takes_parameters_of(parent: Callable[..., Any]) -> Callable[[Init], Init]:
+    """Give an ``__init__(self, *args, <own keywords>, **kwargs)`` the signature it accepts.
+
+    Such an ``__init__`` keeps its own keywords and hands ``args`` and ``kwargs`` on to
+    ``parent``; callers (and ``inspect.signature``, hence ``clone()``) see ``parent``'s
+    parameters, then its own keywords. A vectorized env whose backend takes options adds
+    them this way, and :class:`VectorizedEnv`'s signature stays written once.
+
+    >>> class Base:
+    ...     def __init__(self, name, frameskip=1, **kwargs): ...
+    >>> class Game(Base):
+    ...     @takes_parameters_of(Base.__init__)
+    ...     def __init__(self, *args, mode=None, **kwargs):
+    ...         self.mode = mode
+    ...         super().__init__(*args, **kwargs)
+    >>> inspect.signature(Game)
+    <Signature (name, frameskip=1, *, mode=None, **kwargs)>
+    """
+    inherited = list(inspect.signature(parent).parameters.values())[1:]
+    named = [p for p in inherited if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def decorate(init: Init) -> Init:
+        own = list(inspect.signature(init).parameters.values())
+        keywords = [p for p in own if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+        function: Any = init
+        function.__signature__ = inspect.Signature([own[0], *named, *keywords])
+        return init
+
+    return decorate

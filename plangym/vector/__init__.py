@@ -7,6 +7,18 @@
 
 Every one is a ``gymnasium.vector.VectorEnv`` with gymnasium's autoreset modes and batched
 infos, plus ``get_states``/``set_states``/``step_batch`` for planning (see docs/vector.md).
+The drop-ins take gymnasium's calls and give its results:
+
+>>> import gymnasium
+>>> import numpy as np
+>>> for VectorEnv in (SyncVectorEnv, AsyncVectorEnv):
+...     envs = VectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
+...     obs, infos = envs.reset(seed=42)
+...     _, rewards, terminations, _, _ = envs.step(np.array([0, 1]))
+...     print(obs.shape, infos, rewards.tolist(), terminations.tolist())
+...     envs.close()
+(2, 4) {} [1.0, 1.0] [False, False]
+(2, 4) {} [1.0, 1.0] [False, False]
 """
 
 from gymnasium.vector import AutoresetMode

@@ -8,15 +8,12 @@ own is left unusable by the first two and leaves late answers in its pipes after
 timeout. The hot path pickles nothing: actions, observations, rewards and flags go through
 shared memory, and each worker is woken by one byte.
 
+Used as gymnasium's (see :mod:`plangym.vector`), with a worker process per sub-env:
+
 >>> import gymnasium
->>> import numpy as np
 >>> envs = AsyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
->>> obs, infos = envs.reset(seed=42)
->>> obs.shape, infos
-((2, 4), {})
->>> _, rewards, terminations, _, _ = envs.step(np.array([0, 1]))
->>> rewards.tolist(), terminations.tolist()
-([1.0, 1.0], [False, False])
+>>> len(set(envs.worker_pids))
+2
 >>> envs.close()
 """
 
@@ -38,16 +35,15 @@ from plangym.vectorization.process_backend import ProcessBackend
 class AsyncVectorEnv(PlanVectorEnv):
     """Each sub-env in a worker process of its own.
 
+    Takes gymnasium's ``AsyncVectorEnv`` arguments: those every :class:`PlanVectorEnv`
+    takes (here ``env_fns`` are cloudpickled, so lambdas and notebook classes work, and
+    the batch buffer ``copy=False`` returns is the shared one), and:
+
     Args:
-        env_fns: One constructor per sub-env (cloudpickled: lambdas and notebook classes
-            work).
         shared_memory: Pass observations through shared memory (else they are pickled).
-        copy: Return copies of the observations (else views of the shared batch).
         context: A multiprocessing start method ("fork", "spawn", "forkserver"; None for
             the default).
         daemon: Start the workers as daemons (a daemon cannot start processes itself).
-        observation_mode: "same", "different", or ``(batched_space, single_space)``.
-        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
     """
 
     def __init__(

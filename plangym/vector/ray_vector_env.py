@@ -25,11 +25,9 @@ from plangym.vectorization.ray_backend import RayBackend
 class RayVectorEnv(PlanVectorEnv):
     """Each sub-env on a Ray actor of its own.
 
+    Takes the arguments every :class:`PlanVectorEnv` takes, then:
+
     Args:
-        env_fns: One constructor per sub-env.
-        copy: Return copies of the observations (else the batch buffer itself).
-        observation_mode: "same", "different", or ``(batched_space, single_space)``.
-        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
         address: The Ray cluster (``"HOST:PORT"``); see :func:`plangym.vectorization.ray.connect`.
         actor_options: Passed to each actor's ``.options()`` (e.g. ``num_cpus``).
     """

@@ -1,14 +1,11 @@
 """gymnasium's ``SyncVectorEnv`` on plangym's worker layer: every sub-env in this process.
 
+Used as gymnasium's (see :mod:`plangym.vector`); its sub-envs are at hand:
+
 >>> import gymnasium
->>> import numpy as np
 >>> envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
->>> obs, infos = envs.reset(seed=42)
->>> obs.shape, infos
-((2, 4), {})
->>> obs, rewards, terminations, truncations, infos = envs.step(np.array([0, 1]))
->>> rewards.tolist(), terminations.tolist()
-([1.0, 1.0], [False, False])
+>>> [env.spec.id for env in envs.envs]
+['CartPole-v1', 'CartPole-v1']
 >>> envs.close()
 """
 
@@ -31,11 +28,7 @@ from plangym.vectorization.shared_memory import AttachedOutputs
 class SyncVectorEnv(PlanVectorEnv):
     """The sub-envs stepped one after the other in this process.
 
-    Args:
-        env_fns: One constructor per sub-env.
-        copy: Return copies of the observations (else the batch buffer itself).
-        observation_mode: "same", "different", or ``(batched_space, single_space)``.
-        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
+    Takes gymnasium's ``SyncVectorEnv`` arguments, those every :class:`PlanVectorEnv` takes.
     """
 
     def __init__(

@@ -57,7 +57,14 @@ class PlanVectorEnv(VectorEnv):
     """A gymnasium vector env whose sub-envs run on a backend of the one worker layer.
 
     Subclasses build the backend and the batch outputs, then call :meth:`_start`; see
-    ``SyncVectorEnv``, ``AsyncVectorEnv`` and ``RayVectorEnv``.
+    ``SyncVectorEnv``, ``AsyncVectorEnv`` and ``RayVectorEnv``. Every one takes these
+    arguments of gymnasium's vector envs (kept by :meth:`_take_arguments`), plus its own:
+
+    Args:
+        env_fns: One constructor per sub-env.
+        copy: Return copies of the observations (else the batch buffer itself).
+        observation_mode: "same", "different", or ``(batched_space, single_space)``.
+        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
     """
 
     _scheduler: Scheduler | None = None

@@ -14,13 +14,13 @@ from __future__ import annotations
 import functools
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_flag, check_positive_int
+from plangym.validation import check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.chunks import chunk_bounds
 from plangym.vectorization.costs import DispatchCosts
@@ -156,16 +156,10 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         return self._scheduler
 
     # Batches --------------------------------------------------------------------------------
-    @idle_only
-    def step_batch(
-        self,
-        actions: Iterable,
-        states: Iterable | None = None,
-        dt: int | Iterable[int] = 1,
-        return_state: bool | None = None,
-        arrays: bool = False,
-    ) -> tuple[list, ...]:
-        """Step a batch; same contract as :meth:`PlanEnv.step_batch`, ``arrays`` included.
+    # PlanEnv's step_batch: it checks the batch with the local env, then steps it with
+    # run_batch or run_batch_columns, which send it to the workers (see run_columns).
+    step_batch = idle_only(PlanEnv.step_batch)
+    step_batch.__doc__ = """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
 
         With states, results are bit-identical to the single env's ``step_batch``, whether
         the batch ran on the workers or, when the measured costs say that is faster, in
@@ -174,9 +168,6 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         same state for every worker, and the chunks step on from where each worker's last
         one ended.
         """
-        arrays = check_flag("arrays", arrays)
-        columns = self.run_columns(self._checked_inputs(actions, states, dt, return_state))
-        return columns.as_arrays() if arrays else columns.as_lists()
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
     make_transitions = step_batch
@@ -187,6 +178,16 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     ) -> tuple[list, ...]:
         """Step an already checked batch (see :meth:`PlanEnv.run_batch`)."""
         return self.run_columns(BatchInputs(actions, states, dts, want_state)).as_lists()
+
+    @idle_only
+    def run_batch_columns(
+        self, actions: Any, states: Any, dts: list[int], want_state: bool, observs_out: Any = None
+    ) -> BatchColumns:
+        """Step a checked batch (see :meth:`PlanEnv.run_batch_columns`) with :meth:`run_columns`.
+
+        ``observs_out`` is not written: the observations come back as the workers send them.
+        """
+        return self.run_columns(BatchInputs(actions, states, dts, want_state))
 
     def run_columns(self, inputs: BatchInputs) -> BatchColumns:
         """Step a checked batch where it is cheapest: here for a few cheap states."""

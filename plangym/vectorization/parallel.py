@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.constructor import parent_arguments
-from plangym.core import PlanEnv
+from plangym.constructor import takes_parameters_of
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.chunks import plan_chunks
 from plangym.vectorization.compat import (
@@ -34,7 +33,6 @@ from plangym.vectorization.compat import (
     external_workers,
     stack_rows,
 )
-from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.process_backend import ProcessBackend
 from plangym.vectorization.scheduler import Scheduler
@@ -52,28 +50,21 @@ __all__ = [
 class ParallelEnv(VectorizedEnv):
     """Steps batches on ``n_workers`` processes, with the single env's exact results.
 
+    Takes :class:`~plangym.vectorization.env.VectorizedEnv`'s parameters (plangym 0.1's
+    ``env_class, name, frameskip, autoreset, delay_setup, n_workers, blocking``, then the
+    env's keywords), ``n_workers`` being the number of worker processes, plus:
+
     Args:
-        n_workers: Number of worker processes.
+        args: :class:`~plangym.vectorization.env.VectorizedEnv`'s parameters, in its order.
         start_method: "fork", "spawn" or "forkserver"; None uses multiprocessing's default.
-        Other arguments: see :class:`~plangym.vectorization.env.VectorizedEnv`.
+        kwargs: :class:`~plangym.vectorization.env.VectorizedEnv`'s parameters by name, and
+            the env's keywords.
     """
 
-    def __init__(
-        self,
-        env_class: type[PlanEnv],
-        name: str,
-        frameskip: int | None = None,
-        autoreset: bool | None = None,
-        delay_setup: bool = False,
-        n_workers: int = 8,
-        blocking: bool = False,
-        start_method: str | None = None,
-        inline_small_batches: bool = True,
-        dispatch_costs: DispatchCosts | None = None,
-        **kwargs: Any,
-    ):
+    @takes_parameters_of(VectorizedEnv.__init__)
+    def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any):
         self._start_method = start_method
-        super().__init__(**parent_arguments(ParallelEnv, locals()))
+        super().__init__(*args, **kwargs)
 
     def create_backend(self) -> Backend:
         """Start the worker processes (all at once) and wait until their envs are built."""

@@ -25,6 +25,7 @@ from typing import Any
 
 import cloudpickle
 
+from plangym.constructor import takes_parameters_of
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.lifecycle import idle_only
@@ -76,6 +77,7 @@ class RayEnv(VectorizedEnv):
         kwargs: :class:`VectorizedEnv`'s parameters by name, and the env's keywords.
     """
 
+    @takes_parameters_of(VectorizedEnv.__init__)
     def __init__(
         self,
         *args: Any,
