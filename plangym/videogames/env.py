@@ -36,6 +36,7 @@ class VideogameEnv(PlangymEnv, ABC):
         obs_type: "rgb", "grayscale" or "ram".
         render_mode: None, "human" or "rgb_array".
         wrappers: gymnasium wrappers applied to the env.
+        return_image: Add ``info["rgb"]`` to every step.
         kwargs: Passed on to :class:`~plangym.core.PlangymEnv`.
     """
 
@@ -53,8 +54,9 @@ class VideogameEnv(PlangymEnv, ABC):
         delay_setup: bool = False,
         remove_time_limit: bool = True,
         obs_type: str = "rgb",
-        render_mode: str | None = None,
+        render_mode: str | None = "rgb_array",
         wrappers: Iterable[wrap_callable] | None = None,
+        return_image: bool = False,
         **kwargs: Any,
     ):
         super().__init__(**parent_arguments(VideogameEnv, locals()))

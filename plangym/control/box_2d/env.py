@@ -39,9 +39,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from plangym.constructor import parent_arguments, read_only
+from plangym.constructor import read_only, takes_parameters_of
 from plangym.control.box_2d.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
-from plangym.core import PlangymEnv, wrap_callable, wrapper_call
+from plangym.core import PlangymEnv, wrapper_call
 from plangym.extras import require
 from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
@@ -164,27 +164,14 @@ class Box2DEnv(PlangymEnv):
 
     FAST_PATHS = True
 
-    def __init__(
-        self,
-        name: str,
-        frameskip: int = 1,
-        autoreset: bool = True,
-        wrappers: list[wrap_callable] | None = None,
-        delay_setup: bool = False,
-        remove_time_limit: bool = True,
-        render_mode: str | None = "rgb_array",
-        episodic_life: bool = False,
-        obs_type: str | None = None,
-        return_image: bool = False,
-        live_envs: int = DEFAULT_LIVE_ENVS,
-        **kwargs: Any,
-    ):
+    @takes_parameters_of(PlangymEnv.__init__)
+    def __init__(self, *args: Any, live_envs: int = DEFAULT_LIVE_ENVS, **kwargs: Any):
         self._live_envs = check_positive_int("live_envs", live_envs)
         self._live: list[LiveEnv] = []
         self._current: LiveEnv | None = None
         self._layout: ReplayLayout | None = None
         self._clock = count(1)
-        super().__init__(**parent_arguments(Box2DEnv, locals()))
+        super().__init__(*args, **kwargs)
 
     # Building ---------------------------------------------------------------------------
     live_envs = read_only(

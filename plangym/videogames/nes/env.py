@@ -21,16 +21,14 @@ bit-exact; ``==`` compares games.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box
 
-from plangym.constructor import parent_arguments
+from plangym.constructor import takes_parameters_of
 from plangym.core.frame_loop import FrameRun
-from plangym.core.plangym_env import wrap_callable
 from plangym.extras import require
 from plangym.utils import to_grayscale
 from plangym.videogames.env import LIFE_KEY, VideogameEnv, check_uint8_vector
@@ -77,24 +75,12 @@ class NesEnv(VideogameEnv):
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
     COORDS_KEYS: tuple[str, ...] = ()  # info entries of an obs_type="coords" observation
 
-    def __init__(
-        self,
-        name: str,
-        frameskip: int = 5,
-        episodic_life: bool = False,
-        autoreset: bool = True,
-        delay_setup: bool = False,
-        remove_time_limit: bool = True,
-        obs_type: str = "rgb",
-        render_mode: str | None = "rgb_array",
-        wrappers: Iterable[wrap_callable] | None = None,
-        return_image: bool = False,
-        **kwargs: Any,
-    ):
+    @takes_parameters_of(VideogameEnv.__init__)
+    def __init__(self, *args: Any, **kwargs: Any):
         self._emulators: dict[int, Any] = {}
         self._stage = NO_STAGE
         self._stage_rng = np.random.default_rng()  # draws random-stage games' stages
-        super().__init__(**parent_arguments(NesEnv, locals()))
+        super().__init__(*args, **kwargs)
 
     # Emulator construction (subclasses choose the game) ------------------------------------
     def build_emulator(self, stage: int) -> Any:

@@ -23,15 +23,13 @@ from __future__ import annotations
 import gc
 import json
 import os
-from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from plangym.constructor import parent_arguments, read_only
-from plangym.core.plangym_env import wrap_callable
+from plangym.constructor import read_only, takes_parameters_of
 from plangym.extras import require
 from plangym.utils import to_grayscale
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
@@ -80,25 +78,13 @@ class RetroEnv(VideogameEnv):
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
     SINGLETON = True
 
-    def __init__(
-        self,
-        name: str,
-        frameskip: int = 5,
-        episodic_life: bool = False,
-        autoreset: bool = True,
-        delay_setup: bool = False,
-        remove_time_limit: bool = True,
-        obs_type: str = "rgb",
-        render_mode: str | None = "rgb_array",
-        wrappers: Iterable[wrap_callable] | None = None,
-        state: str | None = None,
-        return_image: bool = False,
-        **kwargs: Any,
-    ):
-        self._game = resolve_game(name)
+    @takes_parameters_of(VideogameEnv.__init__)
+    def __init__(self, *args: Any, state: str | None = None, **kwargs: Any):
+        # The game is checked before anything is built: name is the first parameter.
+        self._game = resolve_game(args[0] if args else kwargs.get("name"))
         self._save_state = state
         check_not_scripted(self._game, kwargs.get("scenario"), kwargs.get("inttype"))
-        super().__init__(**parent_arguments(RetroEnv, locals()))
+        super().__init__(*args, **kwargs)
 
     # Properties -----------------------------------------------------------------------------
     game = read_only("_game", 'stable-retro\'s name of the game ("Airstriker-Genesis-v0").')
