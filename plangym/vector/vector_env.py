@@ -60,11 +60,10 @@ class PlanVectorEnv(VectorEnv):
     ``SyncVectorEnv``, ``AsyncVectorEnv`` and ``RayVectorEnv``. Every one takes these
     arguments of gymnasium's vector envs (kept by :meth:`_take_arguments`), plus its own:
 
-    Args:
-        env_fns: One constructor per sub-env.
-        copy: Return copies of the observations (else the batch buffer itself).
-        observation_mode: "same", "different", or ``(batched_space, single_space)``.
-        autoreset_mode: An :class:`~gymnasium.vector.AutoresetMode` or its value.
+    * ``env_fns``: one constructor per sub-env;
+    * ``copy``: return copies of the observations (else the batch buffer itself);
+    * ``observation_mode``: "same", "different", or ``(batched_space, single_space)``;
+    * ``autoreset_mode``: an :class:`~gymnasium.vector.AutoresetMode` or its value.
     """
 
     _scheduler: Scheduler | None = None
