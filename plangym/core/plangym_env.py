@@ -119,13 +119,15 @@ class PlangymEnv(PlanEnv):
         A :attr:`SINGLETON` env (one simulator per process) is never built behind the
         caller's back: until its :meth:`setup` runs, this raises RuntimeError.
         """
-        if self._gym_env is None:
-            if self.SINGLETON:
-                raise RuntimeError(
-                    f"{self.name}: the env is not built (one simulator per process); call "
-                    "setup() first (delay_setup=True, or after close())"
-                )
-            self.setup()
+        gym_env = self._gym_env
+        if gym_env is not None:  # read on every step: the common case first
+            return gym_env
+        if self.SINGLETON:
+            raise RuntimeError(
+                f"{self.name}: the env is not built (one simulator per process); call "
+                "setup() first (delay_setup=True, or after close())"
+            )
+        self.setup()
         assert self._gym_env is not None, "setup() builds the gymnasium env"
         return self._gym_env
 

@@ -122,7 +122,8 @@ class ClassicControl(PlangymEnv):
     @property
     def _state_codec(self) -> ClassicStateCodec:
         """The codec of this env's states, built with the env when setup was delayed."""
-        self.gym_env  # noqa: B018 - builds the env when setup was delayed
+        if self._gym_env is None:  # read several times a step: the attribute, not gym_env
+            self.gym_env  # noqa: B018 - builds the env when setup was delayed
         return self._codec
 
     @property
