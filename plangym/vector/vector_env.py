@@ -168,9 +168,9 @@ class PlanVectorEnv(VectorEnv):
         """Wait for the resets sent by :meth:`reset_async`: ``(obs, infos)``."""
         batch = self._gather(self.call_state.take("reset"), timeout)
         infos: dict[str, Any] = {}
-        for task in sorted(batch.tasks, key=lambda task: task.sent_to):
+        for task in sorted(batch.tasks, key=lambda task: task.worker):
             if task.error is None:
-                worker = task.sent_to
+                worker = task.worker
                 infos = self._add_info(infos, self.outputs.absorb(worker, task.result), worker)
                 self._ended[worker] = False
         self._started.raise_first(batch)
@@ -210,7 +210,7 @@ class PlanVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         for task in batch.tasks:
             if task.error is None:
-                worker, info = task.sent_to, task.result
+                worker, info = task.worker, task.result
                 if type(info) is not dict:  # answered, not written in place
                     info = self.outputs.absorb(worker, info)
                 if task.restarted:  # its episode was cut short: a truncation

@@ -22,8 +22,8 @@ from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResu
 from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
 from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, add_note
 
-# How many times one task is re-run after its worker died, within one call.
-MAX_RERUNS = 2
+MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
+UNSENT = -1  # Task.worker until the task is sent
 
 
 class OnCrash(enum.Enum):
@@ -41,19 +41,13 @@ class Task:
     request: Any
     start: int = 0  # the elements of a chunk, for messages
     stop: int = 0
-    worker: int | None = None  # set when sent
+    worker: int = UNSENT  # the worker it was sent to
     ticket: Any = None
     reruns: int = 0
     done: bool = False
     result: Any = None
     error: BaseException | None = None
     restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
-
-    @property
-    def sent_to(self) -> int:
-        """The worker the task was sent to (asked only of a task sent)."""
-        assert self.worker is not None, "the task was not sent"
-        return self.worker
 
     def describe(self, unit: str) -> str:
         """Say what the task is, for messages: its elements, or its worker."""
@@ -74,7 +68,7 @@ class Batch:
 
     def in_flight(self) -> list[Task]:
         """Return the tasks sent and not answered yet, in the order they were sent."""
-        return [task for task in self.tasks if task.worker is not None and not task.done]
+        return [task for task in self.tasks if task.worker != UNSENT and not task.done]
 
     def errors(self) -> list[Task]:
         """Return the tasks that ended in an error, in input order."""
@@ -82,7 +76,7 @@ class Batch:
 
     def results(self) -> dict[int, Any]:
         """Each worker's result, for a call of one task per worker."""
-        return {task.sent_to: task.result for task in self.tasks if task.error is None}
+        return {task.worker: task.result for task in self.tasks if task.error is None}
 
     def columns(self) -> tuple[list, ...]:
         """Return the chunks' result columns, joined in input order."""
@@ -180,7 +174,7 @@ class Scheduler:
             if deadline is None and batch.in_order:
                 # A read returns on the answer or on the worker's death.
                 for task in batch.tasks:
-                    while task.worker is not None and not task.done:
+                    while task.worker != UNSENT and not task.done:
                         self._collect(task, batch)
                 in_flight = []
             else:
@@ -190,7 +184,7 @@ class Scheduler:
                 # for the oldest one it holds.
                 oldest: dict[int, Task] = {}
                 for task in in_flight:
-                    oldest.setdefault(task.sent_to, task)
+                    oldest.setdefault(task.worker, task)
                 remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
                 tickets = {worker: task.ticket for worker, task in oldest.items()}
                 ready = self.backend.wait(tickets, remaining)
@@ -212,11 +206,10 @@ class Scheduler:
         failed = batch.errors()
         if not failed:
             return
-        first = failed[0]
-        error = first.error
+        first, error = failed[0], failed[0].error
         assert error is not None  # errors() lists the tasks that have one
         where = first.describe(self.unit)
-        others = sorted({task.sent_to for task in failed[1:]})
+        others = sorted({task.worker for task in failed[1:]})
         note = f"raised by {where} during {batch.label}"
         if others:
             note += f" ({self.unit}s {others} raised too)"
@@ -260,7 +253,7 @@ class Scheduler:
         )
 
     def _drop(self, batch: Batch) -> list[int]:
-        busy = sorted({task.sent_to for task in batch.in_flight()})
+        busy = sorted({task.worker for task in batch.in_flight()})
         batch.unsent.clear()
         for task in batch.tasks:
             task.done = True
@@ -302,7 +295,7 @@ class Scheduler:
 
     def _collect(self, task: Task, batch: Batch) -> None:
         try:
-            result = self.backend.result(task.sent_to, task.ticket, task.request)
+            result = self.backend.result(task.worker, task.ticket, task.request)
         except WorkerCrashedError as crash:
             self._recover(task, batch, crash)
             return
@@ -313,11 +306,11 @@ class Scheduler:
             return
         task.done, task.result = True, result
         if batch.unsent and not batch.errors():
-            self._submit(batch.unsent.popleft(), task.sent_to, batch)
+            self._submit(batch.unsent.popleft(), task.worker, batch)
 
     def _recover(self, task: Task, batch: Batch, crash: WorkerCrashedError) -> None:
         """Replace ``task``'s dead worker and do what the call's policy says."""
-        worker = task.sent_to
+        worker = task.worker
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -38,8 +37,7 @@ class FaultyCartPole(ClassicControl):
             raise CartError(f"cart position {position} is cursed")
         if position == HANG:
             time.sleep(30)
-        if position == DIE and self.die_marker and Path(self.die_marker).exists():
-            Path(self.die_marker).unlink()
+        if position == DIE and self.die_marker and self._claim_marker():
             os.kill(os.getpid(), signal.SIGKILL)
         if position == POISON:
             os.kill(os.getpid(), signal.SIGKILL)
