@@ -79,29 +79,43 @@ INTEGER_SPACES = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 ARRAY_SPACES = (spaces.Box, *INTEGER_SPACES)
 
 
-def check_vector_actions(batch_space: spaces.Space, space: spaces.Space, actions: Any, n: int):
-    """One action per sub-env, as gymnasium's ``iterate`` yields them; checked first."""
+def check_vector_actions(
+    batch_space: spaces.Space, space: spaces.Space, actions: Any, n: int, check_values: bool = True
+) -> list:
+    """One action per sub-env, as gymnasium's ``iterate`` yields them.
+
+    A batch that is not ``n`` actions is refused. With ``check_values`` each action is
+    checked too (its shape, and the range of an integer space); without, the actions go
+    to the sub-envs as they are, as gymnasium hands them on.
+
+    >>> space = spaces.Discrete(2)
+    >>> check_vector_actions(spaces.MultiDiscrete([2, 2]), space, [1, 5], 2, check_values=False)
+    [1, 5]
+    >>> check_vector_actions(spaces.MultiDiscrete([2, 2]), space, [1, 5], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: actions: sub-env 1's action = 5 is not in Discrete(2)
+    """
     if isinstance(actions, np.ndarray) and isinstance(space, ARRAY_SPACES):
-        shape = space.shape
-        assert shape is not None  # array spaces have one
-        if actions.shape != (n, *shape):
+        expected = (n, *(space.shape or ()))
+        if actions.shape[:1] != (n,) or (check_values and actions.shape != expected):
             raise ValueError(
-                f"actions: expected an array of shape {(n, *shape)} (one action per "
+                f"actions: expected an array of shape {expected} (one action per "
                 f"sub-env), got shape {actions.shape}"
             )
-        if isinstance(space, INTEGER_SPACES):
-            check_integer_actions(space, actions)
-        return list(actions)
-    try:
-        items = list(iterate(batch_space, actions))
-    except Exception as error:
-        raise ValueError(
-            f"actions: expected a batch of {n} actions of {space}, got {actions!r:.200}"
-        ) from error
-    if len(items) != n:
-        raise ValueError(f"actions: expected {n} actions (one per sub-env), got {len(items)}")
-    if isinstance(space, INTEGER_SPACES):
-        check_integer_actions(space, np.asarray(items))
+        items = list(actions)
+    else:
+        try:
+            items = list(iterate(batch_space, actions))
+        except Exception as error:
+            raise ValueError(
+                f"actions: expected a batch of {n} actions of {space}, got {actions!r:.200}"
+            ) from error
+        if len(items) != n:
+            raise ValueError(f"actions: expected {n} actions (one per sub-env), got {len(items)}")
+    if check_values and isinstance(space, INTEGER_SPACES):
+        batch = actions if isinstance(actions, np.ndarray) else np.asarray(items)
+        check_integer_actions(space, batch)
     return items
 
 

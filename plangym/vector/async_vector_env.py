@@ -26,6 +26,7 @@ from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
+from plangym.vector.spaces import check_shared_memory
 from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
 from plangym.vectorization.handler import HandlerFactory
@@ -40,7 +41,8 @@ class AsyncVectorEnv(PlanVectorEnv):
     the batch buffer ``copy=False`` returns is the shared one), and:
 
     Args:
-        shared_memory: Pass observations through shared memory (else they are pickled).
+        shared_memory: Pass observations through shared memory (else they are pickled);
+            as in gymnasium, a custom observation space then raises ValueError.
         context: A multiprocessing start method ("fork", "spawn", "forkserver"; None for
             the default).
         daemon: Start the workers as daemons (a daemon cannot start processes itself).
@@ -61,7 +63,11 @@ class AsyncVectorEnv(PlanVectorEnv):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         self._start_from_probe(observation_mode, self._start_workers)
 
+    LOG_WORKER_ERRORS = True
+
     def _start_workers(self, single: Space) -> tuple[ProcessBackend, BatchOutputs]:
+        if self.shared_memory:
+            check_shared_memory(single)
         n = len(self.env_fns)
         obs_shared = self.shared_memory and rows_are_arrays(single)
         backend = ProcessBackend(

@@ -1,16 +1,29 @@
-"""The errors of plangym's vector envs: gymnasium's and plangym's at once.
+"""The errors of plangym's vector envs: gymnasium's and plangym's at once, and their log.
 
 They are :mod:`plangym.vectorization.errors`, re-exported under the names gymnasium's vector
 code catches (``VectorTimeoutError`` is a ``multiprocessing.TimeoutError``, like gymnasium's).
+:func:`log_worker_errors` logs the sub-envs' errors through ``gymnasium.logger`` before the
+first is raised, as gymnasium's ``AsyncVectorEnv`` does.
 """
+
+from __future__ import annotations
+
+import traceback
+from typing import TYPE_CHECKING
+
+from gymnasium import logger
 
 from plangym.vectorization.errors import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
     NoAsyncCallError,
+    RemoteTraceback,
     SubEnvCrashedError,
 )
 from plangym.vectorization.errors import CallTimeoutError as VectorTimeoutError
+
+if TYPE_CHECKING:
+    from plangym.vectorization.scheduler import Batch
 
 __all__ = [
     "AlreadyPendingCallError",
@@ -18,4 +31,31 @@ __all__ = [
     "NoAsyncCallError",
     "SubEnvCrashedError",
     "VectorTimeoutError",
+    "log_worker_errors",
 ]
+
+
+def worker_traceback(error: BaseException) -> str:
+    """Return the traceback of ``error`` where it was raised: in its worker, if it has one.
+
+    >>> print(worker_traceback(ValueError("bad")), end="")
+    ValueError: bad
+    """
+    cause = error.__cause__
+    if isinstance(cause, RemoteTraceback):
+        return cause.text
+    return "".join(traceback.format_exception(error))
+
+
+def log_worker_errors(batch: Batch) -> None:
+    """Log each sub-env's error in ``batch`` (type, message, traceback) with ``logger.error``."""
+    failed = batch.errors()
+    for task in failed:
+        assert task.error is not None  # errors() lists the tasks that have one
+        logger.error(
+            f"Received the following error from Worker-{task.worker} during {batch.label} "
+            "(the sub-env is kept and stays usable):"
+        )
+        logger.error(worker_traceback(task.error))
+    if failed:
+        logger.error(f"Raising the error of Worker-{failed[0].worker} in the main process.")

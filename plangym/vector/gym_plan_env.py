@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
+import numpy as np
 
 if TYPE_CHECKING:
     from plangym.core import PlangymEnv
@@ -47,13 +48,70 @@ class GymPlanEnv(gymnasium.Env):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.plan_env!r})"
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        """Start a new episode; a ``seed`` first seeds every generator of the env.
+    def generator_owner(self) -> gymnasium.Env:
+        """Return the gymnasium env whose generator the plangym env's episodes draw from.
 
-        plangym envs take no reset options: ``options`` is accepted and ignored.
+        The plangym env's gymnasium env (unwrapped), or this face for plangym envs that
+        have none (dm_control): its generator then only records the last seed.
+        """
+        gym_env = getattr(self.plan_env, "gym_env", None)
+        return gym_env.unwrapped if isinstance(gym_env, gymnasium.Env) else self
+
+    @property
+    def np_random_seed(self) -> int:
+        """The seed of the generator the episodes draw from (-1 when unknown), as gymnasium."""
+        owner = self.generator_owner()
+        return super().np_random_seed if owner is self else owner.np_random_seed
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The generator the episodes draw from."""
+        owner = self.generator_owner()
+        return super().np_random if owner is self else owner.np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        owner = self.generator_owner()
+        if owner is self:  # what gymnasium's setter does: the seed is unknown then
+            self._np_random, self._np_random_seed = value, -1
+        else:
+            owner.np_random = value
+
+    # Attributes of the plangym env ----------------------------------------------------------
+    def has_wrapper_attr(self, name: str) -> bool:
+        """Whether this face, or else the plangym env, has attribute ``name``."""
+        return hasattr(self, name) or hasattr(self.plan_env, name)
+
+    def get_wrapper_attr(self, name: str) -> Any:
+        """Attribute ``name`` of this face, or else of the plangym env (e.g. ``frameskip``)."""
+        if hasattr(self, name):
+            return getattr(self, name)
+        try:
+            return getattr(self.plan_env, name)
+        except AttributeError:
+            raise AttributeError(
+                f"{type(self).__name__} and its plangym env ({type(self.plan_env).__name__}) "
+                f"have no attribute {name!r}"
+            ) from None
+
+    def set_wrapper_attr(self, name: str, value: Any, *, force: bool = True) -> bool:
+        """Set attribute ``name`` where :meth:`get_wrapper_attr` reads it (``force``: here)."""
+        if not hasattr(self, name) and hasattr(self.plan_env, name):
+            setattr(self.plan_env, name, value)
+            return True
+        return super().set_wrapper_attr(name, value, force=force)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        """Start a new episode; with a ``seed``, the first episode of that seed.
+
+        A ``seed`` seeds every generator of the plangym env, then the episode is drawn as
+        gymnasium's ``reset(seed=seed)`` draws it: from the generator just seeded. plangym
+        envs take no reset options: ``options`` is accepted and ignored.
         """
         if seed is not None:
             self.plan_env.seed(seed)
+            # seed() started an episode: the reset below draws the seeded first one again.
+            gymnasium.Env.reset(self.generator_owner(), seed=seed)
         return self.plan_env.reset(return_state=False)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:

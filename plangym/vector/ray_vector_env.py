@@ -45,6 +45,8 @@ class RayVectorEnv(PlanVectorEnv):
         self._ray, self._actor_options = connect(address), actor_options
         self._start_from_probe(observation_mode, self._start_actors)
 
+    LOG_WORKER_ERRORS = True
+
     def _start_actors(self, single: Space) -> tuple[RayBackend, BatchOutputs]:
         blobs = [
             cloudpickle.dumps(HandlerFactory(SubEnvHandler, (env_fn, index, self.autoreset_mode)))

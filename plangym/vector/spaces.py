@@ -7,8 +7,10 @@ from typing import Any
 
 import gymnasium
 from gymnasium import Space
+from gymnasium.error import CustomSpaceError
+from gymnasium.spaces import Dict, OneOf, Tuple
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_differing_spaces, batch_space
+from gymnasium.vector.utils import batch_differing_spaces, batch_space, create_shared_memory
 
 
 def autoreset_mode_of(value: str | AutoresetMode) -> AutoresetMode:
@@ -71,3 +73,42 @@ def space_mismatch(envs: Any, answers: list[tuple[bool, bool]], observation_mode
             "a batch of actions needs them all equal"
         )
     return ""
+
+
+def unshareable_space(space: Space) -> Space | None:
+    """Return the first space in ``space`` that gymnasium's shared memory has no layout for.
+
+    That is a custom ``Space`` subclass (gymnasium raises ``CustomSpaceError`` for it),
+    found inside Dict, Tuple and OneOf spaces too.
+
+    >>> from gymnasium.spaces import Box
+    >>> class Custom(Space):
+    ...     pass
+    >>> type(unshareable_space(Tuple([Box(0, 1), Dict({"c": Custom()})]))).__name__
+    'Custom'
+    >>> unshareable_space(Box(0, 1)) is None
+    True
+    """
+    if create_shared_memory.dispatch(type(space)) is create_shared_memory.dispatch(object):
+        return space
+    children: Any = ()
+    if isinstance(space, Dict):
+        children = space.spaces.values()
+    elif isinstance(space, Tuple | OneOf):
+        children = space.spaces
+    for child in children:
+        found = unshareable_space(child)
+        if found is not None:
+            return found
+    return None
+
+
+def check_shared_memory(space: Space) -> None:
+    """Refuse, as gymnasium does, a space that cannot go through shared memory (ValueError)."""
+    found = unshareable_space(space)
+    if found is not None:
+        raise ValueError(
+            "AsyncVectorEnv(..., shared_memory=True): gymnasium's shared memory cannot hold "
+            f"observations of {type(found).__name__}, a custom space; pass "
+            "shared_memory=False (observations are then pickled, which is slower)"
+        ) from CustomSpaceError(f"{type(found)} has no shared-memory layout")

@@ -5,8 +5,9 @@
 autoreset modes), as a facade: each call becomes one request per sub-env, run by the
 :class:`~plangym.vectorization.scheduler.Scheduler` on a backend (the caller, worker
 processes or Ray actors) whose workers answer with a
-:class:`~plangym.vector.sub_env.SubEnvHandler`. On top: bad input is refused before
-anything is sent; a sub-env's error keeps its type and the env stays usable; a dead
+:class:`~plangym.vector.sub_env.SubEnvHandler`. On top: malformed input (and, for
+plangym's own sub-envs, an action outside the space) is refused before anything is sent;
+a sub-env's error keeps its type and the env stays usable; a dead
 worker is replaced and its step reports a truncation with ``info["worker_restarted"]``;
 a ``*_wait`` timeout replaces the sub-envs still busy; and ``get_states``,
 ``set_states`` and ``step_batch`` clone, restore and plan from exact states (sub-envs
@@ -34,6 +35,8 @@ from plangym.validation import (
     check_vector_actions,
 )
 from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vector.errors import log_worker_errors
+from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.errors import SubEnvCrashedError
@@ -68,6 +71,11 @@ class PlanVectorEnv(VectorEnv):
 
     _scheduler: Scheduler | None = None
     copy: bool = True
+    # Whether worker errors are logged through gymnasium.logger before they are raised, as
+    # gymnasium's AsyncVectorEnv logs them (its workers are other processes).
+    LOG_WORKER_ERRORS = False
+    # Whether actions are checked before a step: set for plangym's own sub-envs (see _start).
+    checks_actions = False
 
     def _take_arguments(
         self,
@@ -114,6 +122,9 @@ class PlanVectorEnv(VectorEnv):
             self.metadata = {**probe.metadata, "autoreset_mode": self.autoreset_mode}
             self.render_mode = probe.render_mode
             self.single_action_space = probe.action_space
+            # plangym envs refuse actions outside their space: a batch is refused whole,
+            # before any sub-env steps. Other envs get their actions as gymnasium hands them.
+            self.checks_actions = isinstance(probe.unwrapped, GymPlanEnv)
             self.action_space = batch_space(self.single_action_space, self.num_envs)
             self.single_observation_space, self.observation_space = single, batched
             self._ended = np.zeros(self.num_envs, dtype=np.bool_)  # episodes not reset yet
@@ -137,6 +148,16 @@ class PlanVectorEnv(VectorEnv):
         """Process id of each sub-env's worker (None for sub-envs in this process)."""
         self.call_state.check_running()
         return self._backend.worker_pids
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Every sub-env's ``np_random_seed``, as gymnasium's vector envs return them."""
+        return self.get_attr("np_random_seed")
+
+    @property  # type: ignore[misc]  # read-only, as in gymnasium's vector envs
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """Every sub-env's ``np_random`` (copies, from worker processes)."""
+        return self.get_attr("np_random")
 
     def _to_all(self, request: Any) -> dict[int, Any]:
         return dict.fromkeys(range(self.num_envs), request)
@@ -173,7 +194,7 @@ class PlanVectorEnv(VectorEnv):
                 worker = task.worker
                 infos = self._add_info(infos, self.outputs.absorb(worker, task.result), worker)
                 self._ended[worker] = False
-        self._started.raise_first(batch)
+        self._raise_errors(batch)
         return self._observations(), infos
 
     # Step -------------------------------------------------------------------------------------
@@ -186,7 +207,7 @@ class PlanVectorEnv(VectorEnv):
         """Send every sub-env its action; collect the results with :meth:`step_wait`."""
         self.call_state.check_idle("step_async")
         items = check_vector_actions(
-            self.action_space, self.single_action_space, actions, self.num_envs
+            self.action_space, self.single_action_space, actions, self.num_envs, self.checks_actions
         )
         if self.autoreset_mode is AutoresetMode.DISABLED and self._ended.any():
             ended = np.flatnonzero(self._ended).tolist()
@@ -221,7 +242,7 @@ class PlanVectorEnv(VectorEnv):
                     infos = self._add_info(infos, info, worker)
         terminations, truncations = outputs.terminations.copy(), outputs.truncations.copy()
         np.logical_or(terminations, truncations, out=self._ended)
-        self._started.raise_first(batch)
+        self._raise_errors(batch)
         return self._observations(), outputs.rewards.copy(), terminations, truncations, infos
 
     def _observations(self) -> Any:
@@ -243,7 +264,7 @@ class PlanVectorEnv(VectorEnv):
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for the calls sent by :meth:`call_async`; one result per sub-env."""
         batch = self._gather(self.call_state.take("call"), timeout)
-        self._started.raise_first(batch)
+        self._raise_errors(batch)
         return tuple(task.result for task in batch.tasks)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
@@ -295,8 +316,14 @@ class PlanVectorEnv(VectorEnv):
     def _run_now(self, requests: dict[int, Any], label: str) -> list:
         """Send ``requests``, wait for every answer, raise the first error; answers in order."""
         batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
-        self._started.raise_first(batch)
+        self._raise_errors(batch)
         return [task.result for task in batch.tasks]
+
+    def _raise_errors(self, batch: Batch) -> None:
+        """Raise the first error of ``batch`` (logged first, with :attr:`LOG_WORKER_ERRORS`)."""
+        if self.LOG_WORKER_ERRORS:
+            log_worker_errors(batch)
+        self._started.raise_first(batch)
 
     def _gather(self, batch: Batch, timeout: float | None, ended_if_abandoned=False) -> Batch:
         try:
@@ -312,10 +339,11 @@ class PlanVectorEnv(VectorEnv):
         if self._scheduler is None:
             return
         pending, batch = self.call_state.pending, self.call_state.close()
-        if pending is not None and not terminate:
+        if pending is not None:  # as gymnasium: warned even when terminating
             logger.warn(
                 f"Calling `close` while waiting for a pending call to `{pending}` to complete."
             )
+        if pending is not None and not terminate:
             try:
                 self._scheduler.gather(batch, timeout, raise_errors=False)
             except Exception:  # a timeout: just stop

@@ -15,19 +15,18 @@ from gymnasium.vector import AutoresetMode
 import plangym
 from plangym.control.classic_control import ClassicControl
 from plangym.vector import AsyncVectorEnv, PlanVectorEnv, SyncVectorEnv
-from plangym.vector.make_vec import build_sub_env
+from plangym.vector.make_vec import build_sub_env, sub_env_kwargs
 from tests.helpers.vector_checks import assert_same
 from tests.vector.test_vector_parity import run_both
 
 MODES = list(AutoresetMode)
-# name: (number of sub-envs, steps per run); the Atari run is shorter (100 frames x 5 each)
+# name: (number of sub-envs, steps per run); the Atari run is shorter (120 x 4 frames each)
 GAMES = {"CartPole-v1": (3, 500), "Pendulum-v1": (2, 500), "ALE/MsPacman-v5": (2, 120)}
 
 
 def reference(name, num_envs, mode, **env_kwargs):
     """gymnasium's SyncVectorEnv over the sub-envs make_vec builds for ``name``."""
-    kwargs = {"autoreset": False, "remove_time_limit": False, **env_kwargs}
-    env_fn = functools.partial(build_sub_env, name, kwargs)
+    env_fn = functools.partial(build_sub_env, name, sub_env_kwargs(name, env_kwargs))
     return gymnasium.vector.SyncVectorEnv([env_fn] * num_envs, autoreset_mode=mode)
 
 
