@@ -7,8 +7,10 @@ extra a family needs, and :func:`plangym.make` names it when it is missing.
 True
 >>> "ALE/MsPacman-v5" in ATARI
 True
->>> "walker-walk" in DM_CONTROL, "Hopper-v5" in MUJOCO, "LunarLander-v3" in BOX_2D
+>>> "walker-walk" in DM_CONTROL_NAMES, "Hopper-v5" in MUJOCO, "LunarLander-v3" in BOX_2D
 (True, True, True)
+>>> ("walker", "walk") in DM_CONTROL  # plangym 0.1's shape: dm_control.suite.ALL_TASKS
+True
 >>> FAMILY_EXTRAS["dm_control"]
 'dm_control'
 """
@@ -65,60 +67,63 @@ MUJOCO = [
     if f"{game}-{version}" != "Pusher-v4"
 ]
 
-# The dm_control suite's tasks as "domain-task" (dm_control.suite.ALL_TASKS, dm-control 1.0.50).
-DM_CONTROL = [
-    "acrobot-swingup",
-    "acrobot-swingup_sparse",
-    "ball_in_cup-catch",
-    "cartpole-balance",
-    "cartpole-balance_sparse",
-    "cartpole-swingup",
-    "cartpole-swingup_sparse",
-    "cartpole-three_poles",
-    "cartpole-two_poles",
-    "cheetah-run",
-    "dog-fetch",
-    "dog-run",
-    "dog-stand",
-    "dog-trot",
-    "dog-walk",
-    "finger-spin",
-    "finger-turn_easy",
-    "finger-turn_hard",
-    "fish-swim",
-    "fish-upright",
-    "hopper-hop",
-    "hopper-stand",
-    "humanoid-run",
-    "humanoid-run_pure_state",
-    "humanoid-stand",
-    "humanoid-walk",
-    "humanoid_CMU-run",
-    "humanoid_CMU-stand",
-    "humanoid_CMU-walk",
-    "lqr-lqr_2_1",
-    "lqr-lqr_6_2",
-    "manipulator-bring_ball",
-    "manipulator-bring_peg",
-    "manipulator-insert_ball",
-    "manipulator-insert_peg",
-    "pendulum-swingup",
-    "point_mass-easy",
-    "point_mass-hard",
-    "quadruped-escape",
-    "quadruped-fetch",
-    "quadruped-run",
-    "quadruped-walk",
-    "reacher-easy",
-    "reacher-hard",
-    "stacker-stack_2",
-    "stacker-stack_4",
-    "swimmer-swimmer15",
-    "swimmer-swimmer6",
-    "walker-run",
-    "walker-stand",
-    "walker-walk",
+# The dm_control suite's tasks as plangym 0.1 lists them, dm_control.suite.ALL_TASKS: the
+# (domain, task) pairs of dm-control 1.0.50, written out so that dm_control is not imported.
+DM_CONTROL: list[tuple[str, str]] = [
+    ("acrobot", "swingup"),
+    ("acrobot", "swingup_sparse"),
+    ("ball_in_cup", "catch"),
+    ("cartpole", "balance"),
+    ("cartpole", "balance_sparse"),
+    ("cartpole", "swingup"),
+    ("cartpole", "swingup_sparse"),
+    ("cartpole", "two_poles"),
+    ("cartpole", "three_poles"),
+    ("cheetah", "run"),
+    ("dog", "stand"),
+    ("dog", "walk"),
+    ("dog", "trot"),
+    ("dog", "run"),
+    ("dog", "fetch"),
+    ("finger", "spin"),
+    ("finger", "turn_easy"),
+    ("finger", "turn_hard"),
+    ("fish", "upright"),
+    ("fish", "swim"),
+    ("hopper", "stand"),
+    ("hopper", "hop"),
+    ("humanoid", "stand"),
+    ("humanoid", "walk"),
+    ("humanoid", "run"),
+    ("humanoid", "run_pure_state"),
+    ("humanoid_CMU", "stand"),
+    ("humanoid_CMU", "walk"),
+    ("humanoid_CMU", "run"),
+    ("lqr", "lqr_2_1"),
+    ("lqr", "lqr_6_2"),
+    ("manipulator", "bring_ball"),
+    ("manipulator", "bring_peg"),
+    ("manipulator", "insert_ball"),
+    ("manipulator", "insert_peg"),
+    ("pendulum", "swingup"),
+    ("point_mass", "easy"),
+    ("point_mass", "hard"),
+    ("quadruped", "walk"),
+    ("quadruped", "run"),
+    ("quadruped", "escape"),
+    ("quadruped", "fetch"),
+    ("reacher", "easy"),
+    ("reacher", "hard"),
+    ("stacker", "stack_2"),
+    ("stacker", "stack_4"),
+    ("swimmer", "swimmer6"),
+    ("swimmer", "swimmer15"),
+    ("walker", "stand"),
+    ("walker", "walk"),
+    ("walker", "run"),
 ]
+# The same tasks by the names plangym.make takes, "domain-task".
+DM_CONTROL_NAMES = [f"{domain}-{task}" for domain, task in DM_CONTROL]
 
 BOX_2D = [
     "LunarLander-v3",
@@ -156,7 +161,7 @@ FAMILIES = {
     "atari": ATARI,
     "montezuma": MONTEZUMA,
     "mujoco": MUJOCO,
-    "dm_control": DM_CONTROL,
+    "dm_control": DM_CONTROL_NAMES,
     "box2d": BOX_2D,
     "nes": NES,
     "balloon": BALLOON,

@@ -4,7 +4,7 @@
   :func:`process_frame_pil`, :func:`process_frame_opencv`, :class:`GrayScaleObservation`;
 * :mod:`plangym.utils.display`: :func:`get_display`, a virtual X display;
 * :mod:`plangym.utils.gym_envs`: :func:`make_gym_env`, :func:`remove_time_limit`,
-  :func:`remove_time_limit_from_spec`, :func:`find_time_limit`.
+  :func:`remove_time_limit_from_spec`, :func:`find_time_limit`, :data:`NO_TIME_LIMIT`.
 
 Everything plangym 0.1 exported from ``plangym.utils`` is importable from here with the
 same signature. Pillow, OpenCV and pyvirtualdisplay stay optional: they are imported when
@@ -20,6 +20,7 @@ from plangym.utils.frames import (
     to_grayscale,
 )
 from plangym.utils.gym_envs import (
+    NO_TIME_LIMIT,
     find_time_limit,
     make_gym_env,
     remove_time_limit,
@@ -31,6 +32,7 @@ from plangym.utils.gym_envs import (
 GrayScaleObservation.__module__ = __name__
 
 __all__ = [
+    "NO_TIME_LIMIT",
     "GrayScaleObservation",
     "find_time_limit",
     "get_display",

@@ -22,14 +22,18 @@ def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gy
     return gym.make(dataclasses.replace(spec, **overrides), **kwargs)
 
 
-def remove_time_limit_from_spec(spec: EnvSpec) -> None:
-    """Take the episode step limit out of ``spec``, in place.
+# plangym 0.1's "no limit", 1e100 steps, as the int equal to it: gymnasium's TimeLimit takes ints.
+NO_TIME_LIMIT = int(1e100)
 
-    ``spec.max_episode_steps`` becomes None, so ``gymnasium.make(spec)`` adds no
-    ``TimeLimit`` wrapper, and the limit it had is kept in ``spec._max_episode_steps``. A
-    second call changes nothing, and an object without ``max_episode_steps`` is left alone.
-    The spec is modified, not copied: to leave a registered spec as it is, pass a copy such
-    as ``dataclasses.replace(gymnasium.spec(name))``.
+
+def remove_time_limit_from_spec(spec: EnvSpec) -> None:
+    """Lift the episode step limit of ``spec`` to :data:`NO_TIME_LIMIT`, in place (plangym 0.1).
+
+    ``spec.max_episode_steps`` becomes 1e100 steps (an int, so ``gymnasium.make(spec)`` works:
+    its ``TimeLimit`` never truncates) and the limit it had is kept in
+    ``spec._max_episode_steps``. A second call changes nothing, and an object without
+    ``max_episode_steps`` is left alone. The spec is modified, not copied: to leave a
+    registered spec as it is, pass a copy such as ``dataclasses.replace(gymnasium.spec(name))``.
 
     Args:
         spec: The ``EnvSpec`` to change.
@@ -37,32 +41,34 @@ def remove_time_limit_from_spec(spec: EnvSpec) -> None:
     Example:
         >>> spec = dataclasses.replace(gym.spec("CartPole-v1"))
         >>> remove_time_limit_from_spec(spec)
-        >>> spec.max_episode_steps is None, spec._max_episode_steps
+        >>> spec.max_episode_steps == 1e100, spec._max_episode_steps
         (True, 500)
         >>> gym.spec("CartPole-v1").max_episode_steps
         500
     """
     if not hasattr(spec, "max_episode_steps"):
         return
-    if spec.max_episode_steps is not None or not hasattr(spec, "_max_episode_steps"):
+    if spec.max_episode_steps != NO_TIME_LIMIT or not hasattr(spec, "_max_episode_steps"):
         # Not a field of EnvSpec: an attribute of its own, where gym's spec kept the limit.
         setattr(spec, "_max_episode_steps", spec.max_episode_steps)  # noqa: B010
-    spec.max_episode_steps = None
+    spec.max_episode_steps = NO_TIME_LIMIT
 
 
 def remove_time_limit(gym_env: gym.Env) -> gym.Env:
     """Return ``gym_env`` with every ``TimeLimit`` wrapper taken out of its chain.
 
     The wrappers left in the chain are relinked in place; the returned env is ``gym_env``
-    itself unless ``gym_env`` is a ``TimeLimit``. Its ``spec`` then reports no step limit:
-    the wrappers' cached specs are dropped, and if the base env's spec has a limit, the base
-    env gets a copy without it (the spec it had, which may be shared, is left as it is).
+    itself unless ``gym_env`` is a ``TimeLimit``. Its ``spec`` then says, as plangym 0.1's
+    did, ``max_episode_steps == 1e100`` and ``_max_episode_steps`` the limit it had (the
+    outermost ``TimeLimit``'s): the base env gets a copy of its spec so changed (the spec it
+    had, which may be shared, is left as it is) and the wrappers' cached specs are dropped.
 
     Example:
         >>> env = remove_time_limit(gym.make("CartPole-v1"))
-        >>> env.spec.max_episode_steps is None
-        True
+        >>> env.spec.max_episode_steps == 1e100, env.spec._max_episode_steps
+        (True, 500)
     """
+    time_limit = find_time_limit(gym_env)
     outer: gym.Wrapper | None = None
     current = gym_env
     while isinstance(current, gym.Wrapper):
@@ -75,8 +81,11 @@ def remove_time_limit(gym_env: gym.Env) -> gym.Env:
             continue
         outer, current = current, current.env
     base_spec = getattr(current, "spec", None)
-    if base_spec is not None and base_spec.max_episode_steps is not None:
-        base_spec = dataclasses.replace(base_spec)
+    if base_spec is not None and (
+        time_limit is not None or base_spec.max_episode_steps != NO_TIME_LIMIT
+    ):
+        limit = base_spec.max_episode_steps if time_limit is None else time_limit._max_episode_steps
+        base_spec = dataclasses.replace(base_spec, max_episode_steps=limit)
         remove_time_limit_from_spec(base_spec)
         current.spec = base_spec
     wrapper = gym_env

@@ -29,6 +29,7 @@ from plangym.vectorization.chunks import plan_chunks
 from plangym.vectorization.compat import (
     BatchEnv,
     ExternalProcess,
+    PlangymClassAttribute,
     Promise,
     external_workers,
     stack_rows,
@@ -61,6 +62,15 @@ class ParallelEnv(VectorizedEnv):
             the env's keywords.
     """
 
+    # plangym 0.1's ParallelEnv was a PlangymEnv: its class attributes are on this class, and
+    # an instance answers the wrapped env's.
+    AVAILABLE_OBS_TYPES: PlangymClassAttribute[frozenset] = PlangymClassAttribute()
+    AVAILABLE_RENDER_MODES: PlangymClassAttribute[frozenset] = PlangymClassAttribute()
+    DEFAULT_OBS_TYPE: PlangymClassAttribute[str] = PlangymClassAttribute()
+    STATE_IS_ARRAY: PlangymClassAttribute[bool] = PlangymClassAttribute()
+    OBS_IS_ARRAY: PlangymClassAttribute[bool] = PlangymClassAttribute()
+    SINGLETON: PlangymClassAttribute[bool] = PlangymClassAttribute()
+
     @takes_parameters_of(VectorizedEnv.__init__)
     def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any):
         self._start_method = start_method
@@ -90,6 +100,12 @@ class ParallelEnv(VectorizedEnv):
     def _batch_env(self) -> BatchEnv:
         """Return :attr:`batch_env` (plangym 0.1's name for it)."""
         return self.batch_env
+
+    @property
+    def _wrappers(self) -> list | None:
+        """The wrappers the env's copies apply, or None (plangym 0.1's attribute)."""
+        wrappers = self._env_kwargs.get("wrappers")
+        return None if wrappers is None else list(wrappers)
 
     @property
     def workers(self) -> list[ExternalProcess]:

@@ -10,7 +10,7 @@ import pytest
 import plangym
 from plangym.api_tests import TestPlangymEnv, assert_identical, replay  # noqa: F401
 from plangym.control.dm_control import EPISODE_MODEL_FIELDS, DMControlEnv
-from plangym.environment_names import DM_CONTROL
+from plangym.environment_names import DM_CONTROL_NAMES
 from plangym.selfcheck import run_checks
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -248,7 +248,7 @@ def test_plangym_check_passes():
 
 # Sweeps over every task (slow) ---------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("name", DM_CONTROL)
+@pytest.mark.parametrize("name", DM_CONTROL_NAMES)
 def test_every_task_replays_exactly_across_an_episode_end(name):
     env = DMControlEnv(name, seed=7)
     if env.gym_env._step_limit == float("inf"):  # lqr: no time limit
@@ -261,7 +261,7 @@ def test_every_task_replays_exactly_across_an_episode_end(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", DM_CONTROL)
+@pytest.mark.parametrize("name", DM_CONTROL_NAMES)
 def test_episode_model_fields_are_all_listed(name):
     """No model array other than the listed ones (and reward colours) changes across resets."""
     env = DMControlEnv(name, seed=0)

@@ -207,6 +207,7 @@ def test_runs_without_box2d(monkeypatch):
     for module in (
         "plangym.control.lunar_lander",
         "plangym.control.lunar_lander.env",
+        "plangym.control.lunar_lander.fast_gym",
         "plangym.control.lunar_lander.physics",
     ):
         monkeypatch.delitem(sys.modules, module)
@@ -214,3 +215,6 @@ def test_runs_without_box2d(monkeypatch):
     env = module.LunarLander()
     state, *_ = env.reset()
     assert len(env.step(2, state=state)) == 6
+    gym_env = module.FastGymLunarLander()  # plangym 0.1's gymnasium env, the same physics
+    gym_env.reset()
+    assert len(gym_env.step(2)) == 5

@@ -4,6 +4,7 @@ import copy
 import dataclasses
 import importlib.util
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -14,9 +15,11 @@ import cv2
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.envs.registration import EnvSpec
 from PIL import Image
 
 from plangym.utils import (
+    NO_TIME_LIMIT,
     GrayScaleObservation,
     find_time_limit,
     get_display,
@@ -300,24 +303,34 @@ def balance(env, steps, seed=0):
 def test_remove_time_limit_from_spec():
     spec = dataclasses.replace(gym.spec("CartPole-v1"))
     assert remove_time_limit_from_spec(spec) is None
-    assert spec.max_episode_steps is None
+    assert spec.max_episode_steps == 1e100 and isinstance(spec.max_episode_steps, int)
     assert spec._max_episode_steps == 500
     remove_time_limit_from_spec(spec)  # a second call forgets nothing
     assert spec._max_episode_steps == 500
     assert gym.spec("CartPole-v1").max_episode_steps == 500
     assert not hasattr(gym.spec("CartPole-v1"), "_max_episode_steps")
-    env = gym.make(spec)
-    assert find_time_limit(env) is None
+    env = gym.make(spec)  # gymnasium's TimeLimit takes the int 1e100 (not the float)
+    assert find_time_limit(env)._max_episode_steps == 1e100
     assert balance(env, 600) is None
+
+
+def test_a_spec_without_limit_travels_like_any_spec():
+    spec = dataclasses.replace(gym.spec("CartPole-v1"))
+    remove_time_limit_from_spec(spec)
+    copied = pickle.loads(pickle.dumps(spec))
+    assert (copied.max_episode_steps, copied._max_episode_steps) == (NO_TIME_LIMIT, 500)
+    assert copy.deepcopy(spec)._max_episode_steps == 500
+    assert EnvSpec.from_json(spec.to_json()).max_episode_steps == NO_TIME_LIMIT
+    assert balance(gym.make(copied), 600) is None
 
 
 def test_remove_time_limit_from_spec_copies_and_unlimited_specs():
     spec = copy.deepcopy(gym.spec("Pendulum-v1"))
     remove_time_limit_from_spec(spec)
-    assert (spec.max_episode_steps, spec._max_episode_steps) == (None, 200)
+    assert (spec.max_episode_steps, spec._max_episode_steps) == (NO_TIME_LIMIT, 200)
     unlimited = dataclasses.replace(gym.spec("CartPole-v1"), max_episode_steps=None)
     remove_time_limit_from_spec(unlimited)
-    assert (unlimited.max_episode_steps, unlimited._max_episode_steps) == (None, None)
+    assert (unlimited.max_episode_steps, unlimited._max_episode_steps) == (NO_TIME_LIMIT, None)
     not_a_spec = types.SimpleNamespace()
     remove_time_limit_from_spec(not_a_spec)
     assert vars(not_a_spec) == {}
@@ -335,9 +348,11 @@ def test_remove_time_limit_steps_past_500():
     unlimited = remove_time_limit(env)
     assert unlimited is inner
     assert find_time_limit(unlimited) is None
-    assert unlimited.spec.max_episode_steps is None
+    assert (unlimited.spec.max_episode_steps, unlimited.spec._max_episode_steps) == (1e100, 500)
     assert balance(unlimited, 600) is None
     assert gym.spec("CartPole-v1").max_episode_steps == 500
+    assert balance(gym.make(unlimited.spec), 600) is None  # its spec makes an unlimited env
+    assert remove_time_limit(unlimited).spec._max_episode_steps == 500  # again: no change
 
 
 def test_remove_time_limit_under_other_wrappers():
@@ -345,9 +360,12 @@ def test_remove_time_limit_under_other_wrappers():
     assert env.spec.max_episode_steps == 500
     assert remove_time_limit(env) is env
     assert find_time_limit(env) is None
-    assert env.spec.max_episode_steps is None
+    assert (env.spec.max_episode_steps, env.spec._max_episode_steps) == (1e100, 500)
     assert [w.name for w in env.spec.additional_wrappers] == ["RecordEpisodeStatistics"]
     assert balance(env, 600) is None
+    remade = gym.make(pickle.loads(pickle.dumps(env.spec)))
+    assert isinstance(remade, gym.wrappers.RecordEpisodeStatistics)
+    assert balance(remade, 600) is None
 
 
 def test_remove_time_limit_leaves_a_shared_spec_alone():
@@ -355,8 +373,7 @@ def test_remove_time_limit_leaves_a_shared_spec_alone():
     registered = gym.spec("CartPole-v1")
     env.spec = registered
     assert remove_time_limit(env) is env
-    assert env.spec.max_episode_steps is None
-    assert env.spec._max_episode_steps == 500
+    assert (env.spec.max_episode_steps, env.spec._max_episode_steps) == (NO_TIME_LIMIT, 500)
     assert env.spec is not registered
     assert registered.max_episode_steps == 500
 

@@ -8,13 +8,16 @@
 and properties of the env class it wraps.
 """
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control.classic_control import ClassicControl
+from plangym.core import PlangymEnv
 from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv, Promise
+from plangym.videogames import AtariEnv
 from tests.helpers.vectorized_contract import random_states
 
 
@@ -53,6 +56,58 @@ def test_parallel_env_answers_what_the_env_class_answers(env):
     assert env.state_dtype == single.state_dtype
 
 
+CLASS_ATTRIBUTES = [
+    "AVAILABLE_OBS_TYPES",
+    "AVAILABLE_RENDER_MODES",
+    "DEFAULT_OBS_TYPE",
+    "STATE_IS_ARRAY",
+    "OBS_IS_ARRAY",
+    "SINGLETON",
+]
+
+
+@pytest.mark.parametrize("name", CLASS_ATTRIBUTES)
+def test_parallel_env_class_has_plangym_env_class_attributes(name):
+    """plangym 0.1's ParallelEnv was a PlangymEnv: the class answers PlangymEnv's values."""
+    assert hasattr(ParallelEnv, name)
+    assert getattr(ParallelEnv, name) == getattr(PlangymEnv, name)
+
+
+def test_parallel_env_instance_answers_the_wrapped_class_attributes():
+    env = plangym.make("ALE/Pong-v5", n_workers=2, obs_type="ram")
+    try:
+        for name in CLASS_ATTRIBUTES:
+            assert hasattr(type(env), name), name
+            assert getattr(env, name) == getattr(AtariEnv, name), name
+        assert "ram" in env.AVAILABLE_OBS_TYPES and env.DEFAULT_OBS_TYPE == "rgb"
+        assert env.DEFAULT_OBS_TYPE != ParallelEnv.DEFAULT_OBS_TYPE
+        states = random_states(env.plan_env, 2)
+        assert_identical(env.step_batch([0, 1], states), env.plan_env.step_batch([0, 1], states))
+    finally:
+        env.close()
+
+
+def test_parallel_env_class_attributes_before_setup_are_the_wrapped_class():
+    env = ParallelEnv(AtariEnv, "ALE/Pong-v5", n_workers=1, delay_setup=True)
+    assert env._plan_env is None
+    assert env.AVAILABLE_OBS_TYPES == AtariEnv.AVAILABLE_OBS_TYPES
+    assert env._plan_env is None  # answered by the class: nothing was built
+    env.close()
+
+
+def test_parallel_env_wrappers_are_the_workers_envs_wrappers(env):
+    assert env._wrappers is None
+    wrappers = [(gym.wrappers.TransformReward, {"func": lambda r: 2 * r})]
+    wrapped = plangym.make("CartPole-v1", n_workers=2, wrappers=wrappers)
+    try:
+        assert wrapped._wrappers == wrapped.plan_env._wrappers == wrappers
+        state, *_ = wrapped.reset()
+        rewards = wrapped.step_batch([0, 1], states=[state, state])[2]
+        assert list(rewards) == [2.0, 2.0]  # the workers' envs wrap too
+    finally:
+        wrapped.close()
+
+
 def test_parallel_env_make_transitions_is_step_batch(env):
     states = random_states(env.plan_env, 5)
     expected = env.plan_env.step_batch([0, 1, 0, 1, 1], states=states, dt=2)
@@ -76,6 +131,26 @@ def test_batch_env_has_a_length_and_indexes_its_workers(env):
     assert batch_env[-1] is batch_env[1]
     with pytest.raises(IndexError):
         batch_env[2]
+
+
+def test_batch_env_envs_are_its_worker_processes(env):
+    """plangym 0.1's ``BatchEnv._envs``: the list of ExternalProcess workers."""
+    batch_env = env._batch_env
+    assert batch_env._envs == batch_env.workers == env.workers
+    assert len(batch_env._envs) == env.n_workers == 2
+    assert all(
+        isinstance(worker, ExternalProcess) and worker.is_alive for worker in batch_env._envs
+    )
+    assert batch_env._envs[1].call("get_state")() is not None
+
+
+def test_a_batch_env_of_plain_workers_lists_them_in_envs():
+    workers = [ExternalProcess(lambda: ClassicControl("CartPole-v1"), index=i) for i in range(2)]
+    batch_env = BatchEnv(workers)
+    try:
+        assert batch_env._envs == workers
+    finally:
+        batch_env.close()
 
 
 def test_batch_env_forwards_attributes_to_the_first_worker_env(env):

@@ -49,7 +49,7 @@ from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bu
 from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
-from plangym.environment_names import DM_CONTROL
+from plangym.environment_names import DM_CONTROL_NAMES
 from plangym.extras import require
 
 # Pictures are drawn on the calling thread: a plangym env is used from one thread, and
@@ -89,8 +89,8 @@ def split_name(name: str, domain_name: str | None, task_name: str | None) -> tup
     domain, _, task = name.partition("-") if isinstance(name, str) else ("", "", "")
     domain, task = domain_name or domain, task_name or task
     full = f"{domain}-{task}"
-    if full not in DM_CONTROL:
-        closest = ", ".join(difflib.get_close_matches(full, DM_CONTROL, n=3, cutoff=0.5))
+    if full not in DM_CONTROL_NAMES:
+        closest = ", ".join(difflib.get_close_matches(full, DM_CONTROL_NAMES, n=3, cutoff=0.5))
         raise ValueError(
             f"name: unknown dm_control task {full!r}; closest known names: {closest or 'none'}"
         )
@@ -116,7 +116,7 @@ class DMControlEnv(PlangymEnv):
     reward 0.0, ``terminal=True`` and ``info["physics_error"]`` holding the message.
 
     Args:
-        name: ``"domain-task"``, one of :data:`plangym.environment_names.DM_CONTROL`.
+        name: ``"domain-task"``, one of :data:`plangym.environment_names.DM_CONTROL_NAMES`.
         frameskip: Underlying steps (dm_control control steps) per agent step.
         episodic_life: Accepted for plangym 0.1 compatibility; no task has lives.
         autoreset: Start a new episode after a step that ends one.
