@@ -49,16 +49,32 @@ def _import_class(path: str) -> type[PlangymEnv]:
     return getattr(importlib.import_module(module), attribute)
 
 
-def get_planenv_class(name: str) -> type[PlangymEnv]:
+def get_planenv_class(
+    name: str | None, domain_name: str | None = None, state: str | None = None
+) -> type[PlangymEnv]:
     """Return the :class:`~plangym.core.PlanEnv` class that runs the environment ``name``.
+
+    As in plangym 0.1, a retro ``state`` makes the class ``RetroEnv`` and a ``domain_name``
+    makes it ``DMControlEnv`` (when ``name`` is not another family's):
+
+    >>> get_planenv_class("CartPole-v1").__name__
+    'ClassicControl'
+    >>> get_planenv_class(None, domain_name="walker").__name__
+    'DMControlEnv'
 
     Raises ImportError naming the extra to install when the family needs one that is missing.
     """
-    if name in NAME_CLASSES:
+    if isinstance(name, str) and name in NAME_CLASSES:
         return _import_class(NAME_CLASSES[name])
     family = environment_names.family_of(name) if isinstance(name, str) else None
+    if family == "montezuma":  # 0.1 checked Montezuma's name before the state
+        return _import_class(FAMILY_CLASSES[family])
+    if state is not None:
+        return _import_class(FAMILY_CLASSES["retro"])
     if family is not None:
         return _import_class(FAMILY_CLASSES[family])
+    if domain_name is not None:
+        return _import_class(FAMILY_CLASSES["dm_control"])
     if not isinstance(name, str):
         raise TypeError(f"name: expected an environment name (str), received {name!r}")
     if RETRO_SYSTEMS.search(name) and not environment_names.RETRO:
@@ -72,16 +88,17 @@ def get_planenv_class(name: str) -> type[PlangymEnv]:
 
 
 def get_environment_class(
-    name: str, n_workers: int | None = None, ray: bool = False, state: str | None = None
+    name: str | None = None,
+    n_workers: int | None = None,
+    ray: bool = False,
+    domain_name: str | None = None,
+    state: str | None = None,
 ) -> tuple[type[VectorizedEnv] | None, type[PlangymEnv]]:
     """Return ``(vectorized_class_or_None, env_class)`` for a :func:`make` call.
 
-    A retro ``state`` makes the env a ``RetroEnv`` whatever the name, as in plangym 0.1.
+    ``domain_name`` and ``state`` choose the class as in :func:`get_planenv_class`.
     """
-    if state is not None:
-        env_class = _import_class(FAMILY_CLASSES["retro"])
-    else:
-        env_class = get_planenv_class(name)
+    env_class = get_planenv_class(name, domain_name, state)
     return vectorized_class(n_workers, ray), env_class
 
 
@@ -139,8 +156,9 @@ def make(
     n_workers: int | None = None,
     ray: bool = False,
     domain_name: str | None = None,
-    task_name: str | None = None,
     state: str | None = None,
+    *,
+    task_name: str | None = None,
     **kwargs: Any,
 ) -> PlangymEnv | VectorizedEnv:
     """Create the environment called ``name``.
@@ -152,13 +170,13 @@ def make(
             ``ray`` extra). Pass ``address="HOST:PORT"`` to use a running cluster.
         domain_name: With ``task_name``, a dm_control suite task instead of ``name``:
             ``make(domain_name="walker", task_name="walk")`` is ``make("walker-walk")``.
-        task_name: See ``domain_name``.
         state: A stable-retro save state to start from (as in plangym 0.1, it makes the
             env a ``RetroEnv`` whatever the name).
+        task_name: See ``domain_name`` (keyword only).
         kwargs: Passed to the environment's constructor.
     """
     name = resolve_name(name, domain_name, task_name)
-    workers_class, env_class = get_environment_class(name, n_workers, ray, state)
+    workers_class, env_class = get_environment_class(name, n_workers, ray, state=state)
     if state is not None:
         kwargs["state"] = state
     if workers_class is not None:

@@ -257,13 +257,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.vectorization.parallel:ExternalProcess.__init__(constructor)",
-            "plangym.vectorization.parallel:ExternalProcess.step_batch(dt)",
-        ],
-        ("GAP: 0.1's `ExternalProcess` signature differs"),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.utils:USE_PIL",
         ],
         ("GAP: 0.1's `USE_PIL` flag is missing"),
@@ -315,17 +308,6 @@ ALLOWED: dict[str, str] = {
             "plangym.videogames.retro:RetroEnv.get_win_condition",
         ],
         ("GAP: 0.1's `plangym.videogames.retro` member is missing or renamed"),
-    ),
-    **dict.fromkeys(
-        [
-            "plangym.registry:get_environment_class(domain_name)",
-            "plangym.registry:get_environment_class(name)",
-            "plangym.registry:get_environment_class(state)",
-            "plangym.registry:get_planenv_class(domain_name)",
-            "plangym.registry:get_planenv_class(state)",
-            "plangym.registry:make(state)",
-        ],
-        ("GAP: 0.1's registry signature differs"),
     ),
     **dict.fromkeys(
         [
@@ -393,27 +375,9 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.videogames:warn_import_error",
-            "plangym:PLANGYM_DISABLE_WARNINGS",
-            "plangym:warn_import_error",
-        ],
-        ("GAP: 0.1's warning helpers of `plangym/__init__.py` are missing"),
-    ),
-    **dict.fromkeys(
-        [
             "gymnasium.vector.SyncVectorEnv:SyncVectorEnv.close_extras(**kwargs)",
         ],
         ("GAP: `close_extras` takes no `**kwargs`"),
-    ),
-    **dict.fromkeys(
-        [
-            "plangym.core:PlanEnv.__init__(autoreset)",
-            "plangym.core:PlanEnv.__init__(delay_setup)",
-            "plangym.core:PlanEnv.__init__(frameskip)",
-            "plangym.core:PlanEnv.__init__(name)",
-            "plangym.core:PlanEnv.__init__(return_image)",
-        ],
-        ("GAP: `inspect.signature(PlanEnv)` shows `(*args, **kwargs)`, not 0.1's parameters"),
     ),
     **dict.fromkeys(
         [

@@ -18,9 +18,10 @@ stepping the same actions from a restored state gives bit-identical results.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from abc import ABC
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -352,3 +353,15 @@ class PlanEnv(StepHooks, InputChecks, ABC):
     def _constructor_call(self) -> tuple[tuple, dict[str, Any]]:
         """Return the (args, kwargs) this env was built with, positional ones named."""
         return constructor_call(self)
+
+
+# inspect.signature(PlanEnv) reads __new__ before __init__ when a class defines both: let it
+# show __init__'s parameters, as it does for every subclass that defines its own __init__.
+_init_signature = inspect.signature(PlanEnv.__init__)
+cast(Any, PlanEnv.__new__).__signature__ = _init_signature.replace(
+    parameters=[
+        inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *list(_init_signature.parameters.values())[1:],
+    ]
+)
+del _init_signature

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
@@ -77,9 +78,27 @@ class ExternalProcess(WorkerProcess):
     re-raises an error from the worker with its original type and traceback.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(
+        self,
+        constructor: Callable[[], Any],
+        index: int = 0,
+        context: mp.context.BaseContext | None = None,
+        wait_ready: bool = True,
+        daemon: bool = True,
+    ):
+        """Start a worker that builds its env by calling ``constructor()``.
+
+        Args:
+            constructor: Callable that returns the env (plangym 0.1's parameter).
+            index: Number of the worker among its peers.
+            context: multiprocessing context (None: the default one).
+            wait_ready: Wait until the worker's env is built.
+            daemon: Run the worker as a daemon process.
+        """
         self._spaces: dict[str, Any] = {}  # the env's spaces, once asked for
-        super().__init__(*args, **kwargs)
+        super().__init__(
+            constructor, index=index, context=context, wait_ready=wait_ready, daemon=daemon
+        )
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
         """Call ``env.name(*args, **kwargs)`` in the worker; return a promise of the result."""
@@ -124,11 +143,14 @@ class ExternalProcess(WorkerProcess):
         self,
         actions: Sequence,
         states: Sequence | None = None,
-        dt: Any = 1,
+        dt: Any = None,
         return_state: bool | None = None,
         blocking: bool = True,
     ) -> Any:
-        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that)."""
+        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that).
+
+        ``dt=None`` (plangym 0.1's default) means 1.
+        """
         dt = 1 if dt is None else dt  # plangym 0.1's default
         promise = self.call("step_batch", actions, states=states, dt=dt, return_state=return_state)
         return _maybe_block(promise, blocking)

@@ -22,6 +22,8 @@ _LAZY = {
     "MontezumaEnv": "plangym.videogames.montezuma",
     "MarioEnv": "plangym.videogames.nes",
     "RetroEnv": "plangym.videogames.retro",
+    # plangym 0.1 imported it here; read from plangym on access so no import cycle forms.
+    "warn_import_error": "plangym",
 }
 
 __all__ = ["AtariEnv", "MarioEnv", "MontezumaEnv", "RetroEnv", "VideogameEnv"]
