@@ -13,6 +13,7 @@ a function needs them, so ``import plangym.utils`` never fails.
 
 from plangym.utils.display import get_display
 from plangym.utils.frames import (
+    USE_PIL,
     GrayScaleObservation,
     process_frame,
     process_frame_opencv,
@@ -33,6 +34,7 @@ GrayScaleObservation.__module__ = __name__
 
 __all__ = [
     "NO_TIME_LIMIT",
+    "USE_PIL",
     "GrayScaleObservation",
     "find_time_limit",
     "get_display",

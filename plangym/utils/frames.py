@@ -13,12 +13,15 @@ array([[76, 76, 76],
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box
 
+# plangym 0.1's flag: whether process_frame resizes with Pillow (else OpenCV).
+USE_PIL = importlib.util.find_spec("PIL") is not None
 _LUMA = np.array([299, 587, 114], dtype=np.uint32)
 _GRAY_MODES = frozenset({"L", "GRAY"})
 _MODES = ("BGR", "GRAY", "L", "RGB")

@@ -334,8 +334,13 @@ class PlanVectorEnv(VectorEnv):
             raise
 
     # Closing ----------------------------------------------------------------------------------
-    def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
-        """Stop the workers; a pending call is collected first (within ``timeout``)."""
+    def close_extras(
+        self, timeout: float | None = None, terminate: bool = False, **kwargs: Any
+    ) -> None:
+        """Stop the workers; a pending call is collected first (within ``timeout``).
+
+        ``kwargs``: what gymnasium's ``close_extras`` accepts besides; nothing here uses it.
+        """
         if self._scheduler is None:
             return
         pending, batch = self.call_state.pending, self.call_state.close()
