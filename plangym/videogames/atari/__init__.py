@@ -5,7 +5,7 @@
   sticky-action bookkeeping, as a uint8 vector.
 """
 
-from plangym.videogames.atari.env import AtariEnv, ale_to_ram
+from plangym.videogames.atari.env import AtariEnv, AtariPyEnvironment, ale_to_ram
 from plangym.videogames.atari.state import TRAILER_SIZE
 
-__all__ = ["TRAILER_SIZE", "AtariEnv", "ale_to_ram"]
+__all__ = ["TRAILER_SIZE", "AtariEnv", "AtariPyEnvironment", "ale_to_ram"]

@@ -378,3 +378,13 @@ class AtariEnv(VideogameEnv):
             and observs_out.dtype == space.dtype
             and observs_out.flags.c_contiguous
         )
+
+
+class AtariPyEnvironment(AtariEnv):
+    """plangym 0.1's name for an Atari env run by atari-py: the same game on ale-py now.
+
+    atari-py is gone (ale-py replaced it); this class keeps 0.1 code that names it working,
+    with :class:`AtariEnv`'s exact states.
+    """
+
+    FAST_PATHS = True

@@ -172,6 +172,19 @@ class RetroEnv(VideogameEnv):
         gc.collect()  # the emulator goes only when nothing refers to it any more
         release_emulator(self)
 
+    @staticmethod
+    def get_win_condition(info: dict[str, Any]) -> bool:
+        """Tell whether a step's ``info`` says the end of the level's screen was reached.
+
+        plangym 0.1's test for games whose data has ``x``/``screen_x`` and ``screen_x_end``
+        variables; False when the game has none of them.
+
+        >>> RetroEnv.get_win_condition({"x": 10, "screen_x_end": 8})
+        True
+        """
+        end = info.get("screen_x_end", 1e6)
+        return info.get("x", 0) >= end or info.get("screen_x", 0) >= end
+
     # Emulator access ------------------------------------------------------------------------
     def lives(self) -> int:
         """Lives left according to the game's "lives" variable (-1 without one)."""
