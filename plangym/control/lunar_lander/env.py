@@ -341,3 +341,17 @@ class LunarLander(PlangymEnv):
     def check_states(self, states: list) -> None:
         """Check a batch of states; the error names the first bad one, ``states[i]``."""
         self._layout.check_all(states)
+
+    def process_terminal(self, terminal: Any, obs: Any = None, **kwargs: Any) -> bool:
+        """Return whether the episode ended: ``terminal``, or the lander's state ends it.
+
+        plangym 0.1's hook: a crash, leaving the screen sideways or coming to rest ends
+        the episode even when ``terminal`` is false. The simulator's exact state decides,
+        as its own ``step`` does; ``obs`` (0.1 read the position from it) is accepted and
+        not needed. Before the simulator is built, only ``terminal`` counts.
+        """
+        if self._gym_env is None:
+            return bool(terminal)
+        sim = self._sim()
+        off_screen = abs((sim.body.x - W / 2) / (W / 2)) >= 1.0
+        return bool(terminal or sim.game_over or off_screen or sim.rest_steps >= REST_STEPS)

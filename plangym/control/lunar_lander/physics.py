@@ -33,7 +33,8 @@ import numpy as np
 
 FPS = 50
 SCALE = 30.0  # pixels per metre
-W, H = 600 / SCALE, 400 / SCALE
+VIEWPORT_W, VIEWPORT_H = 600, 400  # the picture, in pixels
+W, H = VIEWPORT_W / SCALE, VIEWPORT_H / SCALE
 CHUNKS = 11
 CHUNK_W = W / (CHUNKS - 1)
 HELIPAD_Y = H / 4
@@ -44,10 +45,9 @@ MAIN_ENGINE_POWER, SIDE_ENGINE_POWER = 13.0, 0.6
 MAIN_ENGINE_Y = 4 / SCALE
 SIDE_ENGINE_AWAY, SIDE_ENGINE_HEIGHT, SIDE_ENGINE_LEVER = 12 / SCALE, 14 / SCALE, 17 / SCALE
 
-HULL = tuple(
-    (x / SCALE, y / SCALE)
-    for x, y in [(-14, 17), (-17, 0), (-17, -10), (17, -10), (17, 0), (14, 17)]
-)
+# The hull's polygon in pixels (gymnasium's LANDER_POLY), then in metres.
+LANDER_POLY = [(-14, +17), (-17, 0), (-17, -10), (+17, -10), (+17, 0), (+14, +17)]
+HULL = tuple((x / SCALE, y / SCALE) for x, y in LANDER_POLY)
 # Foot and hip of each leg in the body frame; leg 0 on the right, as gymnasium's legs[0].
 FEET = ((28 / SCALE, -16 / SCALE), (-28 / SCALE, -16 / SCALE))
 HIPS = ((22 / SCALE, -2 / SCALE), (-22 / SCALE, -2 / SCALE))
