@@ -254,23 +254,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.videogames.nes:ActType",
-            "plangym.videogames.nes:GymToGymnasiumWrapper",
-            "plangym.videogames.nes:JoypadSpace.get_keys_to_action",
-            "plangym.videogames.nes:MarioEnv.get_coords_obs(info)",
-            "plangym.videogames.nes:MarioEnv.get_state(state)",
-            "plangym.videogames.nes:MarioEnv.process_reward(info)",
-            "plangym.videogames.nes:MarioEnv.process_terminal(info)",
-            "plangym.videogames.nes:NESWrapper",
-            "plangym.videogames.nes:NesEnv.get_state(state)",
-            "plangym.videogames.nes:NesEnv.render(mode)",
-            "plangym.videogames.nes:ObsType",
-            "plangym.videogames.nes:RenderFrame",
-        ],
-        ("GAP: 0.1's `plangym.videogames.nes` name is missing or changed"),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.videogames.retro:ActionDiscretizer.action(a)",
             "plangym.videogames.retro:ActionDiscretizer.action(action)",
         ],

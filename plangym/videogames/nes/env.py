@@ -31,12 +31,33 @@ from plangym.constructor import takes_parameters_of
 from plangym.core.frame_loop import FrameRun
 from plangym.extras import require
 from plangym.utils import to_grayscale
+from plangym.validation import describe
 from plangym.videogames.env import LIFE_KEY, VideogameEnv, check_uint8_vector
 from plangym.videogames.nes.gym_face import NesGymnasiumEnv
-from plangym.videogames.nes.state import NO_STAGE, dump_state, load_state, new_header, state_problem
+from plangym.videogames.nes.state import (
+    HEADER_SIZE,
+    NO_STAGE,
+    dump_state,
+    load_state,
+    new_header,
+    state_problem,
+)
 
 _SCREEN_SHAPE = (240, 256, 3)
 _RAM_SIZE = 0x800
+
+
+class _FollowRenderMode(str):
+    """The default ``mode`` of :meth:`NesEnv.render`: plangym 0.1's "rgb_array", told apart.
+
+    ``render()`` without a mode does what the env's ``render_mode`` says (gymnasium's rule);
+    ``render(mode=...)`` does what plangym 0.1 did with that mode.
+    """
+
+    __slots__ = ()
+
+
+_FOLLOW_RENDER_MODE = _FollowRenderMode("rgb_array")
 
 
 def nes_import(module: str) -> Any:
@@ -176,10 +197,23 @@ class NesEnv(VideogameEnv):
         self.check_can_draw()
         return self.nes_env.screen.copy()
 
-    def render(self) -> np.ndarray | None:
-        """Return the screen as an RGB array, or show it in a pyglet window ("human")."""
-        # gymnasium types render() for every mode: here one RGB frame, or None for a window.
-        return cast("np.ndarray | None", self.gym_env.render())
+    def render(self, mode: str = _FOLLOW_RENDER_MODE) -> np.ndarray | None:
+        """Return the screen as an RGB array, or show it in a pyglet window ("human").
+
+        Args:
+            mode: plangym 0.1's parameter. Left out, the env's ``render_mode`` decides
+                (gymnasium's rule). "rgb_array" returns the screen whatever ``render_mode``
+                is (as 0.1 did); "human" shows it in a window and returns None.
+        """
+        if mode is _FOLLOW_RENDER_MODE:
+            # gymnasium types render() for every mode: one RGB frame, or None for a window.
+            return cast("np.ndarray | None", self.gym_env.render())
+        if mode == "rgb_array":
+            return cast("np.ndarray", self.nes_env.screen.copy())
+        if mode == "human":
+            self.nes_env.render(mode="human")
+            return None
+        raise ValueError(f"mode: expected 'rgb_array' or 'human', received {mode!r}")
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Return the observation of :attr:`obs_type`, a fresh array (``out`` unused)."""
@@ -193,10 +227,40 @@ class NesEnv(VideogameEnv):
         return self.coords()
 
     # States -------------------------------------------------------------------------------------
-    def get_state(self) -> np.ndarray:
-        """Return header, Python-side bookkeeping and emulator dump as one uint8 vector."""
+    @property
+    def state_size(self) -> int:
+        """Length of the uint8 vectors :meth:`get_state` returns."""
+        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
+        return HEADER_SIZE + self._emulator_size
+
+    def get_state(self, state: np.ndarray | None = None) -> np.ndarray:
+        """Return header, Python-side bookkeeping and emulator dump as one uint8 vector.
+
+        Args:
+            state: plangym 0.1's parameter: an array to write the state into, which is
+                then returned. It must be a writable, C-contiguous uint8 vector of
+                :attr:`state_size` bytes (0.1's int8 arrays had another layout).
+        """
         emulator = self.nes_env
-        return dump_state(self._header, self._stage, emulator, self._stage_rng, self._lib)
+        if state is not None:
+            self._check_state_buffer(state)
+        return dump_state(
+            self._header, self._stage, emulator, self._stage_rng, self._lib, out=state
+        )
+
+    def _check_state_buffer(self, state: Any) -> None:
+        size = self.state_size
+        if not (
+            isinstance(state, np.ndarray)
+            and state.dtype == np.uint8
+            and state.shape == (size,)
+            and state.flags.c_contiguous
+            and state.flags.writeable
+        ):
+            raise ValueError(
+                f"state: expected a writable C-contiguous uint8 vector of {size} bytes "
+                f"(env.state_size) to write the state into, received {describe(state)}"
+            )
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""

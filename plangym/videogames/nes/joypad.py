@@ -86,6 +86,16 @@ class JoypadSpace(gym.ActionWrapper):
         """Return the controller byte of ``action``."""
         return self._bytes[int(action)]
 
+    def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
+        """Return the keyboard keys (sorted character codes) that play each action.
+
+        The keys of each controller byte are the unwrapped env's (nes-py's: d a s w for
+        the pad, Enter and Space for start and select, p and o for B and A).
+        """
+        unwrapped: Any = self.env.unwrapped
+        keys_of_byte = {byte: keys for keys, byte in unwrapped.get_keys_to_action().items()}
+        return {keys_of_byte[byte]: action for action, byte in enumerate(self._bytes)}
+
     def get_action_meanings(self) -> list[str]:
         """Return the buttons of each action, as text."""
         return list(self._meanings)

@@ -182,3 +182,52 @@ class MarioEnv(NesEnv):
             + 10 * int(info["in_pipe"])
             + 100 * int(info["flag_get"])
         )
+
+    # plangym 0.1's hooks. The step already does what they did (they are skipped while
+    # stepping MarioEnv itself; a subclass that does not declare FAST_PATHS calls them,
+    # and they then return what they receive).
+    def get_coords_obs(
+        self,
+        obs: np.ndarray,
+        info: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> np.ndarray:
+        """Return ``obs``, or for obs_type="coords" the ``COORDS_KEYS`` entries of ``info``.
+
+        Without an info (or with an empty one) the coordinates are read from the emulator.
+        """
+        if self.obs_type != "coords":
+            return obs
+        if not info:
+            return self.coords()
+        return np.array([int(info.get(key, 0)) for key in COORDS_KEYS], dtype=np.int64)
+
+    def process_reward(
+        self, reward: float, info: dict[str, Any] | None = None, **kwargs: Any
+    ) -> float:
+        """Return ``reward``, or plangym 0.1's position score of ``info`` (missing keys: 0)."""
+        if self._original_reward:
+            return reward
+        info = info or {}
+        return float(
+            25000 * int(info.get("world", 0))
+            + 5000 * int(info.get("stage", 0))
+            + int(info.get("x_pos", 0))
+            + 10 * int(bool(info.get("in_pipe", False)))
+            + 100 * int(bool(info.get("flag_get", False)))
+        )
+
+    def process_terminal(
+        self, terminal: bool, info: dict[str, Any] | None = None, **kwargs: Any
+    ) -> bool:
+        """Return ``terminal``, also True when a single stage's Mario is dying or dead.
+
+        plangym 0.1 ended every game at Mario's death. Here a whole game ends at game
+        over (``episodic_life=True``: at a lost life), so ``info`` ends single stages only,
+        which the step had already ended.
+        """
+        info = info or {}
+        dying = bool(info.get("is_dying", False) or info.get("is_dead", False))
+        if not terminal and dying and self.nes_env.is_single_stage_env:
+            return True
+        return terminal

@@ -61,11 +61,19 @@ def new_header(name: str, emulator_size: int) -> np.ndarray:
 
 
 def dump_state(
-    header: np.ndarray, stage: int, emulator: Any, stage_rng: np.random.Generator, lib: Any
+    header: np.ndarray,
+    stage: int,
+    emulator: Any,
+    stage_rng: np.random.Generator,
+    lib: Any,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Return the state of ``emulator`` playing ``stage`` (``lib``: nes-py's C library)."""
+    """Return the state of ``emulator`` playing ``stage`` (``lib``: nes-py's C library).
+
+    ``out``: a checked uint8 vector of the state's size to write the state into.
+    """
     emulator_size = int(header["emulator_size"])
-    state = np.empty(HEADER_SIZE + emulator_size, dtype=np.uint8)
+    state = np.empty(HEADER_SIZE + emulator_size, dtype=np.uint8) if out is None else out
     fields = state[:HEADER_SIZE].view(_HEADER)
     fields[0] = header
     fields["stage"] = stage
