@@ -163,33 +163,30 @@ def batch_seconds(env, states: list, actions) -> float:
 
 @measure
 def w1() -> Value:
-    import numpy as np
 
     import plangym
 
     env = plangym.make("ALE/MsPacman-v5", n_workers=2, inline_small_batches=False)
-    try:
-        size = n(256, 16)
-        states = workloads().game_states(env.plan_env, size)
-        actions = np.random.default_rng(1).integers(env.plan_env.n_actions, size=size)
-        frames = size * env.plan_env.frameskip
-        return Value(frames / batch_seconds(env, states, actions), "frames/s", True)
-    finally:
-        env.close()
+    return mspacman_frames_per_second(env, env.plan_env)
 
 
 @measure
 def atari_single() -> Value:
-    import numpy as np
-
     import plangym
 
     env = plangym.make("ALE/MsPacman-v5")
+    return mspacman_frames_per_second(env, env)
+
+
+def mspacman_frames_per_second(env, single) -> Value:
+    """Frames/s of ``env.step_batch`` on 256 MsPacman states (``single``: its plain env)."""
+    import numpy as np
+
     try:
         size = n(256, 16)
-        states = workloads().game_states(env, size)
-        actions = np.random.default_rng(1).integers(env.n_actions, size=size)
-        frames = size * env.frameskip
+        states = workloads().game_states(single, size)
+        actions = np.random.default_rng(1).integers(single.n_actions, size=size)
+        frames = size * single.frameskip
         return Value(frames / batch_seconds(env, states, actions), "frames/s", True)
     finally:
         env.close()
