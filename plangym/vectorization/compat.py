@@ -7,19 +7,16 @@
   forwarding, ``reset(indices)``, ``sync_states(state, blocking)`` and
   ``make_transitions``. ``ParallelEnv.batch_env`` is a view of the env's own backend and
   scheduler; a ``BatchEnv`` built from workers (plangym 0.1's way) makes its own.
-* :class:`PlangymClassAttribute`: the class attributes 0.1's ``ParallelEnv`` had as a
-  ``PlangymEnv`` (``AVAILABLE_OBS_TYPES``, ``DEFAULT_OBS_TYPE``, ...).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 
-from plangym.core import PlangymEnv
 from plangym.validation import (
     check_batch_action_values,
     check_batch_actions,
@@ -31,33 +28,6 @@ from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.process import WorkerProcess
 from plangym.vectorization.process_backend import ProcessBackend
 from plangym.vectorization.scheduler import OnCrash, Scheduler
-
-T = TypeVar("T")
-
-
-class PlangymClassAttribute(Generic[T]):
-    """A class attribute of :class:`PlangymEnv` on a vectorized env's class, as in plangym 0.1.
-
-    Read on the class it is PlangymEnv's value (0.1's vectorized envs were PlangymEnvs); read
-    on an instance it is the wrapped env's: its local env once built, else its class
-    (PlangymEnv's value when the wrapped class has none).
-
-    >>> class Example:
-    ...     DEFAULT_OBS_TYPE: PlangymClassAttribute[str] = PlangymClassAttribute()
-    ...     _plan_env, _env_class = None, type("Wrapped", (), {"DEFAULT_OBS_TYPE": "rgb"})
-    >>> Example.DEFAULT_OBS_TYPE, Example().DEFAULT_OBS_TYPE
-    ('coords', 'rgb')
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, instance: Any, owner: type | None = None) -> T:
-        default = getattr(PlangymEnv, self.name)
-        if instance is None:
-            return default
-        wrapped = instance._plan_env if instance._plan_env is not None else instance._env_class
-        return getattr(wrapped, self.name, default)
 
 
 class Promise:

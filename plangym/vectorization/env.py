@@ -17,6 +17,8 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
@@ -72,7 +74,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         dispatch_costs: DispatchCosts | None = None,
         **kwargs: Any,
     ):
-        self.blocking = blocking
+        self._blocking = blocking
         self.inline_small_batches = inline_small_batches
         self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._env_class = env_class
@@ -137,6 +139,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def n_workers(self) -> int:
         """Number of workers."""
         return self._n_workers
+
+    @property
+    def blocking(self) -> bool:
+        """Whether calls block (plangym 0.1's flag): they do, unless made with ``*_async``."""
+        return self._blocking
 
     @property
     def plan_env(self) -> PlanEnv:
@@ -300,6 +307,32 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
         """Split ``vector`` into at most ``n_chunks`` contiguous chunks of similar size."""
         return [vector[start:stop] for start, stop in chunk_bounds(len(vector), n_chunks)]
+
+    @classmethod
+    def batch_step_data(cls, actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
+        """Split a batch as plangym 0.1 did: ``(states_chunks, actions_chunks, dt_chunks)``.
+
+        Missing states are Nones and an int ``dt`` is repeated, as in 0.1.
+
+        >>> VectorizedEnv.batch_step_data([0, 1, 1], None, 2, batch_size=2)
+        ([[None, None], [None]], [[0, 1], [1]], [[2, 2], [2]])
+        """
+        states = [None] * len(actions) if states is None or states[0] is None else states
+        dts = list(dt) if isinstance(dt, Sequence | np.ndarray) else [dt] * len(actions)
+        return tuple(cls.split_similar_chunks(data, batch_size) for data in (states, actions, dts))
+
+    @staticmethod
+    def unpack_transitions(results: list, return_states: bool) -> tuple[list, ...]:
+        """Join the workers' results as plangym 0.1 did, in order: the columns as lists.
+
+        >>> VectorizedEnv.unpack_transitions([([1], [1.0], [False], [False], [{}])] * 2, False)
+        ([1, 1], [1.0, 1.0], [False, False], [False, False], [{}, {}])
+        """
+        columns: list[list] = [[] for _ in range(6 if return_states else 5)]
+        for result in results:
+            for column, part in zip(columns, result, strict=True):
+                column.extend(part)
+        return tuple(columns)
 
 
 def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:

@@ -11,22 +11,38 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from plangym.core import PlanEnv
+from plangym.core import PlanEnv, PlangymEnv
+from plangym.forwarding import forwarded_method, forwarded_property
 from plangym.vectorization.lifecycle import CallState, idle_only
 
+T = TypeVar("T")
 
-def wrapped_flag(name: str, doc: str) -> property:
-    """Return a property answering class flag ``name`` of the env the vectorized env wraps.
 
-    The local env once built (an instance may override its class), else the class.
+class WrappedClassAttribute(Generic[T]):
+    """A class attribute of single envs on a vectorized env's class.
+
+    Read on the class it is :class:`PlangymEnv`'s value, as in plangym 0.1 (whose
+    vectorized envs were PlangymEnvs); read on an instance it is the wrapped env's: its
+    local env once built (an instance may override its class), else its class.
+
+    >>> class Example:
+    ...     DEFAULT_OBS_TYPE: WrappedClassAttribute[str] = WrappedClassAttribute()
+    ...     _plan_env, _env_class = None, type("Wrapped", (), {"DEFAULT_OBS_TYPE": "rgb"})
+    >>> Example.DEFAULT_OBS_TYPE, Example().DEFAULT_OBS_TYPE
+    ('coords', 'rgb')
     """
 
-    def read(self: Any) -> Any:
-        return getattr(self._plan_env if self._plan_env is not None else self._env_class, name)
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
 
-    return property(read, doc=f"{doc} (the wrapped env's)")
+    def __get__(self, instance: Any, owner: type | None = None) -> T:
+        default = getattr(PlangymEnv, self.name)
+        if instance is None:
+            return default
+        wrapped = instance._plan_env if instance._plan_env is not None else instance._env_class
+        return getattr(wrapped, self.name, default)
 
 
 class LocalEnvAPI:
@@ -83,10 +99,41 @@ class LocalEnvAPI:
 
     # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
     # values would otherwise shadow them).
-    STATE_IS_ARRAY = wrapped_flag("STATE_IS_ARRAY", "Whether states are arrays.")
-    OBS_IS_ARRAY = wrapped_flag("OBS_IS_ARRAY", "Whether observations are arrays.")
-    SINGLETON = wrapped_flag("SINGLETON", "Whether one env of the class may live per process.")
-    FAST_PATHS = wrapped_flag("FAST_PATHS", "Whether the class declares its fast paths.")
+    STATE_IS_ARRAY: WrappedClassAttribute[bool] = WrappedClassAttribute()
+    OBS_IS_ARRAY: WrappedClassAttribute[bool] = WrappedClassAttribute()
+    SINGLETON: WrappedClassAttribute[bool] = WrappedClassAttribute()
+    FAST_PATHS: WrappedClassAttribute[Any] = WrappedClassAttribute()
+    AVAILABLE_OBS_TYPES: WrappedClassAttribute[frozenset] = WrappedClassAttribute()
+    AVAILABLE_RENDER_MODES: WrappedClassAttribute[frozenset] = WrappedClassAttribute()
+    DEFAULT_OBS_TYPE: WrappedClassAttribute[str] = WrappedClassAttribute()
+
+    # plangym 0.1's vectorized envs were PlangymEnvs: its members are on the class, with its
+    # signatures, and answer with the local env's.
+    apply_wrappers = forwarded_method("apply_wrappers", PlangymEnv, "plan_env", idle_only)
+    wrap = forwarded_method("wrap", PlangymEnv, "plan_env", idle_only)
+    init_gym_env = forwarded_method("init_gym_env", PlangymEnv, "plan_env", idle_only)
+    init_spaces = forwarded_method("init_spaces", PlangymEnv, "plan_env", idle_only)
+    seed = forwarded_method("seed", PlangymEnv, "plan_env", idle_only)
+    get_coords_obs = forwarded_method("get_coords_obs", PlangymEnv, "plan_env")
+    get_rgb_obs = forwarded_method("get_rgb_obs", PlangymEnv, "plan_env")
+    get_grayscale_obs = forwarded_method("get_grayscale_obs", PlangymEnv, "plan_env")
+    metadata = forwarded_property("metadata", "plan_env", "The local env's metadata.")
+    obs_type = forwarded_property("obs_type", "plan_env", "The observation type.")
+    render_mode = forwarded_property("render_mode", "plan_env", "How the env renders.")
+    reward_range = forwarded_property("reward_range", "plan_env", "The range of rewards.")
+    remove_time_limit = forwarded_property(
+        "remove_time_limit", "plan_env", "Whether the episodes have no time limit."
+    )
+
+    @property
+    def gym_env(self) -> Any:
+        """The local env's gymnasium env (None for an env without one, as in plangym 0.1)."""
+        return getattr(self.plan_env, "gym_env", None)
+
+    @idle_only
+    def render(self, mode: str = "human") -> Any:
+        """Render the local env (``mode`` is plangym 0.1's parameter: its ``render_mode`` rules)."""
+        return self.plan_env.render()  # type: ignore[attr-defined]  # a PlangymEnv's
 
     @property
     def batch_path(self) -> str:

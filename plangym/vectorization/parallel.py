@@ -29,7 +29,6 @@ from plangym.vectorization.chunks import plan_chunks
 from plangym.vectorization.compat import (
     BatchEnv,
     ExternalProcess,
-    PlangymClassAttribute,
     Promise,
     external_workers,
     stack_rows,
@@ -61,15 +60,6 @@ class ParallelEnv(VectorizedEnv):
         kwargs: :class:`~plangym.vectorization.env.VectorizedEnv`'s parameters by name, and
             the env's keywords.
     """
-
-    # plangym 0.1's ParallelEnv was a PlangymEnv: its class attributes are on this class, and
-    # an instance answers the wrapped env's.
-    AVAILABLE_OBS_TYPES: PlangymClassAttribute[frozenset] = PlangymClassAttribute()
-    AVAILABLE_RENDER_MODES: PlangymClassAttribute[frozenset] = PlangymClassAttribute()
-    DEFAULT_OBS_TYPE: PlangymClassAttribute[str] = PlangymClassAttribute()
-    STATE_IS_ARRAY: PlangymClassAttribute[bool] = PlangymClassAttribute()
-    OBS_IS_ARRAY: PlangymClassAttribute[bool] = PlangymClassAttribute()
-    SINGLETON: PlangymClassAttribute[bool] = PlangymClassAttribute()
 
     @takes_parameters_of(VectorizedEnv.__init__)
     def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any):

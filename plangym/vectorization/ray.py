@@ -19,6 +19,7 @@ same scheduler as ``ParallelEnv``'s through :class:`~plangym.vectorization.ray_b
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from types import ModuleType
 from typing import Any
@@ -34,7 +35,19 @@ from plangym.vectorization.ray_actor import RemoteEnv, import_ray
 from plangym.vectorization.ray_backend import RayBackend
 from plangym.vectorization.scheduler import Scheduler
 
-__all__ = ["RayEnv", "RemoteEnv", "connect", "import_ray"]
+__all__ = ["RAY_AVAILABLE", "RayEnv", "RemoteEnv", "connect", "import_ray"]
+
+# plangym 0.1's flag: whether Ray is installed (found without importing it: Ray is slow to load).
+RAY_AVAILABLE = importlib.util.find_spec("ray") is not None
+
+
+def __getattr__(name: str) -> Any:
+    # plangym 0.1's module attribute ``ray``: the ray module, or None without Ray. Loaded on
+    # first use, so that importing plangym does not load Ray.
+    if name == "ray":
+        return import_ray() if RAY_AVAILABLE else None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Actors are placed on as many nodes as possible; they reserve no CPU while they run, so
 # more actors than cores still start (override with RayEnv(actor_options=...)).

@@ -20,6 +20,8 @@ from typing import Any
 
 import cloudpickle
 
+from plangym.core import PlanEnv
+from plangym.forwarding import forwarded_method, forwarded_property
 from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.handler import Handler, as_handler_factory
 from plangym.vectorization.messages import Location, StepChunk
@@ -84,23 +86,32 @@ def reports_errors(method: Callable) -> Callable:
 class RemoteEnv:
     """The one Ray actor class: a worker holding one handler, for both faces.
 
-    Built from a cloudpickled env constructor (plangym 0.1's way, served by a
+    Built from an env constructor (plangym 0.1's way, served by a
     :class:`~plangym.vectorization.plan_handler.PlanEnvHandler`) or a
-    :class:`~plangym.vectorization.handler.HandlerFactory` (a vector env's sub-env).
-    A plain class: :func:`remote_env_class` turns it into a Ray actor class, and it can be
-    used in-process too (which is how its packing is tested without a cluster). Errors
-    come out of every method as :class:`PackedError`, including an error while building
-    the env, which every call raises again.
+    :class:`~plangym.vectorization.handler.HandlerFactory` (a vector env's sub-env), either
+    given as it is or cloudpickled (how :class:`RayEnv` sends it: Ray's own pickler would
+    turn a class defined in a notebook into another class). A plain class:
+    :func:`remote_env_class` turns it into a Ray actor class, and it can be used
+    in-process too (which is how its packing is tested without a cluster). Errors come out
+    of every method as :class:`PackedError`, including an error while building the env,
+    which every call raises again. plangym 0.1's ``RemoteEnv`` was a ``PlanEnv``: its
+    members are here too and answer with the actor's env.
 
     Args:
-        factory_blob: ``cloudpickle.dumps`` of what builds the env.
+        env_callable: What builds the env, or ``cloudpickle.dumps`` of it.
     """
 
-    def __init__(self, factory_blob: bytes):
+    OBS_IS_ARRAY = PlanEnv.OBS_IS_ARRAY
+    STATE_IS_ARRAY = PlanEnv.STATE_IS_ARRAY
+    SINGLETON = PlanEnv.SINGLETON
+
+    def __init__(self, env_callable: Callable | bytes):
         self._handler: Handler | None = None
         self._build_error: PackedError | None = None
         try:
-            factory = as_handler_factory(cloudpickle.loads(factory_blob))
+            if isinstance(env_callable, bytes):
+                env_callable = cloudpickle.loads(env_callable)
+            factory = as_handler_factory(env_callable)
             self._handler = factory(AttachedOutputs())  # no shared memory across a cluster
         except Exception as error:
             # Raised from ready(): an error in an actor's constructor would reach the
@@ -119,6 +130,35 @@ class RemoteEnv:
     def env(self) -> Any:
         """The env the handler serves."""
         return self.handler.env
+
+    @property
+    def unwrapped(self) -> Any:
+        """The env the handler serves (plangym 0.1's name)."""
+        return self.env
+
+    @reports_errors
+    def setup(self) -> None:
+        """Build the env (plangym 0.1's second step; the env is built already)."""
+        _ = self.handler
+
+    # plangym 0.1's RemoteEnv was a PlanEnv: its members answer with the env's.
+    name = forwarded_property("name", "env", "The env's name.")
+    obs_shape = forwarded_property("obs_shape", "env", "Shape of the observations.")
+    action_shape = forwarded_property("action_shape", "env", "Shape of the actions.")
+    img_shape = forwarded_property("img_shape", "env", "Shape of the env's pictures.")
+    return_image = forwarded_property("return_image", "env", "Whether infos carry pictures.")
+    apply_action = forwarded_method("apply_action", PlanEnv, "env", reports_errors)
+    apply_reset = forwarded_method("apply_reset", PlanEnv, "env", reports_errors)
+    clone = forwarded_method("clone", PlanEnv, "env", reports_errors)
+    get_image = forwarded_method("get_image", PlanEnv, "env", reports_errors)
+    sample_action = forwarded_method("sample_action", PlanEnv, "env", reports_errors)
+    step_with_dt = forwarded_method("step_with_dt", PlanEnv, "env", reports_errors)
+    process_apply_action = forwarded_method("process_apply_action", PlanEnv, "env", reports_errors)
+    process_step = forwarded_method("process_step", PlanEnv, "env", reports_errors)
+    process_obs = forwarded_method("process_obs", PlanEnv, "env", reports_errors)
+    process_reward = forwarded_method("process_reward", PlanEnv, "env", reports_errors)
+    process_terminal = forwarded_method("process_terminal", PlanEnv, "env", reports_errors)
+    process_info = forwarded_method("process_info", PlanEnv, "env", reports_errors)
 
     @reports_errors
     def ready(self) -> int:

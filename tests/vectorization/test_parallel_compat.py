@@ -8,6 +8,8 @@
 and properties of the env class it wraps.
 """
 
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import plangym
 from plangym.api_tests import assert_identical
 from plangym.control.classic_control import ClassicControl
 from plangym.core import PlangymEnv
+from plangym.vectorization import AlreadyPendingCallError, RayEnv, VectorizedEnv
 from plangym.vectorization.parallel import BatchEnv, ExternalProcess, ParallelEnv, Promise
 from plangym.videogames import AtariEnv
 from tests.helpers.vectorized_contract import random_states
@@ -66,11 +69,48 @@ CLASS_ATTRIBUTES = [
 ]
 
 
+@pytest.mark.parametrize("cls", [VectorizedEnv, ParallelEnv, RayEnv])
 @pytest.mark.parametrize("name", CLASS_ATTRIBUTES)
-def test_parallel_env_class_has_plangym_env_class_attributes(name):
-    """plangym 0.1's ParallelEnv was a PlangymEnv: the class answers PlangymEnv's values."""
-    assert hasattr(ParallelEnv, name)
-    assert getattr(ParallelEnv, name) == getattr(PlangymEnv, name)
+def test_vectorized_env_classes_have_plangym_env_class_attributes(cls, name):
+    """plangym 0.1's vectorized envs were PlangymEnvs: the class answers PlangymEnv's values."""
+    assert hasattr(cls, name)
+    assert getattr(cls, name) == getattr(PlangymEnv, name)
+
+
+PLANGYM_ENV_METHODS = ["apply_wrappers", "wrap", "init_gym_env", "init_spaces", "seed"]
+PLANGYM_ENV_METHODS += ["get_coords_obs", "get_rgb_obs", "get_grayscale_obs"]
+
+
+@pytest.mark.parametrize("name", PLANGYM_ENV_METHODS)
+def test_vectorized_env_methods_of_plangym_env_keep_their_signatures(name):
+    assert inspect.signature(getattr(VectorizedEnv, name)) == inspect.signature(
+        getattr(PlangymEnv, name)
+    )
+
+
+def test_vectorized_env_plangym_env_members_answer_with_the_local_env(env):
+    single = plangym.make("CartPole-v1")
+    assert env.metadata == single.metadata and env.reward_range == single.reward_range
+    assert env.obs_type == single.obs_type and env.render_mode == single.render_mode
+    assert env.get_coords_obs(np.ones(4)).tolist() == [1.0] * 4
+    assert env.render(mode="rgb_array").shape == single.render().shape
+    env.seed(3)  # the local env's generators; the workers follow through states
+    env.step_batch_async([0], states=[env.get_state()])
+    with pytest.raises(AlreadyPendingCallError):
+        env.seed(3)  # every forwarded method obeys the call state
+    env.step_batch_wait()
+
+
+def test_vectorized_env_batch_helpers_of_plangym_01():
+    states, actions, dts = VectorizedEnv.batch_step_data([0, 1, 1, 0, 1], None, 2, batch_size=2)
+    assert states == [[None] * 3, [None] * 2] and actions == [[0, 1, 1], [0, 1]]
+    assert dts == [[2, 2, 2], [2, 2]]
+    results = [
+        (["s0"], [1], [1.0], [False], [False], [{}]),
+        (["s1"], [2], [0.0], [True], [False], [{}]),
+    ]
+    joined = VectorizedEnv.unpack_transitions(results, return_states=True)
+    assert joined == (["s0", "s1"], [1, 2], [1.0, 0.0], [False, True], [False, False], [{}, {}])
 
 
 def test_parallel_env_instance_answers_the_wrapped_class_attributes():

@@ -7,6 +7,7 @@ parallel). The tests that need no cluster exercise the actor class in-process.
 """
 
 import gc
+import importlib.util
 import os
 import signal
 import sys
@@ -142,6 +143,30 @@ def test_an_env_that_cannot_be_built_reports_its_own_error():
         actor.ready()
     error = caught.value.unpack()
     assert isinstance(error, KeyError) and "broken" in error.__cause__.text
+
+
+def test_the_actor_class_has_plangym_01s_members():
+    """0.1's RemoteEnv was a PlanEnv built from ``env_callable``, then ``setup()``."""
+    local = plangym.make("CartPole-v1")
+    actor = RemoteEnv(env_callable=lambda: plangym.make("CartPole-v1"))
+    actor.setup()
+    assert actor.name == "CartPole-v1" and actor.obs_shape == local.obs_shape == (4,)
+    assert actor.action_shape == local.action_shape and actor.unwrapped is actor.env
+    assert RemoteEnv.STATE_IS_ARRAY and not RemoteEnv.SINGLETON
+    state, *_ = local.reset()
+    actor.set_state(state)
+    assert np.array_equal(actor.step_with_dt(1, dt=3)[0], local.step_with_dt(1, dt=3)[0])
+    assert actor.sample_action() in (0, 1)
+    with pytest.raises(PackedError) as caught:
+        actor.step_with_dt(7)  # the env's own error (a raw step: unchecked), packed
+    assert isinstance(caught.value.unpack(), AssertionError)  # gymnasium's CartPole check
+
+
+def test_ray_module_flags_load_ray_lazily():
+    import plangym.vectorization.ray as ray_module
+
+    assert ray_module.RAY_AVAILABLE is (importlib.util.find_spec("ray") is not None)
+    assert ray_module.ray is sys.modules["ray"]
 
 
 def test_without_ray_installed_the_error_says_how_to_install_it(monkeypatch):

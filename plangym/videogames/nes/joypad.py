@@ -60,8 +60,8 @@ class JoypadSpace(gym.ActionWrapper):
         self._bytes = [self.byte(buttons) for buttons in actions]
         self._meanings = [" ".join(buttons) for buttons in actions]
 
-    @staticmethod
-    def buttons() -> list[str]:
+    @classmethod
+    def buttons(cls) -> list[str]:
         """Names of the buttons a combination may hold."""
         return list(BUTTONS)
 

@@ -62,6 +62,6 @@ class ActionDiscretizer(gym.ActionWrapper):
         self._actions = masks
         self.action_space = spaces.Discrete(len(masks))
 
-    def action(self, action: int) -> np.ndarray:
-        """Return the button mask of ``action``."""
-        return self._actions[int(action)].copy()
+    def action(self, a: int) -> np.ndarray:  # 0.1's parameter name (gymnasium: action)
+        """Return the button mask of discrete action ``a``."""
+        return self._actions[int(a)].copy()
