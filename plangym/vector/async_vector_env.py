@@ -25,6 +25,7 @@ import gymnasium
 from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
+from plangym.validation import describe, is_integer
 from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
 from plangym.vector.spaces import check_shared_memory
 from plangym.vector.sub_env import SubEnvHandler
@@ -46,6 +47,11 @@ class AsyncVectorEnv(PlanVectorEnv):
         context: A multiprocessing start method ("fork", "spawn", "forkserver"; None for
             the default).
         daemon: Start the workers as daemons (a daemon cannot start processes itself).
+        worker: Must be None. gymnasium runs a custom worker function in place of its
+            own loop; plangym's workers run plangym's loop, which a function written for
+            gymnasium's pipe protocol cannot replace (use gymnasium's class for that).
+        max_concurrency: At most this many sub-envs run ``reset`` or ``step`` at once
+            (None: all); the others start as those finish. Other calls run on all.
     """
 
     def __init__(
@@ -55,9 +61,23 @@ class AsyncVectorEnv(PlanVectorEnv):
         copy: bool = True,
         context: str | None = None,
         daemon: bool = True,
+        worker: Callable | None = None,
         observation_mode: str | tuple = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_concurrency: int | None = None,
     ):
+        if worker is not None:
+            raise ValueError(
+                "worker: expected None (plangym's workers run plangym's own loop; for a "
+                f"custom worker function use gymnasium.vector.AsyncVectorEnv), received {worker!r}"
+            )
+        if max_concurrency is not None and (not is_integer(max_concurrency) or max_concurrency < 1):
+            raise ValueError(
+                f"max_concurrency: expected None or an integer >= 1, received "
+                f"{describe(max_concurrency)}"
+            )
+        self.worker = None
+        self.max_concurrency = None if max_concurrency is None else int(max_concurrency)
         self.shared_memory = shared_memory
         self.context, self.daemon = context, daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)

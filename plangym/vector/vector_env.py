@@ -76,6 +76,7 @@ class PlanVectorEnv(VectorEnv):
     LOG_WORKER_ERRORS = False
     # Whether actions are checked before a step: set for plangym's own sub-envs (see _start).
     checks_actions = False
+    max_concurrency: int | None = None  # how many sub-envs may reset or step at once
 
     def _take_arguments(
         self,
@@ -183,7 +184,7 @@ class PlanVectorEnv(VectorEnv):
         requests = {
             i: Reset(seeds[i], options) for i in range(self.num_envs) if mask is None or mask[i]
         }
-        self.call_state.start("reset", self._started.send(requests, "reset", OnCrash.RERUN))
+        self.call_state.start("reset", self._send(requests, "reset", OnCrash.RERUN))
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the resets sent by :meth:`reset_async`: ``(obs, infos)``."""
@@ -220,7 +221,7 @@ class PlanVectorEnv(VectorEnv):
             requests = dict.fromkeys(range(self.num_envs), Step())
         else:
             requests = {i: Step(item) for i, item in enumerate(items)}
-        self.call_state.start("step", self._started.send(requests, "step", OnCrash.REPORT))
+        self.call_state.start("step", self._send(requests, "step", OnCrash.REPORT))
 
     def step_wait(
         self, timeout: float | None = None
@@ -313,6 +314,9 @@ class PlanVectorEnv(VectorEnv):
         return self._started.run(BatchInputs(*checked, want_state=True)).columns()
 
     # Running calls --------------------------------------------------------------------------
+    def _send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
+        return self._started.send(requests, label, on_crash, limit=self.max_concurrency)
+
     def _run_now(self, requests: dict[int, Any], label: str) -> list:
         """Send ``requests``, wait for every answer, raise the first error; answers in order."""
         batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)

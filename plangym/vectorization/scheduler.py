@@ -42,6 +42,7 @@ class Task:
     start: int = 0  # the elements of a chunk, for messages
     stop: int = 0
     worker: int = UNSENT  # the worker it was sent to
+    home: int = UNSENT  # the worker it must run on, if any (a sub-env's request)
     ticket: Any = None
     reruns: int = 0
     done: bool = False
@@ -149,14 +150,23 @@ class Scheduler:
             raise
         return batch
 
-    def send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
-        """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`."""
+    def send(
+        self, requests: dict[int, Any], label: str, on_crash: OnCrash, limit: int | None = None
+    ) -> Batch:
+        """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`.
+
+        With a ``limit``, at most that many run at once: the others are sent as earlier
+        ones are answered.
+        """
         # All built before the first is sent: a woken worker competes for the caller's core.
-        tasks = [Task(request) for request in requests.values()]
+        tasks = [Task(request, home=worker) for worker, request in requests.items()]
         batch = Batch(tasks, label, on_crash, in_order=True)
         try:
-            for task, worker in zip(batch.tasks, requests, strict=True):
-                self._submit(task, worker, batch)
+            for index, task in enumerate(batch.tasks):
+                if limit is not None and index >= limit:
+                    batch.unsent.append(task)
+                else:
+                    self._submit(task, task.home, batch)
         except BaseException:
             self.abandon(batch)
             raise
@@ -301,12 +311,22 @@ class Scheduler:
             return
         except Exception as error:  # the env's error: raised once the others are back
             task.done, task.error = True, error
+            self._send_next(batch, task.worker)
             return
         if result is STALE:
             return
         task.done, task.result = True, result
-        if batch.unsent and not batch.errors():
-            self._submit(batch.unsent.popleft(), task.worker, batch)
+        self._send_next(batch, task.worker)
+
+    def _send_next(self, batch: Batch, free_worker: int) -> None:
+        """Send the next unsent task: to its own worker, or a chunk to ``free_worker``."""
+        if not batch.unsent:
+            return
+        if batch.unsent[0].home != UNSENT:  # a worker's own request: it must run anyway
+            queued = batch.unsent.popleft()
+            self._submit(queued, queued.home, batch)
+        elif not batch.errors():
+            self._submit(batch.unsent.popleft(), free_worker, batch)
 
     def _recover(self, task: Task, batch: Batch, crash: WorkerCrashedError) -> None:
         """Replace ``task``'s dead worker and do what the call's policy says."""
@@ -331,8 +351,9 @@ class Scheduler:
             queued.done = True
         if batch.on_crash is OnCrash.REPORT:
             task.result, task.restarted = answer, True
-            return
-        task.error = self._crash_error(task, batch, crash)
+        else:
+            task.error = self._crash_error(task, batch, crash)
+        self._send_next(batch, worker)
 
     def _crash_error(self, task: Task, batch: Batch, crash: WorkerCrashedError):
         what = task.describe(self.unit)

@@ -8,8 +8,10 @@ actions handed to the sub-envs, attributes, and the dynamics of ``make_vec``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import multiprocessing
+import time
 import warnings
 
 import gymnasium
@@ -385,3 +387,124 @@ def test_make_vec_is_bit_identical_to_gymnasiums_from_the_first_seeded_reset(bui
         ended += int(np.sum(got[2] | got[3]))
     if name == "CartPole-v1":  # its episodes end within the run: autoresets draw alike too
         assert ended > 0
+
+
+# gymnasium's constructor arguments --------------------------------------------------------------
+class SlowStepEnv(gymnasium.Wrapper):
+    """CartPole whose steps take a while and report when they ran (a system-wide clock)."""
+
+    def step(self, action):
+        started = time.monotonic()
+        time.sleep(0.05)
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, {**info, "ran": (started, time.monotonic())}
+
+
+def slow_cartpole() -> gymnasium.Env:
+    return SlowStepEnv(gymnasium.make("CartPole-v1"))
+
+
+def most_at_once(intervals: list[tuple[float, float]]) -> int:
+    """The largest number of ``intervals`` that overlap at one moment."""
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    running = peak = 0
+    for _, change in events:
+        running += change
+        peak = max(peak, running)
+    return peak
+
+
+@pytest.mark.parametrize("limit", [None, 1, 2])
+def test_max_concurrency_limits_the_sub_envs_stepping_at_once(built, limit):
+    ours = AsyncVectorEnv([slow_cartpole] * 4, max_concurrency=limit)
+    built.append(ours)
+    theirs = gymnasium.vector.SyncVectorEnv([slow_cartpole] * 4)
+    built.append(theirs)
+    ours.reset(seed=SEED), theirs.reset(seed=SEED)
+    intervals = []
+    for actions in ([0, 1, 1, 0], [1, 1, 0, 0]):
+        *results, infos = ours.step(np.array(actions))
+        *expected, _ = theirs.step(np.array(actions))
+        assert_same(results, expected)
+        intervals += [tuple(ran) for ran in infos["ran"]]
+    peak = most_at_once(intervals[:4]), most_at_once(intervals[4:])
+    assert max(peak) <= (limit or 4)
+    if limit is None:
+        assert max(peak) > 2  # unlimited, the four sub-envs did run side by side
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "2", True])
+def test_max_concurrency_must_be_a_positive_integer(value):
+    with pytest.raises(ValueError, match="max_concurrency: expected None or an integer >= 1"):
+        AsyncVectorEnv([CARTPOLE] * 2, max_concurrency=value)
+
+
+def test_a_custom_worker_function_is_refused_before_any_worker_starts():
+    before = multiprocessing.active_children()
+    with pytest.raises(ValueError, match="worker: expected None"):
+        AsyncVectorEnv([CARTPOLE] * 2, worker=lambda *args: None)
+    assert multiprocessing.active_children() == before
+
+
+def test_the_constructor_takes_gymnasiums_arguments_in_gymnasiums_order(built):
+    ours = AsyncVectorEnv([CARTPOLE] * 2, True, True, None, True, None, "same", "SameStep", 1)
+    built.append(ours)
+    assert ours.autoreset_mode is gymnasium.vector.AutoresetMode.SAME_STEP
+    assert ours.max_concurrency == 1 and ours.worker is None
+
+
+# make_vec's arguments, as gymnasium's ----------------------------------------------------------
+def test_make_vec_takes_gymnasiums_arguments_in_gymnasiums_order(built):
+    ours = plangym.make_vec(
+        "CartPole-v1", 2, gymnasium.VectorizeMode.SYNC, {"autoreset_mode": "SameStep"}, None
+    )
+    built.append(ours)
+    theirs = gymnasium.make_vec("CartPole-v1", 2, "sync", {"autoreset_mode": "SameStep"}, None)
+    built.append(theirs)
+    assert isinstance(ours, SyncVectorEnv)
+    assert ours.autoreset_mode is theirs.autoreset_mode is gymnasium.vector.AutoresetMode.SAME_STEP
+
+
+def test_make_vec_steps_in_this_process_by_default_as_gymnasium_does(built):
+    envs = plangym.make_vec("Pendulum-v1", 2)
+    built.append(envs)
+    assert isinstance(envs, SyncVectorEnv)
+
+
+def test_make_vec_refuses_two_different_autoreset_modes():
+    with pytest.raises(ValueError, match="autoreset_mode: given twice"):
+        plangym.make_vec(
+            "CartPole-v1", 1, "sync", {"autoreset_mode": "SameStep"}, autoreset_mode="NextStep"
+        )
+
+
+def test_make_vec_takes_an_env_spec_with_its_kwargs(built):
+    registered = gymnasium.spec("ALE/Pong-v5")  # frameskip 4, sticky actions 0.25
+    spec = dataclasses.replace(registered, kwargs={**registered.kwargs, "frameskip": 2})
+    envs = plangym.make_vec(spec, 1, "sync")
+    built.append(envs)
+    assert envs.get_attr("frameskip") == (2,)
+    assert envs.get_attr("repeat_action_probability") == (0.25,)
+
+
+def test_make_vec_wraps_each_sub_env_and_keeps_its_states(built):
+    double = functools.partial(
+        gymnasium.wrappers.TransformObservation, func=lambda obs: 2 * obs, observation_space=None
+    )
+    plain = plangym.make_vec("CartPole-v1", 2, "async")
+    built.append(plain)
+    wrapped = plangym.make_vec("CartPole-v1", 2, "async", wrappers=[double])
+    built.append(wrapped)
+    obs, _ = wrapped.reset(seed=SEED)
+    expected, _ = plain.reset(seed=SEED)
+    assert np.array_equal(obs, 2 * expected)
+    states = wrapped.get_states()
+    wrapped.step(np.array([0, 1]))
+    wrapped.set_states(states)
+    plain.set_states(states)
+    assert np.array_equal(wrapped.step(np.array([1, 1]))[0], 2 * plain.step(np.array([1, 1]))[0])
+
+
+def test_make_vec_refuses_a_wrapper_that_is_not_callable():
+    with pytest.raises(TypeError, match=r"wrappers\[1\]: expected a callable"):
+        plangym.make_vec("CartPole-v1", 1, "sync", wrappers=[lambda env: env, "double"])
