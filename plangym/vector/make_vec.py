@@ -13,10 +13,12 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
 import gymnasium
+from gymnasium.envs.registration import EnvSpec, VectorizeMode
 from gymnasium.vector import AutoresetMode
 
 from plangym.constructor import constructor_defaults
@@ -28,25 +30,33 @@ from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
 MODES = ("sync", "async", "ray")
 
 
-def build_sub_env(name: str, env_kwargs: dict[str, Any]) -> GymPlanEnv:
+def build_sub_env(
+    name: str, env_kwargs: dict[str, Any], wrappers: tuple = ()
+) -> GymPlanEnv | gymnasium.Env:
     """Build one sub-env: ``plangym.make(name, **env_kwargs)`` behind gymnasium's API."""
     from plangym.registry import make
 
-    return GymPlanEnv(make(name, **env_kwargs))
+    env: gymnasium.Env = GymPlanEnv(make(name, **env_kwargs))
+    for wrapper in wrappers:
+        env = wrapper(env)
+    return env
 
 
-def registered_kwargs(name: str, defaults: dict[str, Any]) -> dict[str, Any]:
+def registered_kwargs(
+    name: str, defaults: dict[str, Any], spec: EnvSpec | None = None
+) -> dict[str, Any]:
     """Return the kwargs gymnasium registered for ``name`` that the plangym env takes too.
 
     ``defaults`` are the plangym env's (``{parameter: default}``); a registered value of
-    another kind (an Atari ``frameskip`` range of the v4 ids) is left out.
+    another kind (an Atari ``frameskip`` range of the v4 ids) is left out. A given ``spec``
+    is read instead of the registry.
 
     >>> registered_kwargs("ALE/Pong-v5", {"frameskip": 5, "repeat_action_probability": 0.0})
     {'repeat_action_probability': 0.25, 'frameskip': 4}
     >>> registered_kwargs("Pong-v4", {"frameskip": 5}), registered_kwargs("walker-walk", {})
     ({}, {})
     """
-    spec = gymnasium.registry.get(name)
+    spec = spec or gymnasium.registry.get(name)
     if spec is None:
         return {}
     return {
@@ -69,7 +79,9 @@ def same_kind(value: Any, default: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def sub_env_kwargs(name: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+def sub_env_kwargs(
+    name: str, env_kwargs: dict[str, Any], spec: EnvSpec | None = None
+) -> dict[str, Any]:
     """Return the kwargs each sub-env of ``make_vec(name, **env_kwargs)`` is built with.
 
     gymnasium's dynamics unless the caller says otherwise: the kwargs the id was
@@ -88,21 +100,22 @@ def sub_env_kwargs(name: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
         )
     _, env_class = get_environment_class(name, state=env_kwargs.get("state"))
     defaults = constructor_defaults(env_class)
-    kwargs = {**registered_kwargs(name, defaults), **env_kwargs, "autoreset": False}
+    kwargs = {**registered_kwargs(name, defaults, spec), **env_kwargs, "autoreset": False}
     if "remove_time_limit" in defaults:
         kwargs.setdefault("remove_time_limit", False)
     return kwargs
 
 
 def make_vec(
-    id: str | None = None,
+    id: str | EnvSpec | None = None,
     num_envs: int = 1,
-    vectorization_mode: str = "async",
-    autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    vectorization_mode: str | VectorizeMode | None = None,
     vector_kwargs: dict[str, Any] | None = None,
+    wrappers: Sequence[Callable[[gymnasium.Env], gymnasium.Wrapper]] | None = None,
+    *,
+    autoreset_mode: str | AutoresetMode | None = None,
     domain_name: str | None = None,
     task_name: str | None = None,
-    *,
     name: str | None = None,
     **env_kwargs: Any,
 ) -> PlanVectorEnv:
@@ -114,12 +127,18 @@ def make_vec(
     otherwise, and keep its episode time limit.
 
     Args:
-        id: An environment name, as for :func:`plangym.make` (``name=`` works too).
+        id: An environment name, as for :func:`plangym.make` (``name=`` works too), or a
+            gymnasium ``EnvSpec`` (its id, with its kwargs in place of the registered ones).
         num_envs: Number of sub-envs.
         vectorization_mode: "sync" (this process), "async" (one worker process per
-            sub-env) or "ray" (one Ray actor per sub-env; the ``ray`` extra).
-        autoreset_mode: gymnasium's :class:`~gymnasium.vector.AutoresetMode` (or its value).
-        vector_kwargs: Passed to the vector env class (e.g. ``copy``, ``context``).
+            sub-env) or "ray" (one Ray actor per sub-env; the ``ray`` extra); a
+            ``gymnasium.VectorizeMode`` works too. None: "sync", as gymnasium's default.
+        vector_kwargs: Passed to the vector env class (e.g. ``copy``, ``context``,
+            ``autoreset_mode`` as gymnasium passes it).
+        wrappers: gymnasium wrappers applied to each sub-env, in order (each called with
+            the env, as in gymnasium); states stay the plangym env's.
+        autoreset_mode: gymnasium's :class:`~gymnasium.vector.AutoresetMode` (or its value);
+            the same as ``vector_kwargs["autoreset_mode"]``. Default: next step.
         domain_name: With ``task_name``, a dm_control task, as for :func:`plangym.make`.
         task_name: See ``domain_name``.
         name: The name ``id`` had in plangym 0.1; give one of the two.
@@ -131,25 +150,59 @@ def make_vec(
         and ``step_batch``.
     """
     num_envs = check_positive_int("num_envs", num_envs)
-    if vectorization_mode not in MODES:
-        raise ValueError(
-            f"vectorization_mode: expected one of {', '.join(map(repr, MODES))}, got "
-            f"{vectorization_mode!r}"
-        )
-    mode = autoreset_mode_of(autoreset_mode)
-    if id is not None and name is not None and id != name:
-        raise ValueError(f"id, name: expected one environment name, got {id=!r} and {name=!r}")
-    name = resolve_name(id if id is not None else name, domain_name, task_name)
-    env_fns = [functools.partial(build_sub_env, name, sub_env_kwargs(name, env_kwargs))] * num_envs
+    mode_name = check_mode(vectorization_mode)
     vector_kwargs = dict(vector_kwargs or {})
-    if vectorization_mode == "sync":
+    mode = one_autoreset_mode(autoreset_mode, vector_kwargs)
+    spec = id if isinstance(id, EnvSpec) else None
+    given = id.id if isinstance(id, EnvSpec) else id
+    if given is not None and name is not None and given != name:
+        raise ValueError(f"id, name: expected one environment name, got {id=!r} and {name=!r}")
+    name = resolve_name(given if given is not None else name, domain_name, task_name)
+    kwargs = sub_env_kwargs(name, env_kwargs, spec)
+    wrappers = check_wrappers(wrappers)
+    env_fns = [functools.partial(build_sub_env, name, kwargs, wrappers)] * num_envs
+    if mode_name == "sync":
         from plangym.vector.sync_vector_env import SyncVectorEnv
 
         return SyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
-    if vectorization_mode == "async":
+    if mode_name == "async":
         from plangym.vector.async_vector_env import AsyncVectorEnv
 
         return AsyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
     from plangym.vector.ray_vector_env import RayVectorEnv
 
     return RayVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
+
+
+def check_mode(mode: Any) -> str:
+    """Return the name of a vectorization mode (None: gymnasium's default, "sync")."""
+    value = "sync" if mode is None else mode.value if isinstance(mode, VectorizeMode) else mode
+    if value not in MODES:
+        raise ValueError(
+            f"vectorization_mode: expected one of {', '.join(map(repr, MODES))}, got {mode!r}"
+        )
+    return value
+
+
+def one_autoreset_mode(mode: Any, vector_kwargs: dict[str, Any]) -> AutoresetMode:
+    """Return the autoreset mode given as a keyword or in ``vector_kwargs`` (taken out)."""
+    in_kwargs = vector_kwargs.pop("autoreset_mode", None)
+    given = [autoreset_mode_of(value) for value in (mode, in_kwargs) if value is not None]
+    if len(set(given)) > 1:
+        raise ValueError(
+            "autoreset_mode: given twice with different values: "
+            f"{mode!r} and vector_kwargs['autoreset_mode']={in_kwargs!r}"
+        )
+    return given[0] if given else AutoresetMode.NEXT_STEP
+
+
+def check_wrappers(wrappers: Any) -> tuple:
+    """Return ``wrappers`` as a tuple of callables, or raise naming the one that is not."""
+    wrappers = tuple(wrappers or ())
+    for index, wrapper in enumerate(wrappers):
+        if not callable(wrapper):
+            raise TypeError(
+                f"wrappers[{index}]: expected a callable taking an env (a gymnasium wrapper "
+                f"class), received {wrapper!r}"
+            )
+    return wrappers

@@ -352,7 +352,7 @@ import plangym
 env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
 state, *_ = env.reset()
 env.step_batch([0, 1] * 32, states=[state] * 64)  # maps the output buffers and state arenas
-envs = plangym.make_vec("CartPole-v1", num_envs=2)
+envs = plangym.make_vec("CartPole-v1", num_envs=2, vectorization_mode="async")
 envs.reset(seed=0)
 envs.step([0, 1])
 names = set(mapped_segments())
