@@ -67,17 +67,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.vectorization.ray:RayEnv.AVAILABLE_OBS_TYPES",
-            "plangym.vectorization.ray:RayEnv.AVAILABLE_RENDER_MODES",
-            "plangym.vectorization.ray:RayEnv.DEFAULT_OBS_TYPE",
-        ],
-        (
-            "`RayEnv` has no such class attributes; an instance answers the wrapped env's; "
-            "see [plangym.vectorization.parallel](#plangymvectorizationparallel)"
-        ),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.videogames.atari:AtariEnv.__init__(clone_seeds)",
         ],
         (
@@ -207,37 +196,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.vectorization.ray:RAY_AVAILABLE",
-            "plangym.vectorization.ray:RemoteEnv.OBS_IS_ARRAY",
-            "plangym.vectorization.ray:RemoteEnv.SINGLETON",
-            "plangym.vectorization.ray:RemoteEnv.STATE_IS_ARRAY",
-            "plangym.vectorization.ray:RemoteEnv.__init__(env_callable)",
-            "plangym.vectorization.ray:RemoteEnv.__init__(factory_blob)",
-            "plangym.vectorization.ray:RemoteEnv.action_shape",
-            "plangym.vectorization.ray:RemoteEnv.apply_action",
-            "plangym.vectorization.ray:RemoteEnv.apply_reset",
-            "plangym.vectorization.ray:RemoteEnv.clone",
-            "plangym.vectorization.ray:RemoteEnv.get_image",
-            "plangym.vectorization.ray:RemoteEnv.img_shape",
-            "plangym.vectorization.ray:RemoteEnv.name",
-            "plangym.vectorization.ray:RemoteEnv.obs_shape",
-            "plangym.vectorization.ray:RemoteEnv.process_apply_action",
-            "plangym.vectorization.ray:RemoteEnv.process_info",
-            "plangym.vectorization.ray:RemoteEnv.process_obs",
-            "plangym.vectorization.ray:RemoteEnv.process_reward",
-            "plangym.vectorization.ray:RemoteEnv.process_step",
-            "plangym.vectorization.ray:RemoteEnv.process_terminal",
-            "plangym.vectorization.ray:RemoteEnv.return_image",
-            "plangym.vectorization.ray:RemoteEnv.sample_action",
-            "plangym.vectorization.ray:RemoteEnv.setup",
-            "plangym.vectorization.ray:RemoteEnv.step_with_dt",
-            "plangym.vectorization.ray:RemoteEnv.unwrapped",
-            "plangym.vectorization.ray:ray",
-        ],
-        ("GAP: 0.1's Ray helpers (`RemoteEnv`, `RAY_AVAILABLE`, `ray`) are missing or changed"),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.control.box_2d:Box2DState",
         ],
         (
@@ -254,13 +212,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.videogames.retro:ActionDiscretizer.action(a)",
-            "plangym.videogames.retro:ActionDiscretizer.action(action)",
-        ],
-        ("GAP: 0.1's `plangym.videogames.retro` member is missing or renamed"),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.core:PlanEnv.begin_step",
             "plangym.core:PlanEnv.get_step_tuple",
             "plangym.core:PlanEnv.run_autoreset",
@@ -273,75 +224,7 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.vectorization.env:VectorizedEnv.AVAILABLE_OBS_TYPES",
-            "plangym.vectorization.env:VectorizedEnv.AVAILABLE_RENDER_MODES",
-            "plangym.vectorization.env:VectorizedEnv.DEFAULT_OBS_TYPE",
-            "plangym.vectorization.env:VectorizedEnv.apply_wrappers",
-            "plangym.vectorization.env:VectorizedEnv.batch_step_data",
-            "plangym.vectorization.env:VectorizedEnv.get_coords_obs",
-            "plangym.vectorization.env:VectorizedEnv.get_grayscale_obs",
-            "plangym.vectorization.env:VectorizedEnv.get_rgb_obs",
-            "plangym.vectorization.env:VectorizedEnv.gym_env",
-            "plangym.vectorization.env:VectorizedEnv.init_gym_env",
-            "plangym.vectorization.env:VectorizedEnv.init_spaces",
-            "plangym.vectorization.env:VectorizedEnv.metadata",
-            "plangym.vectorization.env:VectorizedEnv.obs_type",
-            "plangym.vectorization.env:VectorizedEnv.remove_time_limit",
-            "plangym.vectorization.env:VectorizedEnv.render",
-            "plangym.vectorization.env:VectorizedEnv.render_mode",
-            "plangym.vectorization.env:VectorizedEnv.reward_range",
-            "plangym.vectorization.env:VectorizedEnv.seed",
-            "plangym.vectorization.env:VectorizedEnv.unpack_transitions",
-            "plangym.vectorization.env:VectorizedEnv.wrap",
-            "plangym.vectorization.parallel:ParallelEnv.apply_wrappers",
-            "plangym.vectorization.parallel:ParallelEnv.blocking",
-            "plangym.vectorization.parallel:ParallelEnv.get_coords_obs",
-            "plangym.vectorization.parallel:ParallelEnv.get_grayscale_obs",
-            "plangym.vectorization.parallel:ParallelEnv.get_rgb_obs",
-            "plangym.vectorization.parallel:ParallelEnv.init_gym_env",
-            "plangym.vectorization.parallel:ParallelEnv.init_spaces",
-            "plangym.vectorization.parallel:ParallelEnv.metadata",
-            "plangym.vectorization.parallel:ParallelEnv.obs_type",
-            "plangym.vectorization.parallel:ParallelEnv.remove_time_limit",
-            "plangym.vectorization.parallel:ParallelEnv.render_mode",
-            "plangym.vectorization.parallel:ParallelEnv.reward_range",
-            "plangym.vectorization.parallel:ParallelEnv.seed",
-            "plangym.vectorization.parallel:ParallelEnv.wrap",
-            "plangym.vectorization.ray:RayEnv.apply_wrappers",
-            "plangym.vectorization.ray:RayEnv.get_coords_obs",
-            "plangym.vectorization.ray:RayEnv.get_grayscale_obs",
-            "plangym.vectorization.ray:RayEnv.get_rgb_obs",
-            "plangym.vectorization.ray:RayEnv.init_gym_env",
-            "plangym.vectorization.ray:RayEnv.init_spaces",
-            "plangym.vectorization.ray:RayEnv.metadata",
-            "plangym.vectorization.ray:RayEnv.obs_type",
-            "plangym.vectorization.ray:RayEnv.remove_time_limit",
-            "plangym.vectorization.ray:RayEnv.render_mode",
-            "plangym.vectorization.ray:RayEnv.reward_range",
-            "plangym.vectorization.ray:RayEnv.seed",
-            "plangym.vectorization.ray:RayEnv.wrap",
-        ],
-        (
-            "GAP: 0.1's vectorized envs were `PlangymEnv` subclasses; this class-level member"
-            " is missing (instances answer the wrapped env's)"
-        ),
-    ),
-    **dict.fromkeys(
-        [
-            "gymnasium.vector.AsyncVectorEnv:AsyncVectorEnv.__init__(autoreset_mode)",
-            "gymnasium.vector.AsyncVectorEnv:AsyncVectorEnv.__init__(max_concurrency)",
-            "gymnasium.vector.AsyncVectorEnv:AsyncVectorEnv.__init__(observation_mode)",
-            "gymnasium.vector.AsyncVectorEnv:AsyncVectorEnv.__init__(worker)",
-        ],
-        (
-            "GAP: no `worker=` parameter (gymnasium's custom worker function), so later "
-            "parameters shift position"
-        ),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.videogames.atari:AtariEnv.get_lifes_from_info",
-            "plangym.videogames.nes:JoypadSpace.buttons",
         ],
         ("GAP: now a staticmethod (calls through an instance still work)"),
     ),
