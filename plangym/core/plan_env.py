@@ -31,7 +31,7 @@ from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
 from plangym.core.hooks import StepHooks
-from plangym.validation import check_dt, check_flag, check_positive_int
+from plangym.validation import check_dt, check_flag, check_positive_int, describe, is_integer
 
 
 class PlanEnv(StepHooks, InputChecks, ABC):
@@ -138,12 +138,32 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         return None if image is None else image.shape
 
     # Planning API ---------------------------------------------------------------------------
-    def reset(self, return_state: bool = True) -> tuple:
+    def reset(
+        self, return_state: bool = True, seed: int | None = None, options: dict | None = None
+    ) -> tuple:
         """Start a new episode.
+
+        Args:
+            return_state: Return the new state first.
+            seed: As in gymnasium's ``reset(seed=seed)``: seed every generator of the env
+                first, so the episode is the first one of that seed (see :meth:`seed_episode`).
+            options: gymnasium's reset options; plangym envs take none (None or empty).
 
         Returns:
             ``(state, obs, info)``, or ``(obs, info)`` when ``return_state`` is False.
+
+        >>> import plangym
+        >>> env = plangym.make("CartPole-v1")
+        >>> state, obs, info = env.reset(seed=7)
+        >>> bool((env.reset(seed=7)[1] == obs).all()), bool((env.reset()[1] == obs).all())
+        (True, False)
         """
+        if options:
+            raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
+        if seed is not None:
+            if not is_integer(seed) or seed < 0:
+                raise ValueError(f"seed: expected None or an int >= 0, received {describe(seed)}")
+            self.seed_episode(int(seed))
         data = self.apply_reset()
         obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
         info = dict(info or {})
@@ -340,6 +360,16 @@ class PlanEnv(StepHooks, InputChecks, ABC):
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new episode of the simulator: ``(obs, info)``."""
         raise NotImplementedError
+
+    def seed_episode(self, seed: int) -> None:
+        """Seed the env so that its next episode is the first one of ``seed``.
+
+        What ``reset(seed=seed)`` does first: here ``seed(seed)``, which every family has.
+        """
+        seed_env = getattr(self, "seed", None)
+        if seed_env is None:
+            raise TypeError(f"seed: {type(self).__name__} has no seed() method to seed it with")
+        seed_env(seed)
 
     def get_state(self) -> Any:
         """Return everything that decides the future of the environment."""

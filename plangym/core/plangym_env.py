@@ -246,6 +246,19 @@ class PlangymEnv(PlanEnv):
         self.gym_env.reset(seed=seed)
         self.action_space.seed(seed)
 
+    def seed_episode(self, seed: int) -> None:
+        """Seed every generator, then the gymnasium env's again, as gymnasium's reset does.
+
+        :meth:`seed` starts an episode; seeding the generator the episodes draw from once
+        more makes the next reset draw the first episode of ``seed``, as
+        ``gymnasium.make(name).reset(seed=seed)`` does.
+        """
+        self.seed(seed)
+        owner = getattr(self.gym_env, "unwrapped", None)
+        if isinstance(owner, gym.Env):
+            self.generator_moves()
+            gym.Env.reset(owner, seed=seed)
+
     def get_image(self) -> np.ndarray:
         """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``)."""
         if self.render_mode != "rgb_array":

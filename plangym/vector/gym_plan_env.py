@@ -108,11 +108,9 @@ class GymPlanEnv(gymnasium.Env):
         gymnasium's ``reset(seed=seed)`` draws it: from the generator just seeded. plangym
         envs take no reset options: ``options`` is accepted and ignored.
         """
-        if seed is not None:
-            self.plan_env.seed(seed)
-            # seed() started an episode: the reset below draws the seeded first one again.
-            gymnasium.Env.reset(self.generator_owner(), seed=seed)
-        return self.plan_env.reset(return_state=False)
+        if seed is not None and self.generator_owner() is self:
+            gymnasium.Env.reset(self, seed=seed)  # records the seed: np_random_seed says it
+        return self.plan_env.reset(return_state=False, seed=seed)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """One agent step: ``(obs, reward, terminated, truncated, info)``."""

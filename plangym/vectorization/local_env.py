@@ -152,9 +152,11 @@ class LocalEnvAPI:
         return self.plan_env.step_with_dt(action, dt)
 
     @idle_only
-    def reset(self, return_state: bool = True) -> tuple:
-        """Reset the local env and put every worker in the same state."""
-        state, obs, info = self.plan_env.reset(return_state=True)
+    def reset(
+        self, return_state: bool = True, seed: int | None = None, options: dict | None = None
+    ) -> tuple:
+        """Reset the local env (seeded as :meth:`PlanEnv.reset` says) and sync every worker."""
+        state, obs, info = self.plan_env.reset(return_state=True, seed=seed, options=options)
         self.sync_states(state)
         return (state, obs, info) if return_state else (obs, info)
 

@@ -1,0 +1,89 @@
+"""``reset(seed=...)``: gymnasium's habit, with plangym's return tuple, for every family.
+
+The episode a seed starts is a function of the seed alone (whatever the env did before),
+and for envs gymnasium registers it is the episode ``gymnasium.make(name).reset(seed=...)``
+starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import gymnasium
+import numpy as np
+import pytest
+
+import plangym
+
+# (name, the module its extra brings, whether gymnasium's own env draws the same episode)
+FAMILIES = [
+    ("CartPole-v1", None, True),
+    ("Pendulum-v1", None, True),
+    ("ALE/Pong-v5", None, False),  # plangym's frameskip 5 is not the id's 4
+    ("Hopper-v5", "mujoco", True),
+    ("cartpole-balance", "dm_control", False),
+    ("LunarLander-v3", "Box2D", True),
+    ("FastLunarLander-v0", None, False),
+]
+
+
+def params():
+    for name, module, same in FAMILIES:
+        missing = module is not None and importlib.util.find_spec(module) is None
+        marks = pytest.mark.skip(reason=f"{module} is not installed") if missing else ()
+        yield pytest.param(name, same, id=name, marks=marks)
+
+
+def observation(obs):
+    return np.asarray(obs).copy()
+
+
+def same_state(a, b) -> bool:
+    return np.array_equal(a, b) if isinstance(a, np.ndarray) else bool(a == b)
+
+
+@pytest.mark.parametrize(("name", "same_as_gymnasium"), list(params()))
+def test_reset_seed_starts_the_first_episode_of_the_seed(name, same_as_gymnasium):
+    env = plangym.make(name)
+    try:
+        state, obs, info = env.reset(seed=11)
+        first = observation(obs)
+        for _ in range(3):
+            env.step(env.sample_action())
+        env.reset()  # another episode in between: the seed alone decides
+        obs_again, info_again = env.reset(seed=11, return_state=False)
+        assert np.array_equal(observation(obs_again), first)
+        assert same_state(env.get_state(), state)
+        assert not same_state(env.reset(seed=12)[0], state)
+        if same_as_gymnasium:
+            gym_obs, _ = gymnasium.make(name).reset(seed=11)
+            assert np.array_equal(first, gym_obs)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_reset_refuses_a_seed_that_is_not_a_non_negative_int(seed):
+    env = plangym.make("CartPole-v1")
+    with pytest.raises(ValueError, match="seed: expected None or an int >= 0"):
+        env.reset(seed=seed)
+
+
+def test_reset_refuses_options():
+    env = plangym.make("CartPole-v1")
+    with pytest.raises(ValueError, match="options: plangym envs take no reset options"):
+        env.reset(options={"low": -0.1})
+    env.reset(options={})  # gymnasium's wrappers pass empty options: fine
+
+
+def test_a_parallel_env_resets_its_workers_to_the_seeded_episode():
+    single = plangym.make("CartPole-v1")
+    env = plangym.make("CartPole-v1", n_workers=2)
+    try:
+        state, obs, _ = env.reset(seed=5)
+        assert np.array_equal(obs, single.reset(seed=5)[1])
+        expected = single.step_batch([0, 1], [state, state])
+        observs = env.step_batch([0, 1])[0]  # each worker from its own state: the seeded one
+        assert all(np.array_equal(a, b) for a, b in zip(observs, expected[1], strict=True))
+    finally:
+        env.close()
