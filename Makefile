@@ -1,10 +1,12 @@
 # Two commands for a fresh clone with only Python and make:
 #   make test   create .venv if needed, install, run the whole suite
-#   make demo   create .venv if needed, install, plan a game of Ms. Pac-Man (GIF in demo/)
+#   make demo   create .venv if needed, install the core and viz only (unless make test
+#               installed everything already), plan a game of Ms. Pac-Man (GIF in demo/)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+DEMO_INSTALLED := $(VENV)/.installed-demo
 PYTEST_WORKERS ?= 2
 # The demo: swarm planner, 2 worker processes, 300 agent steps (1,500 frames of play).
 DEMO_STEPS ?= 300
@@ -17,12 +19,18 @@ DEMO_SEED ?= 0
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,docs,ray,mujoco,dm_control,box2d,retro]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs,ray,mujoco,dm-control,box2d,retro]"
 	$(BIN)/python -m pip install --quiet --no-deps \
 		fragile-gym==1.21.1 fragile-nes-py==10.0.1 fragile-gym-super-mario-bros==7.4.1
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
+
+# What the demo needs: the core and the viz extra (Pillow, tqdm), with the pip the venv has.
+$(DEMO_INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e ".[viz]"
+	touch $(DEMO_INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
@@ -48,7 +56,8 @@ docs: $(INSTALLED)
 docs-check: $(INSTALLED)
 	$(BIN)/python scripts/check_site.py site --screenshots site-screenshots
 
-demo: $(INSTALLED)
+# A .venv that make test filled has everything the demo needs already.
+demo: $(if $(wildcard $(INSTALLED)),$(INSTALLED),$(DEMO_INSTALLED))
 	$(BIN)/plangym plan ALE/MsPacman-v5 --planner swarm --workers 2 \
 		--steps $(DEMO_STEPS) --seed $(DEMO_SEED) --out demo
 

@@ -12,7 +12,7 @@ True
 >>> ("walker", "walk") in DM_CONTROL  # plangym 0.1's shape: dm_control.suite.ALL_TASKS
 True
 >>> FAMILY_EXTRAS["dm_control"]
-'dm_control'
+'dm-control'
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ FAMILIES = {
 # The optional extra (pip install 'plangym[EXTRA]') a family needs; absent: none.
 FAMILY_EXTRAS = {
     "mujoco": "mujoco",
-    "dm_control": "dm_control",
+    "dm_control": "dm-control",  # as the metadata spells it: any pip finds it
     "box2d": "box2d",
     "retro": "retro",
     "nes": "nes",

@@ -1,15 +1,16 @@
-"""Import the package behind an optional extra, or say which extra to install.
+"""Import the package behind an optional extra, or say which extra to install, and how.
+
+Extras are named as the package metadata spells them (PEP 685: lower case, ``-`` between
+words), the only spelling every pip finds: pip 23 looks for the name exactly as typed.
 
 >>> require("numpy", extra="anything").__name__
 'numpy'
->>> require("not_a_real_package_xyz", extra="mujoco", family="MuJoCo")
+>>> require("not_a_real_package_xyz", extra="dm-control", family="dm_control")
 Traceback (most recent call last):
 ...
-ImportError: MuJoCo environments need the 'mujoco' extra: pip install 'plangym[mujoco]' (No ...)
->>> require("not_a_real_package_xyz", extra="viz", feature="Writing a GIF")
-Traceback (most recent call last):
-...
-ImportError: Writing a GIF needs the 'viz' extra: pip install 'plangym[viz]' (No ...)
+ImportError: dm_control environments need the 'dm-control' extra: pip install "plangym[dm-cont...
+>>> print(install_command("viz"))
+pip install "plangym[viz]" (from a clone of the repository: pip install ".[viz]" in its directory)
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ def require(
             who = f"{feature} needs"
         else:
             who = f"{module} comes with"
-        raise ImportError(
-            f"{who} the {extra!r} extra: pip install 'plangym[{extra}]' ({error})"
-        ) from error
+        message = f"{who} the {extra!r} extra: {install_command(extra)} ({error})"
+        raise ImportError(message) from error
+
+
+def install_command(extra: str) -> str:
+    """Return the commands that install ``extra``: from the package index and from a clone."""
+    return (
+        f'pip install "plangym[{extra}]" (from a clone of the repository: '
+        f'pip install ".[{extra}]" in its directory)'
+    )

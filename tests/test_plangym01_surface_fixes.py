@@ -130,7 +130,7 @@ def test_unknown_videogame_names_raise_attribute_error():
 def test_a_missing_extra_is_named(module, code, extra):
     result = run_python(f"import sys; sys.modules[{module!r}] = None\n{code}")
     assert result.returncode != 0
-    assert "ImportError" in result.stderr and f"pip install 'plangym[{extra}]'" in result.stderr
+    assert "ImportError" in result.stderr and f'pip install "plangym[{extra}]"' in result.stderr
 
 
 # FastGymLunarLander: plangym 0.1's gymnasium env ----------------------------------------------

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         print()
-    print("optional extras (pip install 'plangym[EXTRA]')")
+    print('optional extras (pip install "plangym[EXTRA]", or from a clone pip install ".[EXTRA]")')
     for extra, packages in available.items():
         installed = [installed_version(package) for package in packages]
         status = "installed" if all(installed) else "not installed"

@@ -21,6 +21,7 @@ from typing import Any
 import cloudpickle
 
 from plangym.core import PlanEnv
+from plangym.extras import install_command
 from plangym.forwarding import forwarded_method, forwarded_property
 from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.handler import Handler, as_handler_factory
@@ -37,8 +38,8 @@ def import_ray() -> ModuleType:
         import ray.exceptions
     except ImportError as error:
         raise ImportError(
-            'RayEnv needs Ray, which is not installed: pip install "plangym[ray]" '
-            '(or pip install "ray>=2.9")'
+            f"RayEnv needs Ray, which is not installed: {install_command('ray')}, "
+            'or pip install "ray>=2.9"'
         ) from error
     return ray
 
