@@ -51,12 +51,13 @@ def trajectory_states(env, n: int, seed: int = 0) -> tuple[list, np.ndarray]:
 def loops(env, states: list, actions: np.ndarray) -> dict:
     unwrapped = env.gym_env.unwrapped
     model, data = unwrapped.model, unwrapped.data
-    exact = [(s["integration"].copy(), s["xpos"].copy(), s["xipos"].copy()) for s in states]
+    fields = [env.state_fields(s) for s in states]
+    exact = [(f["integration"].copy(), f["xpos"].copy(), f["xipos"].copy()) for f in fields]
     nq = model.nq
     nv = model.nv
     qpos_qvel = [
-        (s["integration"][1 : 1 + nq].copy(), s["integration"][1 + nq : 1 + nq + nv].copy())
-        for s in states
+        (f["integration"][1 : 1 + nq].copy(), f["integration"][1 + nq : 1 + nq + nv].copy())
+        for f in fields
     ]
     size = mujoco.mj_stateSize(model, INTEGRATION)
 

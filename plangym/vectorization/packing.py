@@ -197,7 +197,10 @@ class DtypeChannel:
 
     def encode(self, dtype: np.dtype) -> np.dtype | None:
         """Return ``dtype`` if the other end does not know it yet, else None."""
-        if dtype is self._last or dtype == self._last:
+        last = self._last
+        # Not "dtype == None": NumPy reads None as float64, so float64 states would never
+        # announce their dtype on a new pipe.
+        if last is not None and (dtype is last or dtype == last):
             return None
         self._last = dtype
         return dtype

@@ -2,7 +2,7 @@
 
 * :mod:`plangym.control.mujoco.env`: :class:`MujocoEnv`, the environment;
 * :mod:`plangym.control.mujoco.state`: the state codec, which moves a state between the
-  simulator and a record.
+  simulator and a flat float64 vector (integers as exact 32-bit pieces) and checks it.
 
 MuJoCo itself is imported by :mod:`plangym.control.shared.mujoco_runtime`.
 """

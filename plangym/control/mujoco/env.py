@@ -1,16 +1,19 @@
 """gymnasium's MuJoCo environments (v4 and v5) with exact states.
 
-A state is a read-only 0-d NumPy record with five fields:
+A state is a read-only 1-D float64 array of one length per env (:attr:`MujocoEnv.state_size`),
+as in plangym 0.1, so ``np.allclose`` compares states and ``np.stack`` stacks them. It holds
+(see :mod:`plangym.control.mujoco.state`):
 
-* ``integration``: MuJoCo's integration state (``mj_getState`` with
-  ``mjSTATE_INTEGRATION``): time, qpos, qvel, actuator activations, the solver's warm
-  start, controls, mocap poses, user data and plugin state;
-* ``xpos`` and ``xipos``: the bodies' frame and inertial-frame positions as the last
-  substep left them. Ant and Humanoid(Standup) read them *before* stepping (for the
-  distance travelled), and after a step they lag one substep behind qpos: recomputing them
-  from qpos on restore would change the first reward;
-* ``rng``: the env's ``np_random`` generator, which the next reset draws its noise from;
-* ``elapsed_steps``: the time limit's step counter (-1 when the limit was removed).
+* MuJoCo's integration state (``mj_getState`` with ``mjSTATE_INTEGRATION``): time, qpos,
+  qvel, actuator activations, the solver's warm start, controls, mocap poses, user data and
+  plugin state; it comes first, so ``state[:n]`` is what plangym 0.1 held;
+* the bodies' frame and inertial-frame positions (``xpos``, ``xipos``) as the last substep
+  left them. Ant and Humanoid(Standup) read them *before* stepping (for the distance
+  travelled), and after a step they lag one substep behind qpos: recomputing them from
+  qpos on restore would change the first reward;
+* the env's ``np_random`` generator, which the next reset draws its noise from, and the
+  time limit's step counter (-1 when the limit was removed), as exact integer pieces;
+* a checksum of the model's structure, so that a state of another model is refused.
 
 Restoring sets the integration state, recomputes every derived quantity (``mj_forward``)
 and writes ``xpos``/``xipos`` back. Stepping from a restored state is then bit-identical,
@@ -18,18 +21,20 @@ in the same instance, a fresh one or another process.
 
 >>> env = MujocoEnv("Hopper-v5", render_mode=None)
 >>> state, obs, info = env.reset()
->>> sorted(state.dtype.names)
-['elapsed_steps', 'integration', 'rng', 'xipos', 'xpos']
+>>> state.dtype, state.shape == (env.state_size,)
+(dtype('float64'), True)
 >>> action = np.full(env.action_shape, 0.3, dtype=np.float32)
 >>> first = env.step(action, state=state, dt=5)
 >>> again = env.step(action, state=state, dt=5)
->>> bool(first[0] == again[0]), bool(first[2] == again[2])
+>>> bool((first[0] == again[0]).all()), bool(first[2] == again[2])
 (True, True)
+>>> env.state_fields(first[0])["elapsed_steps"]  # the time limit was removed
+-1
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,7 +43,7 @@ import numpy as np
 
 from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments
-from plangym.control.mujoco.state import MujocoStateCodec, mujoco
+from plangym.control.mujoco.state import FLOAT64, MujocoStateCodec, mujoco
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
@@ -107,8 +112,23 @@ class MujocoEnv(PlangymEnv):
 
     @property
     def state_dtype(self) -> np.dtype:
-        """NumPy record type of this env's states."""
-        return self._state_codec.dtype
+        """NumPy type of this env's states: float64 (each state is a flat vector)."""
+        return FLOAT64
+
+    @property
+    def state_size(self) -> int:
+        """Number of float64 values in each of this env's states."""
+        return self._state_codec.size
+
+    def state_fields(self, state: np.ndarray) -> dict[str, Any]:
+        """Return the parts of a state by name, its integers joined back.
+
+        ``integration``, ``xpos`` and ``xipos`` (each body's row) are read-only views of
+        ``state``; ``rng`` is the generator's six uint64 words, ``elapsed_steps`` and
+        ``model_tag`` are ints.
+        """
+        self.check_state(state)
+        return self._codec.fields(state)
 
     @property
     def model(self) -> Any:
@@ -121,7 +141,7 @@ class MujocoEnv(PlangymEnv):
         return _simulator(self.gym_env).data
 
     def get_state(self) -> np.ndarray:
-        """Return the exact state of the env as a read-only 0-d record array."""
+        """Return the exact state of the env as a new read-only float64 vector."""
         codec = self._state_codec
         gym_env = self._gym_env
         assert gym_env is not None, "reading the codec built the env"
@@ -131,7 +151,7 @@ class MujocoEnv(PlangymEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`; ``env.data`` is then up to date."""
-        self._state_codec.layout.check(state)
+        self._state_codec.check(state)
         self._restore(state, forward=True)
 
     def _restore(self, state: np.ndarray, forward: bool) -> None:
@@ -153,9 +173,8 @@ class MujocoEnv(PlangymEnv):
     def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch; with plain dynamics, in one loop (the shared bulk loop).
 
-        The loop (:mod:`~plangym.control.shared.bulk_loop`) reads the input states as rows
-        of one array, restores each without ``mj_forward`` and writes the new states
-        straight into one record array.
+        The loop (:mod:`~plangym.control.shared.bulk_loop`) restores each state vector
+        without ``mj_forward`` and writes each new state straight into its own vector.
         """
         actions, states, dts, want_state, observs_out = batch
         if states is None or not len(states):
@@ -164,20 +183,20 @@ class MujocoEnv(PlangymEnv):
         assert gym_env is not None, "checking the batch's states built the env"
         generator = gym_env.unwrapped.np_random
         time_limit = _time_limit(gym_env)
-        new_states = np.empty(len(states), codec.dtype) if want_state else None
-        new_rows: Iterator[np.ndarray] = iter(() if new_states is None else codec.words(new_states))
+        new_states: list[np.ndarray] | None = [] if want_state else None
 
-        def restore(words: np.ndarray) -> None:
-            elapsed = codec.write_words(words, generator, forward=False)
+        def restore(state: np.ndarray) -> None:
+            elapsed = codec.write(state, generator, forward=False)
             if time_limit is not None:
                 time_limit._elapsed_steps = elapsed
 
         def record() -> None:
+            assert new_states is not None, "record runs only when states are wanted"
             elapsed = -1 if time_limit is None else time_limit._elapsed_steps
-            codec.read_into(next(new_rows), generator, elapsed)
+            new_states.append(codec.read(generator, elapsed))
 
         observs, rewards, terminals, truncateds, infos = step_in_bulk(
-            codec.words(states),
+            states,
             actions,
             dts,
             restore=restore,
@@ -209,12 +228,17 @@ class MujocoEnv(PlangymEnv):
         return super().get_image()
 
     def check_state(self, state: Any, name: str = "state") -> None:
-        """Raise TypeError unless ``state`` is a state of this env."""
-        self._state_codec.layout.check(state, name=name)
+        """Raise unless ``state`` is a state of this env, naming ``name``.
+
+        A non-array gets a TypeError; an array of another dtype or length, a state of
+        another model, or one whose integer entries (generator, step count) are not the
+        integers :meth:`get_state` writes there gets a ValueError.
+        """
+        self._state_codec.check(state, name=name)
 
     def check_states(self, states: list) -> None:
         """Check a batch of states; the error names the first bad one, ``states[i]``."""
-        self._state_codec.layout.check_all(states)
+        self._state_codec.check_all(states)
 
 
 def _simulator(gym_env: gym.Env) -> GymMujocoEnv:
