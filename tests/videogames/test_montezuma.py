@@ -172,8 +172,7 @@ def test_pyramid_and_position_types():
     assert all(room_xy(room) is not None for room in range(24))
     pos = MontezumaPosLevel(0, 0, 1, 79, 29)
     assert {pos: 1}[MontezumaPosLevel(0, 0, 1, 79, 29)] == 1
-    with pytest.raises(ValueError, match="objects_from_pixels"):
-        CustomMontezuma(objects_from_pixels=True)
+    assert CustomMontezuma(objects_from_pixels=True).objects_from_pixels  # pixel mode, 0.1's
 
 
 # Actions (action, times) that take Joe from the start into room 0, found by

@@ -7,8 +7,8 @@ observation ``[x, y, room, objects]`` and every step's ``info`` carries ``x``, `
 ``room``, ``level``, ``objects`` and ``rooms_visited``.
 
 What 0.1 did by reading pixels (Joe's face) and by counting room changes against the
-pyramid map, this module reads from the console's RAM, which the emulator state already
-holds, so positions never go missing and rooms never drift:
+pyramid map, this module reads by default from the console's RAM, which the emulator state
+already holds, so positions never go missing and rooms never drift:
 
 * ``x = RAM[42] + 2`` and ``y = 264 - RAM[43]``: 0.1's frame (screen pixels below row 50, y
   growing downwards). 0.1's face centroid is one frame late and wobbles with the sprite's
@@ -17,9 +17,18 @@ holds, so positions never go missing and rooms never drift:
 * ``objects``: with ``score_objects=True`` the inventory byte ``RAM[65]`` (masked with
   :data:`KEY_BITS` when ``only_keys``), else the score of the episode, as in 0.1.
 
+Pixel mode, ``objects_from_pixels=True``, reads Joe from the screen after every frame as
+0.1 did (:mod:`~plangym.videogames.montezuma.pixels`): ``x``, ``y`` are the mean of his
+face pixels, ``objects`` (with ``score_objects``) the objects seen in the inventory bar, a
+mask (bit i: ``OBJECT_PIXELS[i]``), or with ``objects_remember_rooms`` 0.1's
+``((blob size, room first seen in), ...)`` (coords then get the mask); a vanished or
+broken face outside a room transition is a death too. Without his face on the screen
+Joe stays where he was last seen. Room and level still come from the RAM.
+
 What the RAM does not hold, the tracker keeps and the state carries in a header before the
-Atari state: the episode's score and frame count, the most lives seen (0.1's death rule)
-and the rooms visited. Sticky actions are the Atari family's: exact.
+Atari state: the episode's score and frame count, the most lives seen (0.1's death rule),
+the rooms visited and, in pixel mode, Joe as last seen. Sticky actions are the Atari
+family's: exact.
 
 >>> env = MontezumaEnv(obs_type="coords", frameskip=4)
 >>> state, obs, info = env.reset()
@@ -28,6 +37,10 @@ and the rooms visited. Sticky actions are the Atari family's: exact.
 >>> _, obs, *_ , info = env.step(3, state=state, dt=3)  # RIGHT for 12 frames
 >>> obs[0] > 79, info["rooms_visited"]
 (np.True_, (1,))
+>>> seeing = MontezumaEnv(obs_type="coords", objects_from_pixels=True, score_objects=True)
+>>> state, obs, info = seeing.reset()
+>>> obs.tolist(), (info["x"], info["y"], info["objects"])  # Joe's face: x=79.7, y=29.0
+([79.69999694824219, 29.0, 1.0, 0.0], (79.7, 29.0, 0))
 """
 
 from __future__ import annotations
@@ -41,11 +54,19 @@ import numpy as np
 from plangym.constructor import parent_arguments
 from plangym.core.plangym_env import wrap_callable
 from plangym.videogames.atari.env import AtariEnv
-from plangym.videogames.montezuma.state import HEADER_SIZE, check_header, pack_header, unpack_header
+from plangym.videogames.montezuma.state import (
+    HEADER_SIZE,
+    PIXEL_HEADER_SIZE,
+    check_header,
+    pack_header,
+    unpack_header,
+    unpack_seen,
+)
 from plangym.videogames.montezuma.tracker import (
     GAME_ID,
     CustomMontezuma,
     MontezumaPosLevel,
+    check_tracker_options,
     room_xy,
 )
 
@@ -55,14 +76,18 @@ class MontezumaEnv(AtariEnv):
 
     The parameters are :class:`~plangym.videogames.atari.AtariEnv`'s (with 0.1's defaults:
     one frame per step, mode and difficulty 0) and :class:`CustomMontezuma`'s. A state is
-    the tracker's bookkeeping (:data:`HEADER_SIZE` bytes, tagged ``PLANMZ01``) followed
-    by an Atari state of the game; plain Atari Montezuma states are refused, and the Atari
-    env refuses these.
+    the tracker's bookkeeping (:data:`HEADER_SIZE` bytes, tagged ``PLANMZ01``; in pixel
+    mode :data:`PIXEL_HEADER_SIZE` bytes tagged ``PLANMZP1``, with Joe as last seen)
+    followed by an Atari state of the game; plain Atari Montezuma states and states of the
+    other mode are refused, and the Atari env refuses these.
 
     >>> env = MontezumaEnv(obs_type="ram")
     >>> state, obs, info = env.reset()
     >>> bytes(state[:8]), obs.shape, env.pos.room
     (b'PLANMZ01', (128,), 1)
+    >>> pixel = MontezumaEnv(obs_type="ram", objects_from_pixels=True)
+    >>> bytes(pixel.reset()[0][:8]), pixel.pos
+    (b'PLANMZP1', Level=0 Room=1 Objects=0.0 x=79.7 y=29.0)
     """
 
     FAST_PATHS = True
@@ -105,6 +130,7 @@ class MontezumaEnv(AtariEnv):
             "death_room_8": death_room_8,
             "x_repeat": x_repeat,
         }
+        check_tracker_options(**self._tracker_kwargs)  # now, even when setup is delayed
         self._tracker: CustomMontezuma | None = None
         super().__init__(**parent_arguments(MontezumaEnv, locals()))
 
@@ -181,15 +207,30 @@ class MontezumaEnv(AtariEnv):
     def _state_prefix(self) -> bytes:
         """Return the tracker's bookkeeping (not in the RAM), put before the Atari state."""
         tracker = self.tracker
-        return pack_header(tracker.cur_score, tracker.cur_steps, tracker.cur_lives, tracker.visited)
+        data = tracker.get_restore()  # in pixel mode it ends with Joe as seen and his mask
+        seen = (data[4], data[5]) if self.objects_from_pixels else None
+        return pack_header(
+            tracker.cur_score, tracker.cur_steps, tracker.cur_lives, tracker.visited, seen=seen
+        )
+
+    @property
+    def objects_from_pixels(self) -> bool:
+        """Pixel mode: Joe's position and objects are read from the screen, as 0.1 did."""
+        return bool(self._tracker_kwargs["objects_from_pixels"])
+
+    @property
+    def header_size(self) -> int:
+        """Bytes of tracker bookkeeping before the Atari state (more in pixel mode)."""
+        return PIXEL_HEADER_SIZE if self.objects_from_pixels else HEADER_SIZE
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state`: no reset, only the emulator and bookkeeping."""
         self.check_state(state)
-        self._restore_checked(state[HEADER_SIZE:])
-        self.tracker.restore(unpack_header(state))
+        self._restore_checked(state[self.header_size :])
+        data = unpack_header(state)
+        self.tracker.restore((*data, *unpack_seen(state)) if self.objects_from_pixels else data)
 
     def check_state(self, state: Any, name: str = "state") -> None:
-        """Raise unless ``state`` is a PlanMontezuma state (not a plain Atari one)."""
-        check_header(state, name, self.name)
-        super().check_state(state[HEADER_SIZE:], name)
+        """Raise unless ``state`` is a PlanMontezuma state of this env's mode (RAM or pixels)."""
+        check_header(state, name, self.name, pixels=self.objects_from_pixels)
+        super().check_state(state[self.header_size :], name)

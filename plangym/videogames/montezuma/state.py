@@ -2,11 +2,17 @@
 
 What the RAM does not hold, the tracker keeps and the state carries in a header before the
 Atari state (:mod:`plangym.videogames.atari.state`): the episode's score and frame count,
-the most lives seen (0.1's death rule) and the rooms visited (a bit per room).
+the most lives seen (0.1's death rule) and the rooms visited (a bit per room). In pixel
+mode (``objects_from_pixels=True``) the header also holds Joe as last seen on the screen
+(:func:`pack_seen`), and starts with another tag: a state of one mode is refused by the other.
 
 >>> header = pack_header(score=100.0, steps=7, lives_seen=5, visited=0b10)
 >>> len(header) == HEADER_SIZE, unpack_header(np.frombuffer(header, dtype=np.uint8))
 (True, (100.0, 7, 5, 2))
+>>> seen = (MontezumaPosLevel(0, ((40, 1),), 1, 79.5, 29.0), 2)
+>>> header = np.frombuffer(pack_header(0.0, 1, 5, 0b10, seen=seen), dtype=np.uint8)
+>>> len(header) == PIXEL_HEADER_SIZE, unpack_seen(header)
+(True, (Level=0 Room=1 Objects=((40, 1),) x=79.5 y=29.0, 2))
 """
 
 from __future__ import annotations
@@ -17,18 +23,32 @@ from typing import Any
 import numpy as np
 
 from plangym.videogames.env import check_uint8_vector
+from plangym.videogames.montezuma.rooms import MontezumaPosLevel
 
 # The tracker's bookkeeping, stored before the Atari state. The tag tells our states from a
 # plain Atari Montezuma state, whose bytes start with the ALE's own serialization.
 STATE_TAG = b"PLANMZ01"
+PIXEL_STATE_TAG = b"PLANMZP1"  # pixel mode: the header goes on with Joe as last seen
 # tag, the episode's score, frames played, most lives seen, visited rooms (a bit per room).
 _HEADER = struct.Struct("<8sdqqQ")
 HEADER_SIZE = _HEADER.size
+# Joe as last seen: level, room, x, y, what his objects value is (a _KIND), the value as a
+# float, as an int, the objects mask, then up to 7 remembered objects (count, sizes, rooms).
+_SEEN = struct.Struct("<qqddBdqqB7B7b")
+PIXEL_HEADER_SIZE = HEADER_SIZE + _SEEN.size
+_FLOAT, _INT, _REMEMBERED = 0, 1, 2
+_MAX_OBJECTS = 7
+
+Seen = tuple[MontezumaPosLevel, int]  # Joe as last seen, and his objects as a mask
 
 
-def pack_header(score: float, steps: int, lives_seen: int, visited: int) -> bytes:
-    """Return the tracker's bookkeeping as the bytes that start a state."""
-    return _HEADER.pack(STATE_TAG, score, steps, lives_seen, visited)
+def pack_header(
+    score: float, steps: int, lives_seen: int, visited: int, seen: Seen | None = None
+) -> bytes:
+    """Return the tracker's bookkeeping as the bytes that start a state (``seen``: pixel mode)."""
+    tag = STATE_TAG if seen is None else PIXEL_STATE_TAG
+    head = _HEADER.pack(tag, score, steps, lives_seen, visited)
+    return head if seen is None else head + pack_seen(*seen)
 
 
 def unpack_header(state: np.ndarray) -> tuple[float, int, int, int]:
@@ -37,11 +57,46 @@ def unpack_header(state: np.ndarray) -> tuple[float, int, int, int]:
     return score, steps, lives_seen, visited
 
 
-def check_header(state: Any, name: str, game: str) -> None:
-    """Raise unless ``state`` starts with a tracker header (not a plain Atari state)."""
+def pack_seen(pos: MontezumaPosLevel, mask: int) -> bytes:
+    """Return Joe as last seen (objects a float, an int or remembered objects) as bytes."""
+    objects = pos.score
+    pairs: list[tuple[int, int]] = []
+    if isinstance(objects, tuple):
+        kind, as_float, as_int, pairs = _REMEMBERED, 0.0, 0, list(objects)
+    elif isinstance(objects, int | np.integer):
+        kind, as_float, as_int = _INT, 0.0, int(objects)
+    else:
+        kind, as_float, as_int = _FLOAT, float(objects), 0
+    padding = [(0, 0)] * (_MAX_OBJECTS - len(pairs))
+    sizes, rooms = zip(*(pairs + padding), strict=True)
+    return _SEEN.pack(
+        pos.level, pos.room, pos.x, pos.y, kind, as_float, as_int, mask, len(pairs), *sizes, *rooms
+    )
+
+
+def unpack_seen(state: np.ndarray) -> Seen:
+    """Return ``(pos, mask)`` from a checked pixel-mode state."""
+    values = _SEEN.unpack_from(state[HEADER_SIZE:PIXEL_HEADER_SIZE].tobytes())
+    level, room, x, y, kind, as_float, as_int, mask, count = values[:9]
+    sizes, rooms = values[9 : 9 + _MAX_OBJECTS], values[9 + _MAX_OBJECTS :]
+    objects: float | tuple = (as_float, as_int, tuple(zip(sizes, rooms, strict=True))[:count])[kind]
+    return MontezumaPosLevel(level, objects, room, x, y), mask
+
+
+def check_header(state: Any, name: str, game: str, pixels: bool = False) -> None:
+    """Raise unless ``state`` starts with the header of the tracker's mode (RAM or pixels)."""
     check_uint8_vector(state, name, game)
-    if len(state) <= HEADER_SIZE or state[: len(STATE_TAG)].tobytes() != STATE_TAG:
-        raise ValueError(
-            f"{name}: expected a {game} state (starting with {STATE_TAG!r}), "
-            "received another game's state, a plain Atari Montezuma state or corrupt bytes"
-        )
+    tag, other = (PIXEL_STATE_TAG, STATE_TAG) if pixels else (STATE_TAG, PIXEL_STATE_TAG)
+    size = PIXEL_HEADER_SIZE if pixels else HEADER_SIZE
+    found = state[: len(tag)].tobytes()
+    if len(state) > size and found == tag:
+        return
+    mode = "pixel-mode (objects_from_pixels=True)" if pixels else "RAM-mode"
+    received = (
+        f"a state of the other mode (starting with {other!r})"
+        if found == other
+        else "another game's state, a plain Atari Montezuma state or corrupt bytes"
+    )
+    raise ValueError(
+        f"{name}: expected a {mode} {game} state (starting with {tag!r}), received {received}"
+    )

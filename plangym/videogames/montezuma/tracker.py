@@ -1,8 +1,8 @@
-"""Panama Joe's tracker: :class:`CustomMontezuma`, and the pyramid of rooms he explores.
+"""Panama Joe's tracker: :class:`CustomMontezuma`, with 0.1's API, reading the RAM or the screen.
 
-What 0.1 did by reading pixels (Joe's face) and by counting room changes against the
-pyramid map, the tracker reads from the console's RAM, which the emulator state already
-holds (see :mod:`plangym.videogames.montezuma`).
+By default the tracker reads Joe from the console's RAM, which the emulator state already
+holds (see :mod:`plangym.videogames.montezuma`). With ``objects_from_pixels=True`` it
+reads him from the screen after every frame as 0.1 did (:mod:`.pixels`).
 """
 
 from __future__ import annotations
@@ -13,82 +13,46 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box
 
+from plangym.validation import check_flag, check_positive_int
+from plangym.videogames.montezuma import pixels
+from plangym.videogames.montezuma.pixels import KEY_BITS
+from plangym.videogames.montezuma.rooms import (  # the pyramid: importable here as before
+    KNOWN_XY,  # noqa: F401
+    N_ROOMS,
+    PYRAMID,  # noqa: F401
+    MontezumaPosLevel,
+    room_xy,
+)
+
 if TYPE_CHECKING:
     from ale_py.env import AtariEnv
 
 GAME_ID = "ALE/MontezumaRevenge-v5"
-
-# The rooms of a level as 0.1 laid them out: row = floor of the pyramid (top first),
-# column = position left to right, -1 = no room. Room numbers are the game's (RAM[3]).
-PYRAMID = (
-    (-1, -1, -1, 0, 1, 2, -1, -1, -1),
-    (-1, -1, 3, 4, 5, 6, 7, -1, -1),
-    (-1, 8, 9, 10, 11, 12, 13, 14, -1),
-    (15, 16, 17, 18, 19, 20, 21, 22, 23),
-)
-N_ROOMS = 24
-# Inventory bits (RAM[65]) of the three keys, as in 0.1.
-KEY_BITS = 0x8 | 0x4 | 0x2
-
 # RAM addresses (bytes of the 128-byte RAM).
 RAM_ROOM, RAM_X, RAM_Y, RAM_DEATH, RAM_LEVEL, RAM_LIVES, RAM_OBJECTS = 3, 42, 43, 55, 57, 58, 65
 # RAM coordinates to 0.1's screen frame (measured against Joe's face pixels).
 X_OFFSET, Y_ORIGIN = 2, 264
 # Frames of NOOP 0.1 played after every reset, before handing out the first observation.
 RESET_NOOPS = 3
+_FLAGS = (
+    *("check_death", "score_objects", "objects_from_pixels"),
+    *("objects_remember_rooms", "only_keys", "death_room_8"),
+)
 
 
-def room_xy(room: int) -> tuple[int, int] | None:
-    """Return ``(column, row)`` of ``room`` on :data:`PYRAMID`, None for an unknown room.
+def check_tracker_options(**options: Any) -> None:
+    """Raise unless the tracker's flags are True/False and ``x_repeat`` an integer >= 1.
 
-    >>> room_xy(1), room_xy(15), room_xy(42)
-    ((4, 0), (0, 3), None)
+    >>> check_tracker_options(objects_from_pixels="yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: objects_from_pixels: expected True or False, received 'yes' (str)
     """
-    for row, rooms in enumerate(PYRAMID):
-        if room in rooms and room >= 0:
-            return rooms.index(room), row
-    return None
-
-
-class MontezumaPosLevel:
-    """Where Panama Joe is: level, objects (0.1 called them ``score``), room, x and y.
-
-    Hashable and comparable by value, so it can key a Go-Explore archive.
-
-    >>> pos = MontezumaPosLevel(level=0, score=0, room=1, x=79, y=29)
-    >>> pos, pos == MontezumaPosLevel(0, 0, 1, 79, 29)
-    (Level=0 Room=1 Objects=0 x=79 y=29, True)
-    """
-
-    __slots__ = ("level", "room", "score", "tuple", "x", "y")
-
-    def __init__(self, level: int, score: float, room: int, x: float, y: float):
-        self.level = level
-        self.score = score
-        self.room = room
-        self.x = x
-        self.y = y
-        self.tuple = (level, score, room, x, y)
-
-    def set_tuple(self) -> None:
-        """Refresh :attr:`tuple` after changing an attribute."""
-        self.tuple = (self.level, self.score, self.room, self.x, self.y)
-
-    def __hash__(self) -> int:
-        return hash(self.tuple)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MontezumaPosLevel) and self.tuple == other.tuple
-
-    def __getstate__(self) -> tuple:
-        return self.tuple
-
-    def __setstate__(self, values: tuple) -> None:
-        self.level, self.score, self.room, self.x, self.y = values
-        self.tuple = tuple(values)
-
-    def __repr__(self) -> str:
-        return f"Level={self.level} Room={self.room} Objects={self.score} x={self.x} y={self.y}"
+    for name in _FLAGS:
+        if name in options:
+            check_flag(name, options[name])
+    if "x_repeat" in options:
+        check_positive_int("x_repeat", options["x_repeat"])
 
 
 class CustomMontezuma(gym.Wrapper):
@@ -98,14 +62,18 @@ class CustomMontezuma(gym.Wrapper):
     builds one as its ``gym_env`` and feeds it every frame it plays.
 
     Args:
-        check_death: End the episode when Joe dies (RAM[55] set, or fewer lives than seen).
+        check_death: End the episode when Joe dies (RAM[55] set, or fewer lives than seen;
+            in pixel mode also 0.1's death on the screen, :meth:`is_pixel_death`).
         obs_type: "coords" makes ``step``/``reset`` return ``[x, y, room, objects]``;
             anything else returns the wrapped env's observation.
-        score_objects: ``objects`` is the inventory byte instead of the episode's score.
-        objects_from_pixels: 0.1 read objects from the screen; only False is supported
-            (the inventory byte says the same, exactly).
-        objects_remember_rooms: Goes with ``objects_from_pixels``; only False is supported.
-        only_keys: Keep only the key bits of the inventory.
+        score_objects: ``objects`` is the objects held instead of the episode's score.
+        objects_from_pixels: Pixel mode, 0.1's: after every frame, read Joe's position
+            (his face) and, with ``score_objects``, his objects (the inventory bar) from
+            the screen; when his face is not on the screen he stays where last seen.
+            False (default): read them exactly from the RAM.
+        objects_remember_rooms: In pixel mode with ``score_objects``, the objects are
+            ``((blob size, room first seen in), ...)`` as in 0.1; no effect otherwise (0.1).
+        only_keys: Keep only the keys among the objects.
         death_room_8: End the episode when Joe enters room 8 (as 0.1 did).
         render_mode: Render mode of the env built when ``env`` is None.
         x_repeat: Scale of ``x`` (0.1's horizontally stretched screens).
@@ -115,6 +83,10 @@ class CustomMontezuma(gym.Wrapper):
     >>> obs, info = tracker.reset()
     >>> tracker.pos, tracker.get_room_xy(tracker.pos.room)
     (Level=0 Room=1 Objects=0.0 x=79 y=29, (4, 0))
+    >>> seeing = CustomMontezuma(objects_from_pixels=True, score_objects=True)
+    >>> obs, info = seeing.reset()
+    >>> seeing.pos, seeing.get_face_pixels(obs) == pixels.face_pixels(obs)
+    (Level=0 Room=1 Objects=0 x=79.7 y=29.0, True)
     """
 
     def __init__(
@@ -130,31 +102,30 @@ class CustomMontezuma(gym.Wrapper):
         x_repeat: int = 1,
         env: gym.Env | None = None,
     ):
-        if objects_from_pixels or objects_remember_rooms:
-            raise ValueError(
-                "objects_from_pixels, objects_remember_rooms: expected False (objects are "
-                "read exactly from the inventory byte RAM[65] with score_objects=True), "
-                f"received {objects_from_pixels!r}, {objects_remember_rooms!r}"
-            )
+        check_tracker_options(**{name: value for name, value in locals().items() if name != "env"})
         if env is None:
             env = gym.make(
                 GAME_ID, frameskip=1, repeat_action_probability=0.0, render_mode=render_mode
             )
         super().__init__(env)
-        self.check_death = check_death
+        self.check_death = bool(check_death)
         self.coords_obs = obs_type == "coords"
-        self.score_objects = score_objects
-        self.objects_from_pixels = objects_from_pixels
-        self.objects_remember_rooms = objects_remember_rooms
-        self.only_keys = only_keys
-        self.death_room_8 = death_room_8
-        self.x_repeat = x_repeat
+        self.score_objects = bool(score_objects)
+        self.objects_from_pixels = bool(objects_from_pixels)
+        self.objects_remember_rooms = bool(objects_remember_rooms)
+        self.only_keys = bool(only_keys)
+        self.death_room_8 = bool(death_room_8)
+        self.x_repeat = int(x_repeat)
         # gymnasium types unwrapped as a plain Env, which has no ale.
         self._ale = cast("AtariEnv", env.unwrapped).ale
+        self._screen = np.zeros((210, 160, 3), dtype=np.uint8)  # reused by every frame
         self.cur_score = 0.0
         self.cur_steps = 0
         self.cur_lives = 0
         self.visited = 0  # bit r: room r was entered this episode (any level)
+        # Pixel mode: Joe as last seen on the screen, and his objects as a mask (coords).
+        self._seen = MontezumaPosLevel(0, 0, 0, 0.0, 0.0)
+        self._seen_mask = 0
         if self.coords_obs:
             self.observation_space = Box(-np.inf, np.inf, shape=(4,), dtype=np.float32)
 
@@ -175,7 +146,9 @@ class CustomMontezuma(gym.Wrapper):
 
     @property
     def pos(self) -> MontezumaPosLevel:
-        """Where Joe is now."""
+        """Where Joe is now (pixel mode: where he was last seen on the screen)."""
+        if self.objects_from_pixels:
+            return self._seen
         ram = self._ale.getRAM()
         x, y = self._xy(ram)
         return MontezumaPosLevel(int(ram[RAM_LEVEL]), self._objects(ram), int(ram[RAM_ROOM]), x, y)
@@ -189,13 +162,78 @@ class CustomMontezuma(gym.Wrapper):
         """``[x, y, room, objects]`` as float32."""
         return self.coords_from_ram(self._ale.getRAM())
 
-    def get_restore(self) -> tuple[float, int, int, int]:
-        """Return what the RAM does not hold: score, steps, most lives seen, rooms visited."""
-        return self.cur_score, self.cur_steps, self.cur_lives, self.visited
+    def get_restore(self) -> tuple:
+        """Return what the RAM does not hold: score, steps, most lives seen, rooms visited.
 
-    def restore(self, data: tuple[float, int, int, int]) -> None:
+        In pixel mode also Joe as last seen and his objects mask.
+        """
+        data = (self.cur_score, self.cur_steps, self.cur_lives, self.visited)
+        return (*data, self._seen, self._seen_mask) if self.objects_from_pixels else data
+
+    def restore(self, data: tuple) -> None:
         """Restore what :meth:`get_restore` returned (the emulator is restored apart)."""
-        self.cur_score, self.cur_steps, self.cur_lives, self.visited = data
+        self.cur_score, self.cur_steps, self.cur_lives, self.visited = data[:4]
+        if self.objects_from_pixels:
+            self._seen, self._seen_mask = data[4:]
+
+    def state_to_numpy(self) -> np.ndarray:
+        """Return ``[ALEState, None]`` (object array) as 0.1 did; the ALE state has its RNG."""
+        state = np.empty(2, dtype=object)
+        state[0] = self._ale.cloneState(include_rng=True)
+        return state
+
+    def is_ram_death(self) -> bool:
+        """Whether Joe is dying (RAM[55]) or has fewer lives than the most seen (noted)."""
+        ram = self._ale.getRAM()
+        self.cur_lives = max(self.cur_lives, int(ram[RAM_LIVES]))
+        return bool(ram[RAM_DEATH] != 0 or ram[RAM_LIVES] < self.cur_lives)
+
+    # 0.1's pixel helpers (``obs``: an RGB screen) -------------------------------------------
+    def get_face_pixels(self, obs: np.ndarray) -> set[tuple[int, int]]:
+        """Return the ``(y, x)`` pixels of Joe's face, from the top of the room."""
+        return pixels.face_pixels(obs)
+
+    def is_transition_screen(self, obs: np.ndarray) -> bool:
+        """Whether ``obs`` is a screen between two rooms or levels (no face expected)."""
+        return pixels.is_transition_screen(obs)
+
+    def is_pixel_death(self, obs: np.ndarray, face_pixels: set[tuple[int, int]]) -> bool:
+        """0.1's death on the screen: no face outside a transition, or a broken face."""
+        return pixels.is_pixel_death(obs, face_pixels)
+
+    def get_objects_from_pixels(
+        self, obs: np.ndarray, room: int, old_objects: tuple
+    ) -> int | tuple[tuple[int, int], ...]:
+        """Read the objects in ``obs``'s inventory bar: a mask, or with rooms remembered pairs.
+
+        ``old_objects``: the pairs held before (their rooms are kept), ``room``: Joe's room.
+        """
+        areas = pixels.inventory_areas(obs)
+        if self.objects_remember_rooms:
+            return pixels.objects_with_rooms(areas, room, old_objects, self.only_keys)
+        return pixels.objects_mask(areas, self.only_keys)
+
+    def pos_from_obs(self, face_pixels: set[tuple[int, int]], obs: np.ndarray) -> MontezumaPosLevel:
+        """Joe from the screen as 0.1 read him: the mean of his face pixels (x, y).
+
+        Without face pixels, :attr:`pos` as it is. Level and room are the RAM's (0.1
+        inferred the room from jumps of the face); objects as configured.
+        """
+        centre = pixels.face_centre(face_pixels, self.x_repeat)
+        if centre is None:
+            return self.pos
+        ram = self._ale.getRAM()
+        room = int(ram[RAM_ROOM])
+        objects: float | tuple = self.cur_score
+        if self.score_objects and self.objects_from_pixels:
+            objects = self.get_objects_from_pixels(obs, room, pixels.remembered(self._seen))
+        elif self.score_objects:
+            objects = self._objects(ram)
+        return MontezumaPosLevel(int(ram[RAM_LEVEL]), objects, room, *centre)
+
+    def render(self, mode: str | None = "human", **kwargs: Any) -> Any:
+        """Return the wrapped env's rendering (its ``render_mode``'s); ``mode`` is 0.1's, unused."""
+        return self.env.render()
 
     # Tracking -----------------------------------------------------------------------------
     def _xy(self, ram: np.ndarray) -> tuple[int, int]:
@@ -207,20 +245,42 @@ class CustomMontezuma(gym.Wrapper):
         inventory = int(ram[RAM_OBJECTS])
         return inventory & KEY_BITS if self.only_keys else inventory
 
+    def _see(self, screen: np.ndarray) -> set[tuple[int, int]]:
+        """Pixel mode: note Joe if his face is on ``screen``; return the face pixels."""
+        face = pixels.face_pixels(screen)
+        if face:
+            self._seen = self.pos_from_obs(face, screen)
+            objects = self._seen.score
+            if isinstance(objects, tuple):  # rooms remembered: coords get the plain mask
+                areas = pixels.inventory_areas(screen)
+                self._seen_mask = pixels.objects_mask(areas, self.only_keys)
+            else:
+                self._seen_mask = int(objects) if self.score_objects else 0
+        return face
+
     def coords_from_ram(self, ram: np.ndarray) -> np.ndarray:
-        """``[x, y, room, objects]`` for ``ram`` and the current bookkeeping."""
+        """``[x, y, room, objects]`` for ``ram`` and the bookkeeping (pixel mode: as last seen)."""
+        if self.objects_from_pixels:
+            seen = self._seen
+            objects = self._seen_mask if self.score_objects else seen.score
+            return np.array([seen.x, seen.y, seen.room, objects], dtype=np.float32)
         x, y = self._xy(ram)
         return np.array([x, y, ram[RAM_ROOM], self._objects(ram)], dtype=np.float32)
 
     def info(self, ram: np.ndarray) -> dict[str, Any]:
-        """Return the step ``info`` entries about Joe."""
-        x, y = self._xy(ram)
+        """Return the step ``info`` entries about Joe (pixel mode: as last seen)."""
+        if self.objects_from_pixels:
+            seen = self._seen
+            x, y, room, level, objects = seen.x, seen.y, seen.room, seen.level, seen.score
+        else:
+            x, y = self._xy(ram)
+            room, level, objects = int(ram[RAM_ROOM]), int(ram[RAM_LEVEL]), self._objects(ram)
         return {
             "x": x,
             "y": y,
-            "room": int(ram[RAM_ROOM]),
-            "level": int(ram[RAM_LEVEL]),
-            "objects": self._objects(ram),
+            "room": room,
+            "level": level,
+            "objects": objects,
             "rooms_visited": self.rooms,
         }
 
@@ -231,6 +291,17 @@ class CustomMontezuma(gym.Wrapper):
         self.cur_steps = 0
         self.cur_lives = int(ram[RAM_LIVES])
         self.visited = 1 << int(ram[RAM_ROOM])
+        if self.objects_from_pixels:
+            # Until his face shows (it does after the reset's NOOPs), Joe is where the RAM says.
+            x, y = self._xy(ram)
+            objects: float | tuple = self.cur_score
+            if self.score_objects:
+                objects = () if self.objects_remember_rooms else 0
+            level, room = int(ram[RAM_LEVEL]), int(ram[RAM_ROOM])
+            self._seen = MontezumaPosLevel(level, objects, room, float(x), float(y))
+            self._seen_mask = 0
+            self._ale.getScreenRGB(self._screen)
+            self._see(self._screen)
 
     def track(self, reward: float) -> bool:
         """Account for one frame just played; return whether it ends the episode (0.1's rules)."""
@@ -240,15 +311,22 @@ class CustomMontezuma(gym.Wrapper):
         room = int(ram[RAM_ROOM])
         if room < N_ROOMS:
             self.visited |= 1 << room
-        lives = int(ram[RAM_LIVES])
-        self.cur_lives = max(self.cur_lives, lives)
-        died = ram[RAM_DEATH] != 0 or lives < self.cur_lives
+        died = self.is_ram_death()
+        if self.objects_from_pixels:
+            self._ale.getScreenRGB(self._screen)
+            face = self._see(self._screen)
+            died = died or (self.check_death and pixels.is_pixel_death(self._screen, face))
         return (self.check_death and died) or (self.death_room_8 and room == 8)
 
     # gymnasium API ------------------------------------------------------------------------
-    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        """Reset the game and play 0.1's three NOOP frames."""
-        obs, info = self.env.reset(**kwargs)
+    def reset(
+        self, seed: int | None = None, return_info: bool = False, options: dict | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the game and play 0.1's three NOOP frames; return ``(obs, info)``.
+
+        ``return_info`` is accepted for 0.1 and ignored: the info is always returned.
+        """
+        obs, info = self.env.reset(seed=seed, options=options)
         for _ in range(RESET_NOOPS):
             obs, _, _, _, info = self.env.step(0)
         self.start_episode()
@@ -261,11 +339,5 @@ class CustomMontezuma(gym.Wrapper):
         obs, reward, terminal, truncated, info = self.env.step(action)
         terminal = self.track(float(reward)) or terminal
         ram = self._ale.getRAM()
-        info = {**info, **self.info(ram)}
-        return (
-            (self.coords_from_ram(ram) if self.coords_obs else obs),
-            reward,
-            terminal,
-            (truncated),
-            info,
-        )
+        obs = self.coords_from_ram(ram) if self.coords_obs else obs
+        return obs, reward, terminal, truncated, {**info, **self.info(ram)}
