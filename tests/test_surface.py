@@ -46,16 +46,6 @@ EXTRAS = {
 ALLOWED: dict[str, str] = {
     **dict.fromkeys(
         [
-            "plangym.videogames.montezuma:CustomMontezuma.get_face_pixels",
-            "plangym.videogames.montezuma:CustomMontezuma.pos_from_obs",
-        ],
-        (
-            "Joe's position comes from RAM, not face pixels; see [Parameters kept](#coming-"
-            "from-plangym-01x)"
-        ),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.control.balloon:BalloonEnv.__init__(array_state)",
             "plangym.control.balloon:BalloonEnv.__init__(renderer)",
             "plangym.control.balloon:MatplotlibRenderer",
@@ -177,22 +167,6 @@ ALLOWED: dict[str, str] = {
             "the suite classes keep their names but check the planning contract with their "
             "own tests; see [plangym.api_tests](#plangymapi_tests)"
         ),
-    ),
-    **dict.fromkeys(
-        [
-            "plangym.videogames.montezuma:CustomMontezuma.get_objects_from_pixels",
-            "plangym.videogames.montezuma:CustomMontezuma.is_pixel_death",
-            "plangym.videogames.montezuma:CustomMontezuma.is_ram_death",
-            "plangym.videogames.montezuma:CustomMontezuma.is_transition_screen",
-            "plangym.videogames.montezuma:CustomMontezuma.render(**kwargs)",
-            "plangym.videogames.montezuma:CustomMontezuma.render(mode)",
-            "plangym.videogames.montezuma:CustomMontezuma.reset(return_info)",
-            "plangym.videogames.montezuma:CustomMontezuma.reset(seed)",
-            "plangym.videogames.montezuma:CustomMontezuma.state_to_numpy",
-            "plangym.videogames.montezuma:KNOWN_XY",
-            "plangym.videogames.montezuma:OBJECT_PIXELS",
-        ],
-        ("GAP: 0.1's Montezuma helper is missing or changed"),
     ),
     **dict.fromkeys(
         [
