@@ -6,6 +6,7 @@ lander, is tested in ``tests/control/test_lunar_lander.py``.
 
 import importlib
 import pickle
+import re
 import sys
 
 import gymnasium as gym
@@ -15,7 +16,7 @@ import pytest
 import plangym
 from plangym import api_tests
 from plangym.api_tests import assert_identical
-from plangym.control.box_2d import Box2DEnv
+from plangym.control.box_2d import Box2DEnv, ReplayState
 from plangym.control.box_2d import env as box_2d_env
 from plangym.control.box_2d.replay_state import HEADER_BYTES
 from plangym.environment_names import BOX_2D
@@ -135,20 +136,20 @@ def test_restores_resume_from_the_longest_held_prefix():
     env.set_state(states[3])  # not a continuation of the held history: another live env
     assert steps == [] and env.gym_env.step is not counting
     env.set_state(states[-1])  # the first env holds states[-1] + one step: replay in the
-    assert env.get_state().tobytes() == states[-1].tobytes()  # least used one
+    assert env.get_state() == states[-1]  # least used one
 
 
 def test_states_share_history_and_have_value_semantics():
     env = Box2DEnv("LunarLanderContinuous-v3")
     state, *_ = env.reset()
-    assert state.dtype == np.uint8 and state.ndim == 1 and len(state) == HEADER_BYTES
-    assert not state.flags.writeable
+    assert isinstance(state, ReplayState) and state.nbytes == HEADER_BYTES
+    assert not state.array.flags.writeable
     action = np.array([0.7, -0.8], dtype=np.float32)
     for _ in range(5):
         state, *_ = env.step(action, state=state)
-    assert len(state) == HEADER_BYTES + 5 * 8
+    assert state.nbytes == HEADER_BYTES + 5 * 8 and state.n_steps == 5
     copy = pickle.loads(pickle.dumps(state))
-    assert copy.tobytes() == state.tobytes()
+    assert copy == state and bytes(copy) == bytes(state)
     assert_identical(env.step(action, state=copy), env.step(action, state=state))
     # float64 and int actions are applied as the float32 action space's values
     as_float64 = env.step(action.astype(np.float64), state=state)
@@ -201,7 +202,7 @@ def test_bad_actions_are_rejected_before_stepping(name):
             env.step(bad, state=state)
         with pytest.raises((ValueError, TypeError), match=r"actions\[1\]"):
             env.step_batch([env.sample_action(), bad], states=[state, state])
-        assert env.get_state().tobytes() == state.tobytes()
+        assert env.get_state() == state
     env.close()
 
 
@@ -210,23 +211,30 @@ def test_foreign_states_are_rejected_before_stepping():
     state = warm_state(env, seed=0, n_steps=3)
     walker_state = Box2DEnv("BipedalWalker-v3").get_state()
     windy_state = Box2DEnv("LunarLander-v3", enable_wind=True).get_state()
-    corrupt = state.copy()
+    corrupt = bytearray(bytes(state))
     corrupt[-1] = 9  # not one of the 4 actions
+    raw = state.array.copy()
     cases = [
-        (np.zeros(3, dtype=np.uint8), ValueError, "header plus whole steps"),
-        (state.astype(np.float32), TypeError, "1-D uint8 array"),
-        (state[None], TypeError, "1-D uint8 array"),
-        (list(state), TypeError, "1-D uint8 array"),
+        (ReplayState(bytes(3), "LunarLander-v3", 1), ValueError, "header plus whole steps"),
+        (raw, TypeError, r"received ndarray\(shape=\(59,\), dtype=uint8\) \(a bare replay"),
+        (raw.astype(np.float32), TypeError, r"received ndarray\(shape=\(59,\), dtype=float32\)$"),
+        (list(raw), TypeError, r"received \[np.uint8"),
+        (raw[None], TypeError, r"received ndarray\(shape=\(1, 59\), dtype=uint8\)$"),
+        (7, TypeError, r"received 7 \(int\)$"),
+        (bytes(state), TypeError, r"\(bytes\)$"),
         (windy_state, ValueError, "fingerprint differs"),
         (walker_state, ValueError, "fingerprint differs"),
-        (corrupt, ValueError, r"actions outside \[0, 3\]"),
+        (ReplayState(bytes(corrupt), "x", 1), ValueError, r"actions outside \[0, 3\]"),
     ]
     for bad, error, message in cases:
-        with pytest.raises(error, match=f"state: expected a LunarLander-v3 state.*{message}"):
+        expected = "a LunarLander-v3 state (a ReplayState from get_state(): a 56-byte header"
+        with pytest.raises(error, match=f"^state: expected {re.escape(expected)}.*{message}"):
             env.step(0, state=bad)
-        with pytest.raises(error, match=r"states\[1\]"):
+        with pytest.raises(error, match=r"^states\[1\]: expected a LunarLander-v3 state"):
             env.step_batch([0, 0], states=[state, bad])
-        assert env.get_state().tobytes() == state.tobytes()
+        with pytest.raises(error, match=r"^state: expected a LunarLander-v3 state"):
+            env.set_state(bad)
+        assert env.get_state() == state
 
 
 def distinct_states(env, n: int) -> list:
@@ -270,7 +278,11 @@ def test_selfcheck_passes(name):
 
 def test_a_missing_extra_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "Box2D", None)  # what a missing package looks like
-    for module in ("plangym.control.box_2d", "plangym.control.box_2d.env"):
+    for module in (
+        "plangym.control.box_2d",
+        "plangym.control.box_2d.env",
+        "plangym.control.box_2d.world",
+    ):
         monkeypatch.delitem(sys.modules, module)
     with pytest.raises(ImportError, match=r"Box2D environments need the 'box2d' extra"):
         importlib.import_module("plangym.control.box_2d")

@@ -28,9 +28,6 @@ True
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
@@ -41,19 +38,16 @@ from gymnasium.utils import seeding
 
 from plangym.constructor import read_only, takes_parameters_of
 from plangym.control.box_2d.replay_state import HEADER_BYTES, ActionCodec, Cursor, ReplayLayout
+from plangym.control.box_2d.state import ReplayState
+
+# world names the missing extra when Box2D is not installed.
+from plangym.control.box_2d.world import episode_generator, fresh_world, replaying
 from plangym.core import PlangymEnv, wrapper_call
-from plangym.extras import require
 from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
 from plangym.validation import check_positive_int
 
-with warnings.catch_warnings():
-    # The box2d wheel's SWIG types have no __module__, which importing them warns about;
-    # nothing the user can act on.
-    warnings.filterwarnings("ignore", "builtin type [Ss]wig", DeprecationWarning)
-    Box2D = require("Box2D", extra="box2d", family="Box2D")
-
-__all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "fresh_world"]
+__all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "ReplayState", "episode_generator", "fresh_world"]
 
 # gymnasium's Env.np_random property itself, called on the raw env (mypy types the class
 # attribute as the property's getter, which has no fget or fset).
@@ -62,51 +56,6 @@ _ENV_NP_RANDOM: Any = gym.Env.np_random
 # Live simulators kept per process. Each holds one history; a restore resumes from the
 # one holding the longest start of the target. Measured in benchmarks/box2d.py.
 DEFAULT_LIVE_ENVS = 8
-
-
-def fresh_world(unwrapped: Any) -> None:
-    """Destroy the episode's bodies and give the env a new, empty ``b2World``.
-
-    ``unwrapped`` is a gymnasium Box2D env (``world`` and ``_destroy`` are its own).
-
-    gymnasium's BipedalWalker and CarRacing reuse one world across resets; a reused world
-    keeps broad-phase and solver history, and an episode replayed in it diverges from the
-    original within steps. The bodies go first, from the world that owns them (gymnasium's
-    own reset then finds nothing left to destroy), and the new world has the old one's
-    settings.
-    """
-    unwrapped._destroy()
-    old = unwrapped.world
-    world = Box2D.b2World(gravity=old.gravity, doSleep=old.allowSleeping)
-    world.warmStarting = old.warmStarting
-    world.continuousPhysics = old.continuousPhysics
-    world.subStepping = old.subStepping
-    unwrapped.world = world
-
-
-def episode_generator(unwrapped: gym.Env) -> np.random.Generator:
-    """Return the generator the env's resets and steps draw from (gymnasium's own)."""
-    return _ENV_NP_RANDOM.fget(unwrapped)
-
-
-@contextmanager
-def _replaying(unwrapped: Any) -> Iterator[None]:
-    """Skip work a replay does not need: CarRacing draws its observation every step.
-
-    The drawing reads the simulation and changes nothing in it, and the observations of
-    replayed steps are thrown away, so CarRacing's ``_render`` answers a blank picture
-    while a history is replayed; the next real step draws again.
-    """
-    if not hasattr(type(unwrapped), "_render"):
-        yield
-        return
-    space = unwrapped.observation_space
-    blank = np.zeros(space.shape, dtype=space.dtype)
-    unwrapped._render = lambda *args, **kwargs: blank
-    try:
-        yield
-    finally:
-        del unwrapped._render  # the class's method again
 
 
 @dataclass(eq=False)
@@ -140,9 +89,10 @@ def _stable_repr(value: Any) -> str:
 class Box2DEnv(PlangymEnv):
     """LunarLander, LunarLanderContinuous, BipedalWalker(Hardcore) and CarRacing, exactly.
 
-    A state is a read-only 1-D ``uint8`` array (see
-    :mod:`plangym.control.box_2d.replay_state`): getting one costs the same at any depth,
-    restoring one costs a replay of the steps the env does not already hold. Continuous
+    A state is an immutable :class:`~plangym.control.box_2d.state.ReplayState` (see
+    :mod:`plangym.control.box_2d.replay_state` for its bytes), not an array
+    (``STATE_IS_ARRAY`` is False): getting one costs the same at any depth, restoring one
+    costs a replay of the steps the env does not already hold. Continuous
     actions are applied as float32 arrays (the action space's type), however they are given.
     Wrappers must be deterministic functions of the resets and steps they see: they are
     replayed too.
@@ -158,11 +108,13 @@ class Box2DEnv(PlangymEnv):
     >>> state, *_ = env.reset()
     >>> action = np.array([0.5, -0.5, 0.5, -0.5], dtype=np.float32)
     >>> new_state, obs, reward, terminal, truncated, info = env.step(action, state=state, dt=3)
-    >>> info["n_step"], len(new_state) - len(state)  # 6 steps of 4 float32 values
-    (6, 96)
+    >>> info["n_step"], new_state.n_steps - state.n_steps, new_state.nbytes - state.nbytes
+    (6, 6, 96)
     """
 
     FAST_PATHS = True
+    # A replay grows with every step, so states have no fixed shape: not arrays.
+    STATE_IS_ARRAY = False
 
     @takes_parameters_of(PlangymEnv.__init__)
     def __init__(self, *args: Any, live_envs: int = DEFAULT_LIVE_ENVS, **kwargs: Any):
@@ -224,25 +176,43 @@ class Box2DEnv(PlangymEnv):
         assert self._current is not None, "setup() activates a simulator"
         return self._current
 
-    def get_state(self) -> np.ndarray:
-        """Return the env's history: a read-only 1-D uint8 array (see the module doc)."""
-        return _history(self._current_live()).view()
+    def get_state(self) -> ReplayState:
+        """Return the env's history as an immutable :class:`ReplayState` (no copy)."""
+        live = self._current_live()
+        assert self._layout is not None, "_current_live built the env, which lays out the states"
+        return self._layout.state(_history(live))
 
-    def set_state(self, state: np.ndarray) -> None:
-        """Restore a state from :meth:`get_state` (from any process, any instance)."""
+    def set_state(self, state: ReplayState) -> None:
+        """Restore a state from :meth:`get_state` (from any process, any instance).
+
+        A bare 1-D uint8 array is rejected; :meth:`state_from_array` converts one.
+        """
         self.check_state(state)
-        self._restore(state)
+        self._restore(state.array)
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise TypeError or ValueError unless ``state`` is a state of this env."""
         layout = self.state_layout
-        known = isinstance(state, np.ndarray) and any(
+        known = isinstance(state, ReplayState) and any(
             live.cursor is not None and live.cursor.owns(state) for live in self._live
         )
         layout.check(state, name=name, values=not known)
 
+    def state_from_array(self, array: np.ndarray) -> ReplayState:
+        """Return the state whose bytes are ``array`` (``state.array`` of a saved state).
+
+        Replays kept as bare arrays (``state.array``, or the states of plangym versions
+        before :class:`ReplayState`) are checked like any state and copied.
+
+        >>> env = Box2DEnv("LunarLander-v3")
+        >>> state, *_ = env.step(1, state=env.reset()[0])
+        >>> env.state_from_array(state.array.copy()) == state
+        True
+        """
+        return self.state_layout.from_array(array)
+
     def _restore(self, state: np.ndarray) -> None:
-        """Make the env hold ``state``, stepping as little as the live envs allow."""
+        """Make the env hold the replay ``state`` (its bytes), stepping as little as it can."""
         layout = self._layout
         assert layout is not None, "check_state built the env, which lays out the states"
         best, held = None, -1
@@ -263,7 +233,7 @@ class Box2DEnv(PlangymEnv):
             return
         rest = state[held:]
         try:
-            with _replaying(best.gym_env.unwrapped):
+            with replaying(best.gym_env.unwrapped):
                 for action in layout.codec.decode(rest):
                     best.gym_env.step(action)
         except BaseException:
@@ -296,7 +266,7 @@ class Box2DEnv(PlangymEnv):
         else:
             restore_generator(generator, words)
             fresh_world(unwrapped)
-            with _replaying(unwrapped):
+            with replaying(unwrapped):
                 data = live.gym_env.reset()
         assert self._layout is not None, "setup() lays out the states before any episode"
         live.cursor = Cursor.start(self._layout.header(words))

@@ -2,17 +2,16 @@
 
 Some simulators (Box2D) cannot hand out or take back their full internal state, but are
 deterministic: resetting from the same random generator state and applying the same
-actions gives bit-identical results. A *replay state* records exactly that, as one
-read-only 1-D ``uint8`` array::
+actions gives bit-identical results. A *replay* records exactly that, as bytes::
 
     bytes 0-7    fingerprint of the environment and its settings (foreign states fail)
     bytes 8-55   the six words of the PCG64 generator before the episode's reset drew
     bytes 56-    one fixed-size record per underlying step: the action applied
 
-A :class:`Tape` holds one growing history; :class:`Cursor` is a position on a tape.
-States handed out are read-only views of a tape's first bytes, so ``get_state`` costs the
+States are :class:`~plangym.control.box_2d.state.ReplayState` objects wrapping those bytes.
+A :class:`Tape` holds one growing history; :class:`Cursor` is a position on a tape. The
+states handed out wrap read-only views of a tape's first bytes, so ``get_state`` costs the
 same at any depth, and states that share a history share its memory until they branch.
-A view pickles, copies and compares as the plain array it is.
 
 >>> from gymnasium import spaces
 >>> codec = ActionCodec(spaces.Discrete(4))
@@ -20,10 +19,10 @@ A view pickles, copies and compares as the plain array it is.
 >>> cursor = Cursor.start(layout.header(np.arange(6, dtype=np.uint64)))
 >>> cursor.append(codec.encode(2))
 >>> cursor.append(codec.encode(3))
->>> state = cursor.view()
->>> state.shape, state.dtype, layout.n_steps(state), codec.decode(state[HEADER_BYTES:])
-((58,), dtype('uint8'), 2, [2, 3])
->>> layout.words(state).tolist()
+>>> state = layout.state(cursor)
+>>> state, codec.decode(state.array[HEADER_BYTES:])
+(ReplayState('Demo-v0', n_steps=2, nbytes=58), [2, 3])
+>>> layout.words(state.array).tolist()
 [0, 1, 2, 3, 4, 5]
 """
 
@@ -35,11 +34,19 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from plangym.rng import N_WORDS
+from plangym.control.box_2d.state import FINGERPRINT_BYTES, HEADER_BYTES, ReplayState
 from plangym.validation import describe
 
-FINGERPRINT_BYTES = 8
-HEADER_BYTES = FINGERPRINT_BYTES + 8 * N_WORDS
+__all__ = [
+    "FINGERPRINT_BYTES",
+    "HEADER_BYTES",
+    "ActionCodec",
+    "Cursor",
+    "ReplayLayout",
+    "ReplayState",
+    "Tape",
+]
+
 FORMAT_VERSION = "plangym-replay-1"
 
 
@@ -143,19 +150,23 @@ class ReplayLayout:
         words = np.asarray(words, dtype="<u8")
         return np.concatenate([self.fingerprint, words.view(np.uint8)])
 
-    def words(self, state: np.ndarray) -> np.ndarray:
-        """Return the generator words the episode of ``state`` started from."""
-        return state[FINGERPRINT_BYTES:HEADER_BYTES].view("<u8")
+    def state(self, cursor: Cursor) -> ReplayState:
+        """Return the history ``cursor`` holds as a state (no copy: a view of its tape)."""
+        return ReplayState._wrap(cursor.view(), self.env_name, self.codec.step_bytes)
 
-    def n_steps(self, state: np.ndarray) -> int:
-        """Underlying steps since the episode's reset."""
-        return (len(state) - HEADER_BYTES) // self.codec.step_bytes
+    def words(self, replay: np.ndarray) -> np.ndarray:
+        """Return the generator words the episode of a replay's bytes started from."""
+        return replay[FINGERPRINT_BYTES:HEADER_BYTES].view("<u8")
+
+    def n_steps(self, replay: np.ndarray) -> int:
+        """Underlying steps since the episode's reset, in a replay's bytes."""
+        return (len(replay) - HEADER_BYTES) // self.codec.step_bytes
 
     def expected(self) -> str:
         """Describe this env's states, for error messages."""
         return (
-            f"a {self.env_name} state (a 1-D uint8 array from get_state(): a "
-            f"{HEADER_BYTES}-byte header, then {self.codec.step_bytes} bytes per step)"
+            f"a {self.env_name} state (a ReplayState from get_state(): a {HEADER_BYTES}-byte "
+            f"header, then {self.codec.step_bytes} bytes per step)"
         )
 
     def check(self, state: Any, name: str = "state", values: bool = True) -> None:
@@ -167,28 +178,56 @@ class ReplayLayout:
             values: Also check that every recorded action could have been stepped
                 (vectorised, so cheap; a state this process built skips it).
         """
-        if not (
-            isinstance(state, np.ndarray)
-            and state.dtype == np.uint8
-            and state.ndim == 1
-            and state.dtype.names is None
-        ):
-            raise TypeError(f"{name}: expected {self.expected()}, received {describe(state)}")
-        length = len(state)
+        if not isinstance(state, ReplayState):
+            hint = ""
+            if _is_replay_array(state):
+                hint = (
+                    " (a bare replay array, the states of earlier plangym versions: "
+                    "convert it with env.state_from_array(array))"
+                )
+            raise TypeError(f"{name}: expected {self.expected()}, received {describe(state)}{hint}")
+        self.check_bytes(state.array, name=name, values=values)
+
+    def from_array(self, replay: Any, name: str = "array") -> ReplayState:
+        """Return a state holding a copy of ``replay``, a 1-D uint8 array of its bytes.
+
+        For replays saved as bare arrays; they are checked like any state.
+        """
+        if not _is_replay_array(replay):
+            raise TypeError(
+                f"{name}: expected the bytes of {self.expected()} as a 1-D uint8 array, "
+                f"received {describe(replay)}"
+            )
+        self.check_bytes(replay, name=name)
+        return ReplayState(replay, self.env_name, self.codec.step_bytes)
+
+    def check_bytes(self, replay: np.ndarray, name: str, values: bool = True) -> None:
+        """Raise ValueError unless a 1-D uint8 array holds a replay of this env."""
+        length = len(replay)
         if length < HEADER_BYTES or (length - HEADER_BYTES) % self.codec.step_bytes:
             raise ValueError(
                 f"{name}: expected {self.expected()}, received {length} bytes, which is not "
                 f"a header plus whole steps"
             )
-        if state[:FINGERPRINT_BYTES].tobytes() != self.fingerprint_bytes:
+        if replay[:FINGERPRINT_BYTES].tobytes() != self.fingerprint_bytes:
             raise ValueError(
                 f"{name}: expected {self.expected()}, received a state of another "
                 "environment or of other settings (its fingerprint differs)"
             )
         if values:
-            problem = self.codec.invalid(state[HEADER_BYTES:])
+            problem = self.codec.invalid(replay[HEADER_BYTES:])
             if problem:
                 raise ValueError(f"{name}: expected {self.expected()}, received {problem}")
+
+
+def _is_replay_array(value: Any) -> bool:
+    """Whether ``value`` is a 1-D uint8 array, the form of a replay's bytes."""
+    return (
+        isinstance(value, np.ndarray)
+        and value.dtype == np.uint8
+        and value.ndim == 1
+        and value.dtype.names is None
+    )
 
 
 class Tape:
@@ -226,9 +265,9 @@ class Cursor:
         view.flags.writeable = False
         return view
 
-    def owns(self, state: np.ndarray) -> bool:
-        """Whether ``state`` is a view of this cursor's tape (so its bytes are known good)."""
-        return state.base is self.tape.data
+    def owns(self, state: ReplayState) -> bool:
+        """Whether ``state`` views this cursor's tape (so its bytes are known good)."""
+        return state.array.base is self.tape.data
 
     def append(self, record: bytes | np.ndarray) -> None:
         """Extend the history by ``record``; copy the prefix first if the tape moved on."""
@@ -244,11 +283,11 @@ class Cursor:
         tape.data[self.length : end] = np.frombuffer(record, dtype=np.uint8)
         tape.size = self.length = end
 
-    def prefix_of(self, state: np.ndarray) -> bool:
-        """Whether this history is the beginning of (or equal to) ``state``."""
+    def prefix_of(self, replay: np.ndarray) -> bool:
+        """Whether this history is the beginning of (or equal to) a replay's bytes."""
         length = self.length
-        if length > len(state):
+        if length > len(replay):
             return False
-        if state.base is self.tape.data:  # a view of this tape: same bytes up to its end
+        if replay.base is self.tape.data:  # a view of this tape: same bytes up to its end
             return True
-        return self.tape.data[:length].tobytes() == state[:length].tobytes()
+        return self.tape.data[:length].tobytes() == replay[:length].tobytes()
