@@ -79,7 +79,8 @@ def bench_task(
     env = DMControlEnv(name, seed=0)
     raw_env = DMControlEnv(name, seed=0)  # its suite environment runs the raw loop
     states = trajectory_states(env, batch, seed=1)
-    raw_states = [(s["physics"].copy(), int(s["step_count"])) for s in states]
+    parts = {key: slice(start, stop) for key, start, stop in env.state_layout}
+    raw_states = [(s[parts["physics"]].copy(), int(s[parts["step_count"]][0])) for s in states]
     space = env.action_space
     actions = np.random.default_rng(2).uniform(space.low, space.high, (batch, *space.shape))
     actions = actions.astype(np.float32)

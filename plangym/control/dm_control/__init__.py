@@ -2,7 +2,10 @@
 
 * :mod:`plangym.control.dm_control.env`: :class:`DMControlEnv`, the environment;
 * :mod:`plangym.control.dm_control.state`: the state codec, which moves a task's state
-  between the simulator and bytes, and :data:`EPISODE_MODEL_FIELDS`.
+  between the simulator and flat float64 vectors, and :data:`EPISODE_MODEL_FIELDS`;
+* :mod:`plangym.control.dm_control.pictures`: ``get_image``, plangym 0.1's
+  ``render(mode)`` and ``show_game`` (a pygame window);
+* :mod:`plangym.control.dm_control.names`: task names and :data:`LQR_MODEL_SEED`.
 
 MuJoCo itself is imported by :mod:`plangym.control.shared.mujoco_runtime`.
 """

@@ -1,22 +1,12 @@
 """The dm_control suite's tasks with exact states.
 
-A state is a read-only 0-d record (a
-:class:`~plangym.control.shared.record_state.RecordLayout`) holding everything that decides
-the future of a task:
-
-* ``rng_key``, ``rng_pos``, ``rng_has_gauss``, ``rng_gauss``: the task's
-  ``numpy.random.RandomState`` (MT19937), which the next episode's start draws from;
-* the model fields the task rewrites at the start of each episode (the target of
-  ``reacher``, the terrain of ``quadruped-escape``...; see :data:`EPISODE_MODEL_FIELDS`);
-* ``physics``: MuJoCo's ``mjSTATE_INTEGRATION`` state (time, positions, velocities,
-  actuator activations, the solver's warm start, controls, applied forces, mocap);
-* ``mat_rgba`` when ``visualize_reward=True``: the colours the last reward gave the body;
-* ``step_count`` and ``reset_next_step``: the dm_control environment's episode bookkeeping.
-
-A state is restored with ``mj_setState`` followed by ``mj_step1``: exactly what dm_control
-left computed at the end of the step that produced the state, so the next step is the same
-to the bit. See ``docs/dm_control.md`` for the names, the observation layout, the LQR
-tasks and the OpenGL backend.
+A state is a read-only float64 vector, one length per env (:attr:`DMControlEnv.state_size`),
+as plangym 0.1's ``physics.get_state()`` was: the task's generator, the model fields an
+episode start rewrites, MuJoCo's integration state, the reward colours and dm_control's
+step counters (:attr:`DMControlEnv.state_layout` names the slices; see
+:mod:`plangym.control.dm_control.state`). A state is restored with ``mj_setState`` followed
+by ``mj_step1``: exactly what dm_control left computed at the end of the step that produced
+the state, so the next step is the same to the bit. See ``docs/dm_control.md``.
 
 >>> env = DMControlEnv("walker-walk", seed=1)
 >>> state, obs, info = env.reset()
@@ -30,74 +20,49 @@ tasks and the OpenGL backend.
 >>> again = env.step(action, state=state, dt=2)
 >>> bool((first[1] == again[1]).all()) and first[2] == again[2], first[-1]["n_step"]
 (True, 2)
+>>> first[0].dtype, first[0].shape == (env.state_size,), np.stack([state, first[0]]).shape[0]
+(dtype('float64'), True, 2)
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.spaces import Box
 
-from plangym.columns import BatchColumns, is_record_block
+from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments, read_only
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
-from plangym.environment_names import DM_CONTROL_NAMES
 from plangym.extras import require
 
 # Pictures are drawn on the calling thread: a plangym env is used from one thread, and
 # dm_control's render thread cannot free its contexts at interpreter exit (it prints a
 # traceback there). Set before dm_control is imported, which reads it then.
 os.environ.setdefault("DISABLE_RENDER_THREAD_OFFLOADING", "1")
-mujoco = load_mujoco(family="dm_control", extra="dm_control")  # picks the GL backend first
-require("dm_control", extra="dm_control", family="dm_control")
+mujoco = load_mujoco(family="dm_control", extra="dm-control")  # picks the GL backend first
+require("dm_control", extra="dm-control", family="dm_control")
 from dm_control import suite  # noqa: E402 - after the backend is chosen
 from dm_control.rl.control import PhysicsError, flatten_observation  # noqa: E402
 from dm_env import StepType  # noqa: E402
 
+from plangym.control.dm_control.names import LQR_MODEL_SEED, split_name  # noqa: E402
+from plangym.control.dm_control.pictures import DMControlPictures  # noqa: E402
 from plangym.control.dm_control.state import (  # noqa: E402
     EPISODE_MODEL_FIELDS,
     DMControlStateCodec,
 )
 
-__all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED"]
-
-# The lqr tasks draw their model (stiffness, damping, actuated bodies) from the task's
-# generator when they are built. plangym always builds them from this seed, so that every
-# instance, clone and worker simulates the same system and takes the others' states; the
-# ``seed`` argument then seeds the generator the episodes start from.
-LQR_MODEL_SEED = 0
+__all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED", "split_name"]
 
 
-def split_name(name: str, domain_name: str | None, task_name: str | None) -> tuple[str, str]:
-    """Return ``(domain, task)`` of a suite task; ``domain_name``/``task_name`` win over ``name``.
-
-    >>> split_name("cartpole-balance", "walker", "walk")
-    ('walker', 'walk')
-    >>> split_name("walker-wlak", None, None)
-    Traceback (most recent call last):
-    ...
-    ValueError: name: unknown dm_control task 'walker-wlak'; closest known names: walker-walk, ...
-    """
-    domain, _, task = name.partition("-") if isinstance(name, str) else ("", "", "")
-    domain, task = domain_name or domain, task_name or task
-    full = f"{domain}-{task}"
-    if full not in DM_CONTROL_NAMES:
-        closest = ", ".join(difflib.get_close_matches(full, DM_CONTROL_NAMES, n=3, cutoff=0.5))
-        raise ValueError(
-            f"name: unknown dm_control task {full!r}; closest known names: {closest or 'none'}"
-        )
-    return domain, task
-
-
-class DMControlEnv(PlangymEnv):
+class DMControlEnv(DMControlPictures, PlangymEnv):
     """A dm_control suite task (``"domain-task"``), exactly restorable.
 
     Observations (``obs_type="coords"``) are the task's observation dict flattened into one
@@ -136,7 +101,6 @@ class DMControlEnv(PlangymEnv):
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"rgb_array", None})
     DEFAULT_OBS_TYPE = "coords"
-    IMAGE_SHAPE = (240, 320)  # (height, width) of get_image(), as in plangym 0.1
     # The suite's control.Environment (physics, task, action_spec...), not a gymnasium env.
     _gym_env: Any
 
@@ -165,6 +129,8 @@ class DMControlEnv(PlangymEnv):
         self._domain_name, self._task_name = split_name(name, domain_name, task_name)
         self._visualize_reward = bool(visualize_reward)
         self._seed = seed
+        self.viewer: list[np.ndarray] = []  # what render("human") collects for show_game
+        self._window = None
         name = f"{self._domain_name}-{self._task_name}"
         remove_time_limit = False  # the task decides when its episodes end
         super().__init__(**parent_arguments(DMControlEnv, locals()))
@@ -180,10 +146,7 @@ class DMControlEnv(PlangymEnv):
 
     @property
     def gym_env(self) -> Any:
-        """The suite's ``control.Environment`` of the task, built when setup was delayed.
-
-        It holds the place of a gymnasium env: dm_control tasks are not gymnasium envs.
-        """
+        """The suite's ``control.Environment`` (not a gymnasium env), built if delayed."""
         return super().gym_env
 
     @property
@@ -193,21 +156,33 @@ class DMControlEnv(PlangymEnv):
 
     @property
     def state_dtype(self) -> np.dtype:
-        """NumPy record type of this env's states."""
+        """NumPy type of this env's states' values: float64."""
+        return np.dtype(np.float64)
+
+    @property
+    def state_size(self) -> int:
+        """Length of this env's states (float64 vectors)."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        return self._codec.layout.dtype
+        return self._codec.size
+
+    @property
+    def state_layout(self) -> tuple[tuple[str, int, int], ...]:
+        """``(name, start, stop)`` of each part of a state (see :mod:`.state`).
+
+        >>> env = DMControlEnv("cartpole-balance", seed=0)
+        >>> layout = {name: slice(start, stop) for name, start, stop in env.state_layout}
+        >>> state, *_ = env.step(np.zeros(1, np.float32), state=env.reset()[0], dt=3)
+        >>> int(state[layout["step_count"]][0]), env.state_size
+        (3, 710)
+        """
+        self.gym_env  # noqa: B018 - builds the task when setup was delayed
+        return self._codec.layout
 
     @property
     def obs_layout(self) -> tuple[tuple[str, int, int], ...]:
         """``(key, start, stop)`` of each entry of the task's observation dict in ``obs``."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
         return self._obs_layout
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """Render modes and frames per second of one agent step."""
-        fps = 1.0 / (self.gym_env.control_timestep() * self.frameskip)
-        return {"render_modes": ["rgb_array"], "render_fps": fps}
 
     @property
     def reward_range(self) -> tuple[float, float]:
@@ -307,86 +282,65 @@ class DMControlEnv(PlangymEnv):
         return observation["observations"], 0.0, True, False, {"physics_error": str(error)}
 
     def get_state(self) -> np.ndarray:
-        """Return the exact state of the task as a read-only 0-d record array."""
+        """Return the exact state of the task: a new read-only float64 vector."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        # Over its own bytes object: read-only, the same record RecordLayout.pack builds.
-        return np.ndarray((), self._codec.layout.dtype, self._codec.capture())
+        return self._codec.capture()
 
     def set_state(self, state: np.ndarray) -> None:
-        """Restore a state returned by :meth:`get_state`."""
+        """Restore a state returned by :meth:`get_state` (of this task, any instance)."""
         self.check_state(state)
-        self._codec.restore(state.tobytes())
+        self._codec.restore(state)
 
     def run_batch_fast(self, batch: Batch) -> BatchColumns:
-        """Step a checked batch; with plain dynamics, in one loop over the suite environment.
+        """Step a checked batch in one loop over the suite environment (plain dynamics).
 
-        The loop performs exactly the operations of the generic path (restore, step
-        ``dt * frameskip`` times summing the rewards, record the state, autoreset) and gives
-        bit-identical results, without the generic path's chain of calls per element:
-        states move in and out as the bytes of their records.
+        The generic path's operations without its chain of calls: bit-identical results.
         """
         actions, states, dts, want_state, observs_out = batch
         if states is None:
             return self.run_batch_generic(batch)
         codec = self._codec
-        if is_record_block(states):
-            if states.dtype != codec.layout.dtype:
-                return self.run_batch_generic(batch)
-            blob, size = states.tobytes(), states.dtype.itemsize
-            blobs = [blob[i : i + size] for i in range(0, len(blob), size)]
-        else:
-            blobs = [state.tobytes() for state in states]
-        new_blobs: list[bytes] = []
+        new_states: list[np.ndarray] = []
         observs, rewards, terminals, truncateds, infos = step_in_bulk(
-            blobs,
+            cast(list, states),  # checked: never a record block for this env
             actions,
             dts,
             restore=codec.restore,
             step=self.apply_action,
-            record=(lambda: new_blobs.append(codec.capture())) if want_state else None,
+            record=(lambda: new_states.append(codec.capture())) if want_state else None,
             repeats=self.frameskip,
             autoreset=partial(self.reset, return_state=False) if self.autoreset else None,
         )
         observs_column = fill_rows(observs_out, observs)
-        new_states = None
-        if want_state:
-            new_states = np.frombuffer(b"".join(new_blobs), codec.layout.dtype)
-        return BatchColumns(new_states, observs_column, rewards, terminals, truncateds, infos)
+        new = new_states if want_state else None
+        return BatchColumns(new, observs_column, rewards, terminals, truncateds, infos)
 
     def check_state(self, state: Any, name: str = "state") -> None:
-        """Raise TypeError unless ``state`` is a state of this task."""
+        """Raise ValueError (TypeError for a non-array) unless ``state`` is this task's.
+
+        >>> env = DMControlEnv("walker-walk", seed=0)
+        >>> env.set_state(DMControlEnv("walker-run", seed=0).get_state())
+        Traceback (most recent call last):
+        ...
+        ValueError: state: expected a walker-walk state (...), received a state of walker-run ...
+        """
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        self._codec.layout.check(state, name)
+        self._codec.check(state, name)
 
     def check_states(self, states: list) -> None:
-        """Check a batch of states: a glance when they are all this env's own records."""
+        """Check a batch of states: a glance for each state of an episode seen before."""
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
-        self._codec.layout.check_all(states)
+        self._codec.check_all(states)
 
     def seed(self, seed: int | None = None) -> None:
-        """Seed the task's generator and the action space, and start a new episode.
-
-        The lqr tasks keep the model they were built with.
-        """
+        """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
         self.gym_env.task.random.seed(seed)
         self.action_space.seed(seed)
         self.apply_reset()
 
-    # Pictures -------------------------------------------------------------------------------
-    def get_image(self) -> np.ndarray:
-        """Return an RGB picture (240, 320, 3) from camera 0 (the free camera if none)."""
-        self.check_can_draw()
-        physics = self.gym_env.physics
-        camera = 0 if physics.model.ncam > 0 else -1
-        height, width = self.IMAGE_SHAPE
-        return physics.render(height=height, width=width, camera_id=camera)
-
-    def render(self) -> np.ndarray:
-        """Return :meth:`get_image`."""
-        return self.get_image()
-
     def close(self) -> None:
-        """Free the task and its rendering contexts; a later use builds it again."""
+        """Free the task, its rendering contexts and any show_game window."""
+        self.close_window()
         env = getattr(self, "_gym_env", None)
         if env is not None:
             self._gym_env = None
