@@ -179,13 +179,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.control.dm_control:DMControlEnv.render(mode)",
-            "plangym.control.dm_control:DMControlEnv.show_game",
-        ],
-        ("GAP: 0.1's `DMControlEnv` methods are missing or changed"),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.core:PlanEnv.begin_step",
             "plangym.core:PlanEnv.get_step_tuple",
             "plangym.core:PlanEnv.run_autoreset",
