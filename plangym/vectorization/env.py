@@ -1,7 +1,8 @@
 """The base of vectorized environments: a local env plus workers that share batches.
 
 A :class:`VectorizedEnv` keeps one local env for single steps, properties and input
-checks, and hands batches to its workers through one
+checks (a ``SINGLETON`` env's in a worker: :mod:`~plangym.vectorization.worker_env`), and
+hands batches to its workers through one
 :class:`~plangym.vectorization.scheduler.Scheduler`; results come back in input order.
 Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`).
 
@@ -30,6 +31,7 @@ from plangym.vectorization.lifecycle import CallState, idle_only
 from plangym.vectorization.local_env import LocalEnvAPI
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.scheduler import OnCrash, Scheduler
+from plangym.vectorization.worker_env import build_local_env
 
 
 class VectorizedEnv(LocalEnvAPI, PlanEnv):
@@ -59,6 +61,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             batches run, starting from nothing measured).
         kwargs: Passed to ``env_class``.
     """
+
+    _start_method: str | None = None  # how worker processes start (ParallelEnv's parameter)
 
     def __init__(
         self,
@@ -118,8 +122,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     @idle_only
     def setup(self) -> None:
-        """Build the local env, then the workers."""
-        plan_env = self.create_env_callable()()
+        """Build the local env (a ``SINGLETON`` env's in a worker process), then the workers."""
+        plan_env = build_local_env(self.create_env_callable(), self._env_class, self._start_method)
         self._plan_env = plan_env
         # The built env's own values: a subclass may set them whatever its signature says.
         self.frameskip, self.autoreset = plan_env.frameskip, plan_env.autoreset
@@ -147,7 +151,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     @property
     def plan_env(self) -> PlanEnv:
-        """The local env used for single steps, properties and input checks."""
+        """The env serving single steps, properties and input checks (see :meth:`setup`)."""
         if self._plan_env is None:
             self.setup()
             assert self._plan_env is not None  # setup() built it

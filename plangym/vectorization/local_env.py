@@ -1,6 +1,7 @@
 """What a vectorized env answers with its local env: single steps, properties, checks.
 
-A vectorized env keeps one env of the wrapped class in the calling process. Single steps,
+A vectorized env keeps one env of the wrapped class in the calling process (a ``SINGLETON``
+class's in a worker process: :mod:`plangym.vectorization.worker_env`). Single steps,
 states, spaces, input checks and every public attribute it does not define itself are
 that env's, so code that inspects an env works on any backend; methods reached that way
 obey the vectorized env's call state (see :mod:`plangym.vectorization.lifecycle`).

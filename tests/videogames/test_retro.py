@@ -95,7 +95,7 @@ def batch_and_single():
     actions = [int(a) for a in np.random.default_rng(4).integers(env.n_actions, size=8)]
     dts = [1, 2, 3, 1, 2, 3, 1, 2]
     single = env.step_batch(actions, states=states, dt=dts)
-    env.close()  # the vectorized env's local env takes this process's emulator
+    env.close()  # the tests that use it build other emulators in this process
     return actions, states, dts, single
 
 

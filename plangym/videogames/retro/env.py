@@ -10,7 +10,7 @@ the RAM the emulator had before.
 
 stable-retro runs **one emulator per process**: a second ``RetroEnv`` in a process whose
 first one is still open raises a RuntimeError saying so. ``plangym.make(name, n_workers=N)``
-runs one emulator in each worker process.
+runs one emulator in each worker process and none in the caller's.
 
 Only ``Airstriker-Genesis-v0`` ships with its ROM; import your own with
 ``python -m stable_retro.import DIRECTORY``. Examples live in ``docs/retro.md``: building

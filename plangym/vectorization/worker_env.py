@@ -1,0 +1,151 @@
+"""A single env kept in a worker process of its own: :class:`WorkerEnv`.
+
+stable-retro runs one emulator per process, so a vectorized env of such a family (its
+class says ``SINGLETON``) keeps the env that serves its single steps, properties and input
+checks in a worker process, not in the caller: it works whether or not the caller holds an
+emulator, and the caller can build one while it is open. The worker is an ordinary
+:class:`~plangym.vectorization.process_backend.ProcessBackend` worker, asked through the
+:class:`~plangym.vectorization.scheduler.Scheduler` (a dead one is replaced and the call
+raises, as for any worker).
+
+>>> import functools
+>>> from plangym.control.classic_control import ClassicControl
+>>> class OnePerProcess(ClassicControl):
+...     SINGLETON = True
+>>> env = build_local_env(functools.partial(OnePerProcess, "CartPole-v1"), OnePerProcess)
+>>> state, obs, info = env.reset()
+>>> new_state, obs, reward, terminal, truncated, info = env.step(0, state=state)
+>>> reward, env.frameskip, env.action_space
+(1.0, 1, Discrete(2))
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any, cast
+
+import gymnasium
+
+from plangym.core import PlanEnv
+from plangym.core.checks import InputChecks
+from plangym.vectorization.errors import ClosedEnvironmentError
+from plangym.vectorization.handler import HandlerFactory
+from plangym.vectorization.messages import Call, GetAttr, SetAttr
+from plangym.vectorization.plan_handler import PlanEnvHandler
+from plangym.vectorization.process_backend import ProcessBackend
+from plangym.vectorization.scheduler import Scheduler
+
+SPACES = ("action_space", "observation_space")
+
+
+class WorkerEnv:
+    """Answers as the :class:`~plangym.core.PlanEnv` it holds in a worker process.
+
+    A method of the env's class is called there (a ``Call`` request) and its result sent
+    back; any other public attribute is read (``GetAttr``) or set (``SetAttr``) there. The
+    spaces are read once, and again after ``seed()`` (which reseeds them). A batch is
+    checked by :meth:`check_batch` here, its actions and states by the env in the worker.
+    A gymnasium env is never sent here (see :class:`SimulatorKeeper`).
+
+    Args:
+        scheduler: The scheduler of a backend whose one worker holds the env.
+        env_class: The env's class (it says which members are methods).
+    """
+
+    def __init__(self, scheduler: Scheduler, env_class: type[PlanEnv]):
+        self._scheduler: Scheduler | None = scheduler
+        self._env_class = env_class
+
+    def __repr__(self) -> str:
+        pids = self._scheduler.backend.worker_pids if self._scheduler else (None,)
+        return f"{type(self).__name__}({self._env_class.__name__}, pid={pids[0]})"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        member = inspect.getattr_static(self._env_class, name, None)
+        if inspect.isfunction(member) or isinstance(member, staticmethod | classmethod):
+            return types.MethodType(_remote_method(name), self)
+        value = self._request(GetAttr(name), name)
+        if name in SPACES:  # kept: every batch's checks read them
+            vars(self)[name] = value
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            self._request(SetAttr(name, value), name)
+
+    def _request(self, body: Any, label: str) -> Any:
+        if self._scheduler is None:  # a request would start a new worker
+            raise ClosedEnvironmentError(f"{self!r}: {label} after close()")
+        return self._scheduler.broadcast({0: body}, label)[0]
+
+    @property
+    def unwrapped(self) -> WorkerEnv:
+        """Itself: the env it holds cannot be brought into this process."""
+        return self
+
+    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
+        """Check a batch as the env does (see :meth:`~plangym.core.PlanEnv.check_batch`).
+
+        Its ``check_actions`` and ``check_states`` run in the worker: the states go there
+        once and are not sent back.
+        """
+        return InputChecks.check_batch(cast("InputChecks", self), actions, states, dt)
+
+    def close(self) -> None:
+        """Close the env and stop its worker."""
+        if self._scheduler is not None:
+            self._scheduler.backend.close()
+            self._scheduler = None
+
+
+def _remote_method(name: str) -> Callable[..., Any]:
+    """Return a method calling the env's method ``name`` in its worker."""
+
+    def method(env: WorkerEnv, *args: Any, **kwargs: Any) -> Any:
+        result = env._request(Call(name, args, kwargs), name)
+        if name == "seed":  # the worker's spaces were reseeded: read them again
+            for space in SPACES:
+                vars(env).pop(space, None)
+        return result
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+class SimulatorKeeper(PlanEnvHandler):
+    """A :class:`PlanEnvHandler` that sends no gymnasium env (``gym_env``) to the caller.
+
+    Unpickled there, stable-retro's env would build an emulator in the caller's process.
+    """
+
+    def handle(self, body: Any) -> Any:
+        """Answer ``body``; raise AttributeError instead of answering with a gymnasium env."""
+        payload = super().handle(body)
+        if isinstance(payload, gymnasium.Env):
+            raise AttributeError(
+                f"{body.name}: a gymnasium env stays in the worker process that holds it "
+                "(one simulator per process); call the env's methods instead"
+            )
+        return payload
+
+
+def build_local_env(
+    constructor: Callable[[], PlanEnv], env_class: type[PlanEnv], context: str | None = None
+) -> PlanEnv:
+    """Return ``constructor()``, built here or, for a ``SINGLETON`` class, in a worker.
+
+    The latter is a :class:`WorkerEnv`, typed as the env it answers for; ``context`` is the
+    start method of its process (None: multiprocessing's default).
+    """
+    if not env_class.SINGLETON:
+        return constructor()
+    backend = ProcessBackend()
+    backend.start([HandlerFactory(SimulatorKeeper, (constructor,))], context)
+    return cast("PlanEnv", WorkerEnv(Scheduler(backend), env_class))

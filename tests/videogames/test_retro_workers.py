@@ -1,0 +1,112 @@
+"""Vectorized RetroEnvs whether or not the caller holds this process's one emulator.
+
+A vectorized env of a ``SINGLETON`` class keeps its local env in a worker process: the
+caller may hold a ``RetroEnv`` before, and build one while the vectorized env is open.
+"""
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_retro")
+
+import plangym
+from plangym.api_tests import assert_identical
+from plangym.vectorization.errors import ClosedEnvironmentError
+from plangym.videogames.retro import RetroEnv
+
+NAME = "Airstriker-Genesis-v0"
+PROPERTIES = [
+    "obs_shape",
+    "action_shape",
+    "action_space",
+    "observation_space",
+    "frameskip",
+    "autoreset",
+    "return_image",
+    "batch_path",
+    "obs_type",
+    "render_mode",
+    "metadata",
+    "reward_range",
+    "n_actions",
+    "game",
+    "SINGLETON",
+    "FAST_PATHS",
+    "STATE_IS_ARRAY",
+    "DEFAULT_OBS_TYPE",
+]
+
+
+def random_states(env, n, seed):
+    env.reset()
+    actions = np.random.default_rng(seed).integers(env.n_actions, size=n)
+    return [env.step(int(action), return_state=True)[0] for action in actions]
+
+
+def single_steps(env, state):
+    """What the single-env API returns from ``state``, in the order a planner calls it."""
+    env.seed(7)
+    samples = [env.sample_action() for _ in range(3)] + [env.action_space.sample()]
+    env.set_state(state)
+    rows = [env.get_state(), env.step(5), env.step_with_dt(9, dt=2), env.get_image()]
+    rows.append(env.step(4, state=state, dt=3, return_state=True))
+    return [samples, rows, env.reset()]
+
+
+@pytest.mark.parametrize("ray", [False, True], ids=["parallel", "ray"])
+def test_workers_while_the_caller_holds_an_emulator(ray, request):
+    if ray:
+        request.getfixturevalue("ray_cluster")
+    children = set(multiprocessing.active_children())
+    held = RetroEnv(NAME)
+    try:
+        states = random_states(held, 8, seed=3)
+        actions = [int(a) for a in np.random.default_rng(4).integers(held.n_actions, size=8)]
+        dts = [1, 2, 3, 1, 2, 3, 1, 2]
+        single = held.step_batch(actions, states=states, dt=dts)
+        expected = single_steps(held, states[5])
+        env = plangym.make(NAME, n_workers=2, ray=ray, inline_small_batches=False)
+        try:
+            assert_identical(env.step_batch(actions, states=states, dt=dts), single)
+            assert_identical(env.plan_env.step_batch(actions, states=states, dt=dts), single)
+            assert_identical(single_steps(env, states[5]), expected)
+            for name in PROPERTIES:
+                assert_identical(getattr(env, name), getattr(held, name), name)
+            with pytest.raises(ValueError, match=r"actions\[1\]"):
+                env.step_batch([0, 126], states=states[:2])
+            with pytest.raises(ValueError, match=r"states\[1\]: expected a state of"):
+                env.step_batch([0, 1], states=[states[0], states[1][:-5]])
+            held.step(0)  # the caller's emulator is its own throughout
+        finally:
+            env.close()
+        with pytest.raises(ClosedEnvironmentError):
+            env.plan_env.get_state()  # no worker is started again for it
+    finally:
+        held.close()
+    assert set(multiprocessing.active_children()) <= children
+
+
+def test_the_caller_builds_an_emulator_while_workers_run():
+    children = set(multiprocessing.active_children())
+    env = plangym.make(NAME, n_workers=2)
+    try:
+        state = env.reset()[0]
+        # Unpickled here, stable-retro's env would build an emulator in this process.
+        assert env.gym_env is None
+        with pytest.raises(AttributeError, match="stays in the worker process"):
+            _ = env.retro_env
+        here = RetroEnv(NAME)
+        try:
+            assert_identical(here.step(3, state=state, dt=2), env.step(3, state=state, dt=2))
+            actions = [1, 2, 3]
+            assert_identical(
+                env.step_batch(actions, states=[state] * 3),
+                here.step_batch(actions, states=[state] * 3),
+            )
+        finally:
+            here.close()
+    finally:
+        env.close()
+    assert set(multiprocessing.active_children()) <= children
