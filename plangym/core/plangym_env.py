@@ -21,6 +21,7 @@ from gymnasium.spaces import Box, Space
 from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
 from plangym.utils import make_gym_env, to_grayscale
+from plangym.utils.display import draw_off_screen_when_headless
 from plangym.validation import check_choice, check_pictures_available
 
 wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
@@ -180,6 +181,8 @@ class PlangymEnv(PlanEnv):
     # Setup ----------------------------------------------------------------------------------
     def setup(self) -> None:
         """Build the gymnasium env, apply the wrappers and read the spaces."""
+        if self.render_mode == "rgb_array":  # pictures only: no window will be opened
+            draw_off_screen_when_headless()
         self._gym_env = self.init_gym_env()
         if self._wrappers:
             self.apply_wrappers(self._wrappers)

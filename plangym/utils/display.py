@@ -1,4 +1,4 @@
-"""A virtual X display for rendering on a headless machine (plangym 0.1's ``get_display``)."""
+"""Drawing on a headless machine: a virtual X display (0.1's ``get_display``), or none at all."""
 
 from __future__ import annotations
 
@@ -38,3 +38,27 @@ def get_display(visible: bool = False, size: tuple[int, int] = (400, 400), **kwa
     display = Display(visible=visible, size=size, **kwargs)
     display.start()
     return display
+
+
+def draw_off_screen_when_headless() -> bool:
+    """Let pygame draw pictures off screen where no display exists; return whether it was set.
+
+    Pictures in "rgb_array" mode need no display, but pygame initializes one of SDL's video
+    drivers, and without a display (no ``DISPLAY`` or ``WAYLAND_DISPLAY``) the probing prints
+    ``error: XDG_RUNTIME_DIR is invalid or not set`` on stderr (in notebook outputs too).
+    There SDL's "dummy" driver is chosen, as ``SDL_VIDEODRIVER=dummy`` would; a driver the
+    user set, or a machine with a display, is left alone.
+
+    >>> import os
+    >>> before = os.environ.get("SDL_VIDEODRIVER")
+    >>> os.environ["SDL_VIDEODRIVER"] = "x11"  # chosen by the user: kept
+    >>> draw_off_screen_when_headless(), os.environ["SDL_VIDEODRIVER"]
+    (False, 'x11')
+    >>> _ = os.environ.pop("SDL_VIDEODRIVER") if before is None else None
+    """
+    if os.environ.get("SDL_VIDEODRIVER") or os.environ.get("DISPLAY"):
+        return False
+    if os.environ.get("WAYLAND_DISPLAY"):
+        return False
+    os.environ["SDL_VIDEODRIVER"] = "dummy"
+    return True

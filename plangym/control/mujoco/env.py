@@ -34,6 +34,7 @@ in the same instance, a fresh one or another process.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -95,7 +96,13 @@ class MujocoEnv(PlangymEnv):
 
     def setup(self) -> None:
         """Build the gymnasium env and the codec of its states."""
-        super().setup()
+        with warnings.catch_warnings():
+            # gymnasium's half_cheetah.xml sets settotalmass, which MuJoCo 3 deprecates: a
+            # note for gymnasium's maintainers that every HalfCheetah would repeat to users.
+            warnings.filterwarnings(
+                "ignore", "MuJoCo: compiler attribute 'settotalmass'", RuntimeWarning
+            )
+            super().setup()
         unwrapped = _simulator(self.gym_env)
         # gymnasium's MuJoCo envs draw from np_random only in reset; without user wrappers
         # (which might draw in step) the generator's words can be kept between resets.

@@ -5,7 +5,14 @@
   sticky-action bookkeeping, as a uint8 vector.
 """
 
+import ale_py
+
 from plangym.videogames.atari.env import AtariEnv, AtariPyEnvironment, ale_to_ram
 from plangym.videogames.atari.state import TRAILER_SIZE
+
+# The ALE writes its banner ("A.L.E: Arcade Learning Environment ... [Powered by Stella]") to
+# stderr at Info level for every emulator it builds, workers' included: keep its warnings
+# and errors, not the banner.
+ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Warning)
 
 __all__ = ["TRAILER_SIZE", "AtariEnv", "AtariPyEnvironment", "ale_to_ram"]
