@@ -1,0 +1,90 @@
+"""What one call on the workers is: its tasks, their policy on a crash, their results.
+
+The :class:`~plangym.vectorization.scheduler.Scheduler` sends, gathers and recovers the
+tasks of a :class:`Batch`; these records only say what a call holds.
+
+>>> batch = Batch([Task("a", 0, 2), Task("b", 2, 3)], "step_batch", OnCrash.RERUN)
+>>> [task.describe("worker") for task in batch.tasks], batch.in_flight()
+(['elements 0..1', 'elements 2..2'], [])
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from plangym.vectorization.backend import ChunkResult
+
+UNSENT = -1  # Task.worker until the task is sent
+
+
+class OnCrash(enum.Enum):
+    """What a worker dying during a call means for its tasks."""
+
+    RERUN = "rerun"  # run them again on the replacement, from their inputs
+    REPORT = "report"  # the replacement's answer to the recovery request is the result
+    RAISE = "raise"  # the call fails with WorkerCrashedError
+
+
+@dataclass(slots=True)
+class Task:
+    """One request for one worker: a chunk of a batch, or a whole-env call."""
+
+    request: Any
+    start: int = 0  # the elements of a chunk, for messages
+    stop: int = 0
+    worker: int = UNSENT  # the worker it was sent to
+    home: int = UNSENT  # the worker it must run on, if any (a sub-env's request)
+    ticket: Any = None
+    reruns: int = 0
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
+    restarted: bool = False  # its worker died and was replaced (OnCrash.REPORT)
+
+    def describe(self, unit: str) -> str:
+        """Say what the task is, for messages: its elements, or its worker."""
+        return f"elements {self.start}..{self.stop - 1}" if self.stop else f"{unit} {self.worker}"
+
+
+@dataclass(slots=True)
+class Batch:
+    """One call's tasks, sent to the workers, whose results are not all collected yet."""
+
+    tasks: list[Task]
+    label: str
+    on_crash: OnCrash
+    want_state: bool = False
+    in_order: bool = False  # read in the order sent, no wait(): answers cheap to read
+    unsent: deque[Task] = field(default_factory=deque)
+    abandoned: list[int] = field(default_factory=list)  # workers replaced on giving up
+
+    def in_flight(self) -> list[Task]:
+        """Return the tasks sent and not answered yet, in the order they were sent."""
+        return [task for task in self.tasks if task.worker != UNSENT and not task.done]
+
+    def errors(self) -> list[Task]:
+        """Return the tasks that ended in an error, in input order."""
+        return [task for task in self.tasks if task.error is not None]
+
+    def results(self) -> dict[int, Any]:
+        """Each worker's result, for a call of one task per worker."""
+        return {task.worker: task.result for task in self.tasks if task.error is None}
+
+    def columns(self) -> tuple[list, ...]:
+        """Return the chunks' result columns, joined in input order."""
+        columns: list[list] = [[] for _ in range(6 if self.want_state else 5)]
+        for task in self.tasks:
+            for column, part in zip(columns, task.result.columns, strict=True):
+                column.extend(part)
+        return tuple(columns)
+
+    def chunk_costs(self) -> list[tuple[int, float]]:
+        """``(elements, compute seconds)`` of every chunk its worker timed."""
+        return [
+            (task.stop - task.start, task.result.compute_s)
+            for task in self.tasks
+            if isinstance(task.result, ChunkResult) and task.result.compute_s is not None
+        ]
