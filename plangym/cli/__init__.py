@@ -8,8 +8,12 @@ Subcommands:
 * ``plangym plan NAME --planner swarm|uct --workers K --steps N --seed S --out DIR``: play
   a game with a reference planner; writes ``trajectory.gif`` and ``summary.json``.
 
-Mistakes a user can make (an unknown environment, a bad number, an unwritable output
-directory) print one line, ``plangym: error: ...``, and exit with status 2.
+What a user can fix prints one line on stderr, ``plangym: error: ...``, and exits with
+status 2: a mistake on the command line (an unknown environment, a bad number, an
+unwritable output directory) or a missing optional extra (the line names the extra and the
+command that installs it). Anything else is a bug in plangym and shows its traceback.
+SIGINT (Ctrl-C) and SIGTERM stop a command with status 130 and 143; ``plangym plan``
+first saves the game played so far.
 
 >>> main(["check", "CartPole-v1", "--steps", "5"])  # doctest: +ELLIPSIS
 check ...
@@ -24,6 +28,7 @@ from collections.abc import Sequence
 
 from plangym.cli import bench, check, list_envs, plan
 from plangym.cli.args import Parser, UsageError
+from plangym.cli.interrupt import stop_signals_raise
 from plangym.version import __version__
 
 COMMANDS = (list_envs, check, bench, plan)
@@ -54,15 +59,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args.run(args) or 0)
+        with stop_signals_raise():
+            return int(args.run(args) or 0)
     except UsageError as error:
-        print(f"plangym: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\nplangym: interrupted", file=sys.stderr)
-        return 130
+        return fail(str(error))
+    except ImportError as error:
+        message = missing_dependency(error)
+        if message is None:
+            raise  # plangym's own module: a bug
+        return fail(message)
+    except KeyboardInterrupt as stop:  # an Interrupted (SIGINT, SIGTERM) or a bare Ctrl-C
+        name = getattr(stop, "signal_name", "SIGINT")
+        # On a terminal the line would follow the echoed "^C" or a progress bar.
+        start = "\n" if sys.stderr.isatty() else ""
+        print(f"{start}plangym: interrupted ({name})", file=sys.stderr)
+        return int(getattr(stop, "exit_status", 130))
     except BrokenPipeError:
         # The reader went away (``plangym list | head``): stop quietly, as other tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def fail(message: str) -> int:
+    """Print ``plangym: error: message`` on stderr; return the exit status, 2."""
+    print(f"plangym: error: {message}", file=sys.stderr)
+    return 2
+
+
+def missing_dependency(error: ImportError) -> str | None:
+    """Return the line to print for an ImportError that installing a package fixes, or None.
+
+    That is plangym's own advice (a message saying what to ``pip install``) or a module
+    outside plangym that is not installed; a plangym module that does not import is a bug.
+
+    >>> missing_dependency(ModuleNotFoundError("No module named 'packaging'", name="packaging"))
+    "No module named 'packaging' (needed by plangym or one of its dependencies)"
+    >>> missing_dependency(ImportError("cannot import name 'x'", name="plangym.core")) is None
+    True
+    """
+    message = str(error)
+    if "pip install" in message:
+        return message
+    module = error.name or ""
+    if isinstance(error, ModuleNotFoundError) and module.partition(".")[0] not in ("", "plangym"):
+        return f"{message} (needed by plangym or one of its dependencies)"
+    return None

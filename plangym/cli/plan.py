@@ -7,19 +7,17 @@ replayed from the saved states in a fresh env that draws the screen: that replay
 ``trajectory.gif`` and checks that every state it reaches is the one saved while planning.
 A uniformly random policy plays ``--baseline-games`` games of as many agent steps from the
 same start, for comparison.
+
+Stopped by Ctrl-C (SIGINT) or SIGTERM, it closes the workers, writes ``actions.json``,
+``summary.json`` (``"interrupted": true`` and the signal) and the GIF of the steps played
+so far, prints one line on stderr and exits with 130 (SIGINT) or 143 (SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
-import time
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 import plangym
 from plangym.cli.args import (
@@ -32,14 +30,13 @@ from plangym.cli.args import (
     prepare_out_dir,
     probability,
 )
+from plangym.cli.interrupt import stop_signals_raise
+from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.progress import PlanProgress
 from plangym.extras import require
 from plangym.planning.common import Trajectory, play, random_scores
-from plangym.planning.display import drawing_env, real_time_delay_cs, replay_frames
-from plangym.planning.gif import write_gif
 from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
-from plangym.version import __version__
 
 VIZ_MODULES = ("PIL", "tqdm")  # the GIF and the progress bar: the viz extra
 # The options of each planner, by the keyword of the planner class that each one sets.
@@ -107,17 +104,70 @@ COMMAND = Command(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Plan, compare with random play, write the GIF and the summary; print the score."""
+    """Plan, compare with random play, write the outputs; print the score.
+
+    Stopped by SIGINT or SIGTERM, it closes the workers, writes the outputs of the steps
+    played so far and returns 130 or 143 (see :mod:`plangym.cli.interrupt`).
+    """
     env_class, frameskip = env_settings(args)
     check_viz_extra()
+    planner_class, params = planner_settings(args)
     out = prepare_out_dir(args.out)
     env_kwargs: dict[str, Any] = {"frameskip": frameskip}
     if "ram" in getattr(env_class, "AVAILABLE_OBS_TYPES", ()):
         env_kwargs["obs_type"] = "ram"
+    trajectory = Trajectory()
+    baseline: list[float] = []
+    outputs = PlanOutputs(out, args, frameskip, params)
+    with stop_signals_raise() as stops:
+        try:
+            baseline = plan_game(args, planner_class, params, env_kwargs, trajectory)
+        except BaseException:
+            # A signal may surface as another error: a worker it ended, seen first.
+            if stops.first is None:
+                raise
+        stop = stops.first
+        trajectory = played_part(trajectory)
+        signals_before = len(stops.received)
+        try:
+            summary = outputs.save(trajectory, baseline, stop)
+        except BaseException:
+            if len(stops.received) == signals_before:
+                raise  # no new signal: a real error
+            first = stops.received[0]
+            again = " again" if stop is not None else ""
+            files = ", ".join(outputs.written) or "nothing"
+            print(
+                f"plangym: interrupted{again} ({stops.received[-1].signal_name}) while "
+                f"writing; wrote {files} in {out}",
+                file=sys.stderr,
+            )
+            return first.exit_status
+    report(summary, outputs.gif_problem, out)
+    if stop is not None:
+        print(f"plangym: interrupted ({stop.signal_name}); wrote {out}", file=sys.stderr)
+        return stop.exit_status
+    return 0
+
+
+def plan_game(
+    args: argparse.Namespace,
+    planner_class: type,
+    params: dict[str, Any],
+    env_kwargs: dict[str, Any],
+    trajectory: Trajectory,
+) -> list[float]:
+    """Play the game into ``trajectory``; return the random policy's scores.
+
+    The env (and its workers) is closed however this ends.
+    """
     workers = {"n_workers": args.workers} if args.workers > 1 else {}
     env = plangym.make(args.name, **workers, **env_kwargs)
     try:
-        planner, params = build_planner(args, env)
+        try:
+            planner = planner_class(env, seed=args.seed, **params)
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"--planner {args.planner}: {error}") from None
         where = f"{args.workers} workers" if args.workers > 1 else "1 process"
         print(
             f"plangym plan: {args.name} with {args.planner} ({describe(params)}) on "
@@ -125,41 +175,20 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         with PlanProgress(args.steps, desc=args.name, required=True) as progress:
-            trajectory = play(env, planner, args.steps, seed=args.seed, on_step=progress)
-        baseline = (
-            random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
-            if args.baseline_games and trajectory.agent_steps
-            else []
-        )
+            play(env, planner, args.steps, seed=args.seed, on_step=progress, record=trajectory)
+        if not (args.baseline_games and trajectory.agent_steps):
+            return []
+        return random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
     finally:
         env.close()
-    gif_path, gif_frames, replay_exact, gif_problem = save_gif(
-        args.name, frameskip, trajectory, out / "trajectory.gif", args.gif_every
-    )
-    summary = make_summary(args, frameskip, params, trajectory, baseline, replay_exact)
-    summary["gif"] = str(gif_path) if gif_path else None
-    summary["gif_frames"] = gif_frames
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    # The actions replay the game from the start: one compact line, not one per action.
-    actions = [a.tolist() if isinstance(a, np.ndarray) else a for a in trajectory.actions]
-    (out / "actions.json").write_text(json.dumps(actions) + "\n")
-    report(summary, trajectory, gif_problem, out)
-    return 0
 
 
-def build_planner(args: argparse.Namespace, env: Any) -> tuple[Any, dict[str, Any]]:
-    """Build the planner chosen on the command line; return it and its parameters."""
+def planner_settings(args: argparse.Namespace) -> tuple[type, dict[str, Any]]:
+    """Return the planner class chosen on the command line, and its keyword arguments."""
     planner_class, options = PLANNERS[args.planner]
-    params = {keyword: getattr(args, option.dest) for keyword, option in options.items()}
-    try:
-        return planner_class(env, seed=args.seed, **params), params
-    except (TypeError, ValueError) as error:
-        raise UsageError(f"--planner {args.planner}: {error}") from None
-
-
-def describe(params: dict[str, Any]) -> str:
-    """``{"n_walkers": 32, "dt": 2}`` as ``n_walkers 32, dt 2``."""
-    return ", ".join(f"{key} {value}" for key, value in params.items())
+    return planner_class, {
+        keyword: getattr(args, option.dest) for keyword, option in options.items()
+    }
 
 
 def check_viz_extra() -> None:
@@ -169,107 +198,3 @@ def check_viz_extra() -> None:
             require(module, extra="viz", feature="plangym plan")
         except ImportError as error:
             raise UsageError(str(error)) from None
-
-
-def save_gif(
-    name: str, frameskip: int, trajectory: Trajectory, path: Path, every: int
-) -> tuple[Path | None, int, bool | None, str | None]:
-    """Replay the game from its saved states in a drawing env and write the GIF.
-
-    Returns ``(path or None, frames written, replay exact or None, why no GIF or None)``.
-    """
-    if not trajectory.actions:
-        return None, 0, None, "no steps were played"
-    try:
-        env = drawing_env(name, frameskip)
-    except Exception as error:  # e.g. pygame missing for classic control
-        return None, 0, None, f"cannot draw {name}: {error}"
-    try:
-        frames, exact = replay_frames(env, trajectory, every)
-        delay_cs = real_time_delay_cs(env, every)
-    except Exception as error:
-        return None, 0, None, f"cannot draw {name}: {error}"
-    finally:
-        env.close()
-    write_gif(path, frames, delay_cs=delay_cs)
-    return path, len(frames), exact, None
-
-
-def make_summary(
-    args: argparse.Namespace,
-    frameskip: int,
-    params: dict[str, Any],
-    trajectory: Trajectory,
-    baseline: list[float],
-    replay_exact: bool | None,
-) -> dict[str, Any]:
-    """Everything ``summary.json`` records about the run."""
-    wall_s = trajectory.wall_s
-    random_mean = float(np.mean(baseline)) if baseline else None
-    return {
-        "env": args.name,
-        "planner": args.planner,
-        "planner_params": params,
-        "frameskip": frameskip,
-        "workers": args.workers,
-        "seed": args.seed,
-        "score": trajectory.score,
-        "agent_steps": trajectory.agent_steps,
-        "max_steps": args.steps,
-        "episode_ended": trajectory.ended,
-        "frames_simulated": trajectory.frames_simulated,
-        "wall_s": round(wall_s, 3),
-        "frames_per_s": round(trajectory.frames_simulated / wall_s, 1) if wall_s else None,
-        "random_games": len(baseline),
-        "random_score_mean": random_mean,
-        "random_score_std": float(np.std(baseline)) if baseline else None,
-        "score_vs_random": (
-            round(trajectory.score / random_mean, 2) if random_mean and random_mean > 0 else None
-        ),
-        "replay_exact": replay_exact,
-        "plangym_version": __version__,
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {platform.system()}",
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-
-
-def report(
-    summary: dict[str, Any], trajectory: Trajectory, gif_problem: str | None, out: Path
-) -> None:
-    """Print the run's results; the score comes last."""
-    rows = [
-        ("env", f"{summary['env']} (frameskip {summary['frameskip']})"),
-        (
-            "planner",
-            f"{summary['planner']} ({describe(summary['planner_params'])}), seed {summary['seed']}",
-        ),
-        ("workers", summary["workers"]),
-        (
-            "agent steps",
-            f"{summary['agent_steps']}" + (" (episode over)" if summary["episode_ended"] else ""),
-        ),
-        (
-            "frames simulated",
-            f"{summary['frames_simulated']:,} in {summary['wall_s']:.1f} s "
-            f"({summary['frames_per_s'] or 0:,.0f} frames/s)",
-        ),
-    ]
-    if summary["random_games"]:
-        rows.append(
-            (
-                "random policy",
-                f"mean score {summary['random_score_mean']:g} over "
-                f"{summary['random_games']} games of "
-                f"{summary['agent_steps']} steps",
-            )
-        )
-    if summary["score_vs_random"] is not None:
-        rows.append(("vs random", f"{summary['score_vs_random']:g}x the random mean"))
-    if summary["replay_exact"] is not None:
-        rows.append(("replay", "exact" if summary["replay_exact"] else "NOT exact"))
-    gif = summary["gif"] or f"none ({gif_problem})"
-    rows.append(("wrote", f"{gif}, {out / 'summary.json'}, {out / 'actions.json'}"))
-    rows.append(("score", f"{trajectory.score:g}"))
-    for label, value in rows:
-        print(f"{label:<17} {value}")

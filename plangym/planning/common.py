@@ -13,6 +13,9 @@ records the states it went through, so the game can be replayed (and drawn) afte
 >>> trajectory = play(env, AlwaysLeft(), max_steps=50, seed=1)
 >>> trajectory.ended, trajectory.agent_steps < 50, trajectory.score == trajectory.agent_steps
 (True, True, True)
+>>> record = Trajectory()  # filled step by step: kept if the game is stopped (Ctrl-C)
+>>> play(env, AlwaysLeft(), max_steps=3, seed=1, record=record) is record, record.agent_steps
+(True, 3)
 """
 
 from __future__ import annotations
@@ -143,6 +146,7 @@ def play(
     seed: int | None = 0,
     start_state: Any = None,
     on_step: Callable[[Progress], None] | None = None,
+    record: Trajectory | None = None,
 ) -> Trajectory:
     """Let ``planner`` play ``env`` for at most ``max_steps`` agent steps.
 
@@ -153,10 +157,15 @@ def play(
         seed: Seeds the environment before its reset (ignored with ``start_state``).
         start_state: Play from this state instead of a new episode.
         on_step: Called with a :class:`Progress` after every agent step.
+        record: An empty :class:`Trajectory` to record into (and return), so that a caller
+            keeps the steps played when the game is stopped (Ctrl-C) before it returns.
     """
+    trajectory = Trajectory() if record is None else record
+    if trajectory.states or trajectory.actions:
+        raise ValueError("record: expected an empty Trajectory, received one with steps")
     start = time.perf_counter()
     state = start_episode(env, seed) if start_state is None else start_state
-    trajectory = Trajectory(states=[state])
+    trajectory.states.append(state)
     for step in range(1, max_steps + 1):
         decision = planner.decide(state)
         state, _, reward, terminal, truncated, info = env.step(decision.action, state=state)

@@ -1,14 +1,15 @@
-"""Animated GIFs of RGB frames, coded by Pillow (the ``viz`` extra).
+"""Animated GIFs of RGB frames, written by Pillow's public API (the ``viz`` extra).
 
-The GIF is lossless when all the frames hold at most 255 colours together (an Atari
-screen uses at most 128): one global palette holds them all. Frames with more colours are
-first reduced to 255 colours shared by all of them (Pillow's fast octree, no dithering).
+The GIF is lossless when all the frames hold at most 256 colours together (an Atari screen
+uses at most 128): the frames are indexed against one global palette of exactly their
+colours, so Pillow never has to choose colours itself. Frames with more colours are first
+reduced, explicitly, to 255 colours shared by all of them (Pillow's fast octree, no
+dithering).
 
-The file stays small: each frame after the first stores only the bounding box of what
-changed, unchanged pixels inside it become the transparent colour (the palette entry after
-the frames' colours), which leaves long runs for the LZW coder, a frame equal to the one
-before is merged into it (shown that much longer), and the codes start at the palette's
-size (see :func:`encode`).
+Pillow's writer keeps the file small: each frame after the first stores only the box of
+what changed, with the unchanged pixels in it set to the transparent colour (the palette
+entry after the frames' colours), which leaves long runs for the LZW coder. A frame equal
+to the one before is merged into it here (shown that much longer).
 
 >>> import io
 >>> frames = [np.zeros((4, 6, 3), np.uint8), np.full((4, 6, 3), 200, np.uint8)]
@@ -21,18 +22,18 @@ size (see :func:`encode`).
 
 from __future__ import annotations
 
-import io
 import os
-import struct
 from collections.abc import Sequence
 from types import ModuleType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from plangym.extras import require
 
-MAX_COLOURS = 255  # the 256th palette entry is the transparent colour
+GIF_COLOURS = 256  # a GIF palette's size
+MAX_COLOURS = GIF_COLOURS - 1  # what quantized frames keep: one entry stays transparent
+MAX_DELAY_CS = 0xFFFF  # a GIF frame's delay is a 16-bit count of hundredths of a second
 
 
 def pillow_image() -> ModuleType:
@@ -70,50 +71,53 @@ def write_gif(
     if palette is None:
         palette, indices = palettize(quantize(stack, image))
     assert palette is not None and indices is not None  # at most MAX_COLOURS once quantized
-    data = encode(palette, indices, delay_cs, loop)
-    if hasattr(target, "write"):
-        target.write(data)
-    else:
-        with open(target, "wb") as file:
-            file.write(data)
+    runs = distinct_runs(indices)
+    pictures = [indexed_picture(image, frame, palette) for frame, _ in runs]
+    options: dict[str, Any] = {
+        "format": "GIF",
+        "save_all": True,
+        "append_images": pictures[1:],
+        # Pillow takes milliseconds and stores hundredths; repeats are merged into one frame.
+        "duration": [min(delay_cs * repeats, MAX_DELAY_CS) * 10 for _, repeats in runs],
+        "loop": loop,
+        "disposal": 1,  # each frame is drawn over the one before
+        # One global palette: Pillow then writes no colour table per frame, and never
+        # remaps or reduces the colours.
+        "palette": palette_bytes(palette),
+        # Makes Pillow set the unchanged pixels of each changed box to the transparent
+        # entry; with a palette given, it does not touch the palette itself.
+        "optimize": True,
+    }
+    if len(palette) < GIF_COLOURS:
+        options["transparency"] = len(palette)
+    pictures[0].save(target, **options)
 
 
-def encode(palette: np.ndarray, indices: np.ndarray, delay_cs: int = 8, loop: int = 0) -> bytes:
-    """Return the GIF of palette-indexed frames ``indices`` (n, height, width).
+def indexed_picture(image: ModuleType, indices: np.ndarray, palette: np.ndarray) -> Any:
+    """Return a Pillow picture of mode "P": ``indices`` into ``palette`` (<= 256 colours)."""
+    height, width = indices.shape
+    picture = image.frombytes("P", (width, height), np.ascontiguousarray(indices, np.uint8))
+    picture.putpalette(palette_bytes(palette))
+    return picture
 
-    The LZW coding is Pillow's. The blocks around it are written here because Pillow's
-    own GIF writer always starts the codes at 8 bits: for the dozen colours of an Atari
-    screen, a code size fitted to the palette makes the file a sixth smaller.
+
+def palette_bytes(palette: np.ndarray) -> bytes:
+    r"""Return the palette as Pillow takes it, with the transparent entry after the colours.
+
+    The transparent entry gets a colour none of the frames has: Pillow matches palette
+    entries by colour, and a duplicate could swap it with a visible entry.
+
+    >>> palette_bytes(np.array([[0, 0, 0], [0, 0, 2]], np.uint8))
+    b'\x00\x00\x00\x00\x00\x02\x00\x00\x01'
     """
-    _, height, width = indices.shape
-    transparent = len(palette)  # the entry after the frames' colours
-    table_bits = max(1, int(np.ceil(np.log2(len(palette) + 1))))
-    table = np.zeros((1 << table_bits, 3), dtype=np.uint8)
+    if len(palette) >= GIF_COLOURS:
+        return np.ascontiguousarray(palette, dtype=np.uint8).tobytes()
+    packed = {int(r) << 16 | int(g) << 8 | int(b) for r, g, b in palette}
+    free = next(colour for colour in range(len(palette) + 1) if colour not in packed)
+    table = np.zeros((len(palette) + 1, 3), dtype=np.uint8)
     table[: len(palette)] = palette
-    code_size = max(2, table_bits)
-    out = bytearray(b"GIF89a")
-    out += struct.pack("<HHBBB", width, height, 0x80 | (table_bits - 1), 0, 0)
-    out += table.tobytes()
-    # NETSCAPE2.0 application extension: how many times the animation loops.
-    out += b"\x21\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", loop) + b"\x00"
-    previous = None
-    for frame, repeats in distinct_runs(indices):
-        if previous is None:
-            top, left, patch = 0, 0, frame
-        else:
-            top, left, patch = changed_patch(frame, previous, transparent)
-        # Graphic control: disposal 1 (keep the frame), delay (a frame repeated is shown
-        # that much longer), transparency after the first frame.
-        flags = (1 << 2) | int(previous is not None)
-        delay = min(delay_cs * repeats, 0xFFFF)
-        out += b"\x21\xf9\x04" + struct.pack("<BHB", flags, delay, transparent) + b"\x00"
-        rows, cols = patch.shape
-        out += b"\x2c" + struct.pack("<HHHHB", left, top, cols, rows, 0)
-        out.append(code_size)
-        out += pillow_lzw(patch, code_size) + b"\x00"
-        previous = frame
-    out += b"\x3b"
-    return bytes(out)
+    table[-1] = (free >> 16, (free >> 8) & 255, free & 255)
+    return table.tobytes()
 
 
 def distinct_runs(indices: np.ndarray) -> list[tuple[np.ndarray, int]]:
@@ -131,43 +135,10 @@ def distinct_runs(indices: np.ndarray) -> list[tuple[np.ndarray, int]]:
     return runs
 
 
-def pillow_lzw(patch: np.ndarray, code_size: int) -> bytes:
-    """Return ``patch``'s colour indices LZW-coded by Pillow, in GIF sub-blocks."""
-    from PIL import Image, ImageFile
-
-    picture = Image.fromarray(np.ascontiguousarray(patch, dtype=np.uint8), mode="L")
-    buffer = io.BytesIO()
-    # Pillow's "gif" encoder takes the raw mode and the code size. Pillow >= 11 types a tile
-    # as its private _Tile named tuple, which Pillow 10 lacks; a plain tuple works in both.
-    tile = ("gif", (0, 0, *picture.size), 0, ("L", code_size))
-    ImageFile._save(picture, buffer, [tile])  # type: ignore[list-item]
-    return buffer.getvalue()
-
-
-def changed_patch(
-    frame: np.ndarray, previous: np.ndarray, transparent: int
-) -> tuple[int, int, np.ndarray]:
-    """Cut the bounding box of what changed since ``previous``; unchanged pixels transparent.
-
-    Returns ``(top, left, patch)``; a frame identical to the last is one transparent pixel.
-
-    >>> changed_patch(np.array([[1, 2], [3, 4]]), np.array([[1, 0], [3, 4]]), 9)
-    (0, 1, array([[2]], dtype=uint8))
-    """
-    changed = frame != previous
-    rows = np.flatnonzero(changed.any(axis=1))
-    if not len(rows):
-        return 0, 0, np.full((1, 1), transparent, dtype=np.uint8)
-    cols = np.flatnonzero(changed.any(axis=0))
-    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
-    patch = np.where(changed[top:bottom, left:right], frame[top:bottom, left:right], transparent)
-    return int(top), int(left), patch.astype(np.uint8)
-
-
 def palettize(frames: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Return ``(palette, indices)``: the frames' RGB colours and each pixel's colour index.
 
-    ``(None, None)`` when the frames hold more than :data:`MAX_COLOURS` colours.
+    ``(None, None)`` when the frames hold more than 256 colours together.
 
     >>> palette, indices = palettize(np.array([[[[0, 0, 0], [9, 9, 9], [0, 0, 0]]]], np.uint8))
     >>> palette.tolist(), indices.tolist()
@@ -183,7 +154,7 @@ def palettize(frames: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]
     present = np.zeros(1 << 24, dtype=bool)
     present[packed.ravel()] = True
     colours = np.flatnonzero(present)
-    if len(colours) > MAX_COLOURS:
+    if len(colours) > GIF_COLOURS:
         return None, None
     lookup = np.zeros(1 << 24, dtype=np.uint8)
     lookup[colours] = np.arange(len(colours), dtype=np.uint8)

@@ -275,7 +275,7 @@ def test_list_names_each_family_with_its_extra(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "mujoco (21 environments; extra 'mujoco', installed)" in out
-    assert "dm_control (51 environments; extra 'dm_control', installed)" in out
+    assert "dm_control (51 environments; extra 'dm-control', installed)" in out
     assert "box2d (6 environments; extra 'box2d', installed; FastLunarLander-v0 needs none)" in out
     assert "montezuma (1 environment)" in out
     assert "nes (140 environments; extra 'nes', installed)" in out
@@ -347,19 +347,6 @@ def test_progress_bars_are_drawn_on_a_terminal_only(tmp_path):
     result, terminal = run_with_terminal_stderr(*bench)
     assert result.returncode == 0 and "ParallelEnv, 2 workers" in result.stdout
     assert "bench CartPole-v1: 100%" in terminal and "6/6" in terminal, terminal
-
-
-@pytest.mark.parametrize("missing", ["tqdm", "PIL"])
-def test_plan_without_the_viz_extra_names_it(tmp_path, monkeypatch, capsys, missing):
-    from plangym.cli import main
-
-    monkeypatch.setitem(sys.modules, missing, None)
-    assert main(["plan", "CartPole-v1", "--out", str(tmp_path / "out")]) == 2
-    error = capsys.readouterr().err
-    assert error.startswith(
-        "plangym: error: plangym plan needs the 'viz' extra: pip install 'plangym[viz]'"
-    )
-    assert len(error.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
 def test_check_and_bench_run_without_tqdm(monkeypatch, capsys):

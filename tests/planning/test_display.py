@@ -190,7 +190,7 @@ def test_without_pillow_pictures_name_the_extra(monkeypatch):
     animation = Animation(distinct_frames(2))
     monkeypatch.setitem(sys.modules, "PIL", None)
     for show in (animation._repr_html_, animation._repr_png_, animation.gif_bytes):
-        with pytest.raises(ImportError, match=r"the 'viz' extra: pip install 'plangym\[viz\]'"):
+        with pytest.raises(ImportError, match=r"the 'viz' extra: pip install .plangym\[viz\]."):
             show()
 
 

@@ -1,0 +1,129 @@
+"""What the user can fix is one line on stderr for every subcommand; a bug keeps its traceback.
+
+A missing extra is simulated in a fresh interpreter whose import of the extra's package
+fails (``sys.modules[name] = None``, what Python does for a module that cannot be
+imported), before ``plangym.cli.main`` runs the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+RUN_WITHOUT = """
+import sys
+for name in sys.argv[1].split(","):
+    if name:
+        sys.modules[name] = None
+from plangym.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def run_without(modules: list[str], *args: str, cwd: str | None = None):
+    """Run ``plangym ARGS`` in a fresh interpreter in which ``modules`` do not import."""
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    return subprocess.run(
+        [sys.executable, "-c", RUN_WITHOUT, ",".join(modules), *args],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def error_lines(stderr: str) -> list[str]:
+    """stderr without blank lines and the banner the ALE prints when it loads."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and not line.startswith(("A.L.E:", "[Powered by Stella]"))
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "HalfCheetah-v5", "--steps", "3"],
+        ["bench", "HalfCheetah-v5", "--batch", "4", "--rounds", "1"],
+        ["plan", "HalfCheetah-v5", "--steps", "2", "--out", "OUT"],
+        ["plan", "HalfCheetah-v5", "--steps", "2", "--workers", "1", "--out", "OUT"],
+    ],
+    ids=["check", "bench", "plan", "plan-1-worker"],
+)
+def test_a_missing_extra_is_one_line_naming_it_and_its_install_command(tmp_path, args):
+    out = tmp_path / "out"
+    args = [str(out) if arg == "OUT" else arg for arg in args]
+    result = run_without(["mujoco"], *args)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("plangym: error: MuJoCo environments need the 'mujoco' extra")
+    assert "pip install" in lines[0] and "plangym[mujoco]" in lines[0]
+    assert not out.exists()  # stopped before any work
+
+
+def test_list_runs_without_an_extra():
+    result = run_without(["mujoco", "dm_control"], "list")
+    assert result.returncode == 0, result.stderr
+    assert "HalfCheetah-v5" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_plan_without_the_viz_extra_names_it(tmp_path):
+    for missing in ("PIL", "tqdm"):
+        result = run_without([missing], "plan", "CartPole-v1", "--out", str(tmp_path / "out"))
+        assert result.returncode == 2, result.stderr
+        lines = error_lines(result.stderr)
+        assert len(lines) == 1 and "Traceback" not in result.stderr, lines
+        assert lines[0].startswith(
+            "plangym: error: plangym plan needs the 'viz' extra: pip install"
+        )
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_dependency_of_a_dependency_is_one_line():
+    # gymnasium's MuJoCo renderer imports packaging, which the mujoco extra must bring.
+    result = run_without(["packaging"], "check", "HalfCheetah-v5", "--steps", "3")
+    assert result.returncode == 2, result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1 and "Traceback" not in result.stderr, lines
+    assert lines[0].startswith("plangym: error: No module named 'packaging")
+    assert lines[0].endswith("(needed by plangym or one of its dependencies)")
+
+
+def test_a_plangym_module_that_does_not_import_is_a_bug_with_a_traceback():
+    result = run_without(["plangym.control.classic_control.env"], "check", "CartPole-v1")
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "plangym.control.classic_control.env" in result.stderr
+    assert "plangym: error:" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["list", "--family", "nope"], "argument --family: invalid choice: 'nope'"),
+        (["list", "extra"], "unrecognized arguments: extra"),
+        (["check"], "the following arguments are required: name"),
+        (["check", "CartPole-v1", "--steps", "x"], "--steps: expected an integer >= 1"),
+        (["bench", "CartPole-v1", "--rounds", "0"], "--rounds: expected an integer >= 1"),
+        (["bench", "NoSuchGame-v9"], "unknown environment 'NoSuchGame-v9'"),
+        (["plan", "CartPole-v1", "--repeat", "2"], "--repeat: expected a probability"),
+        (["plan"], "the following arguments are required: name"),
+    ],
+    ids=["list-family", "list-extra", "check-name", "check-steps", "bench-rounds",
+         "bench-unknown", "plan-repeat", "plan-name"],
+)  # fmt: skip
+def test_bad_arguments_are_one_line_with_status_2(args, message):
+    result = run_without([], *args)
+    assert result.returncode == 2, result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1 and "Traceback" not in result.stderr, lines
+    assert lines[0].startswith("plangym: error: ") and message in lines[0], lines
