@@ -56,7 +56,23 @@ def records_to_states(records: np.ndarray) -> list[np.ndarray]:
 
 
 def states_to_records(states: Sequence | np.ndarray, dtype: np.dtype) -> np.ndarray | None:
-    """Stack 0-d record states of ``dtype`` into one record array; None if they are not."""
+    """Stack 0-d record states of ``dtype`` into one record array; None if they are not.
+
+    >>> dtype = np.dtype([("x", "f8"), ("n", "i8")])
+    >>> states = [np.array((1.5, 2), dtype), np.array((0.5, 7), dtype)]
+    >>> states_to_records(states, dtype)["n"].tolist(), states_to_records([np.ones(2)], dtype)
+    ([2, 7], None)
+    """
+    try:
+        # One glance at each state's dtype (the env's own object), then NumPy copies them
+        # all in one call: several times faster than joining their bytes.
+        foreign = [state for state in states if state.dtype is not dtype]
+    except AttributeError:  # not arrays
+        return None
+    if not foreign:
+        records = np.array(states, dtype=dtype)
+        if records.shape == (len(states),):
+            return records
     for state in states:
         if not (
             type(state) is np.ndarray

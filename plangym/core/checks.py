@@ -66,8 +66,17 @@ class InputChecks:
         if is_record_block(states):
             self.check_record_block(states)
         elif states is not None:
-            self.check_states(states)
+            states = self.checked_states(states)
         return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
+
+    def checked_states(self, states: list) -> list | np.ndarray:
+        """Check a batch's list of states; return them in the form the env steps fastest.
+
+        Here the list itself; a family whose states are 0-d records may return them as one
+        record array (which :meth:`check_batch` would also accept as input).
+        """
+        self.check_states(states)
+        return states
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise ValueError or TypeError unless ``state`` can be restored in this env.

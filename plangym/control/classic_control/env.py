@@ -231,6 +231,17 @@ class ClassicControl(PlangymEnv):
                 f"{expected}), received one of dtype {records.dtype}"
             )
 
+    def checked_states(self, states: list) -> list | np.ndarray:
+        """Check a batch's states; this env's own records come back as one record array.
+
+        The kernels and the bulk loop read records, so a list is stacked once, here.
+        """
+        records = states_to_records(states, self.state_dtype)
+        if records is not None:
+            return records
+        self.check_states(states)  # bare physics vectors, or a bad state to name
+        return states
+
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
         expected = self.state_dtype
