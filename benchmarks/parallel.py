@@ -68,10 +68,7 @@ def raw_ale_loop(states_bytes: list[bytes], actions: list[int], go, done) -> Non
 class RawLimit:
     """Two raw ALE loops in their own processes, started together for each round."""
 
-    def __init__(self, states: list, actions: np.ndarray):
-        from plangym.videogames.atari.state import TRAILER_SIZE
-
-        blobs = [state[:-TRAILER_SIZE].tobytes() for state in states]
+    def __init__(self, blobs: list[bytes], actions: np.ndarray):
         half = len(blobs) // 2
         context = mp.get_context("spawn")
         self.done = context.Queue()
@@ -144,7 +141,7 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
     single = parallel.plan_env
     states = game_states(single, 256)
     actions = np.random.default_rng(1).integers(single.n_actions, size=256)
-    raw = RawLimit(states, actions)
+    raw = RawLimit([single.ale_bytes(state) for state in states], actions)
     parallel.step_batch(actions, states=states)
     frames = 256 * 5
     samples: dict[str, list[float]] = {"ours": [], "single": [], "raw": [], "base": []}

@@ -4,7 +4,8 @@ Every underlying step is one emulator frame: the ALE is built with ``frameskip=1
 plangym repeats the action ``dt * frameskip`` times itself, so the ALE frame counter
 advances by exactly that much (plangym 0.1 let the ALE skip frames too, applying
 ``frameskip`` twice). States are the ALE's serialized state including its random
-generator, as a uint8 vector, so ``==`` compares games.
+generator, as a uint8 vector of one length per env (see :mod:`plangym.videogames.atari.state`),
+so ``==`` compares games and the states of many walkers stack into one array.
 
 Sticky actions are applied by plangym, not by the ALE: the ALE keeps the last action it
 applied (the one a sticky frame repeats) outside its serialized state, so a restored state
@@ -38,13 +39,7 @@ from plangym.constructor import parent_arguments, read_only
 from plangym.core.batch import Batch
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
-from plangym.videogames.atari.state import (
-    cartridge_tag,
-    check_cartridge,
-    decode_state,
-    encode_state,
-    saves_lossily,
-)
+from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
 if TYPE_CHECKING:
@@ -203,7 +198,7 @@ class AtariEnv(VideogameEnv):
         self._ale = unwrapped.ale
         self._ale_actions = list(unwrapped._action_set)
         reference = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
-        self._cartridge = cartridge_tag(reference, self.name)
+        self._codec = StateCodec(reference, self.name, generators=2 if self.clone_seeds else 1)
         self._lossy_save = saves_lossily(reference)
         # Observations may be written straight into a caller's rows only when the frames go
         # straight to the ALE and nothing is added to a step (hooks, pictures).
@@ -233,7 +228,7 @@ class AtariEnv(VideogameEnv):
             # Continue from exactly what the state says, as a restored copy would.
             ale.restoreState(ale_py.ALEState(ale_bytes))
         words = self._sticky_words.read(self._sticky_rng)
-        return encode_state(self._state_prefix(), ale_bytes, self._last_action, words)
+        return self._codec.encode(self._state_prefix(), ale_bytes, self._last_action, words)
 
     def _state_prefix(self) -> bytes:
         """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
@@ -246,7 +241,7 @@ class AtariEnv(VideogameEnv):
 
     def _restore_checked(self, state: np.ndarray) -> None:
         """Restore the emulator and the sticky-action bookkeeping from a checked state."""
-        ale_bytes, self._last_action, words = decode_state(state)
+        ale_bytes, self._last_action, words = self._codec.decode(state)
         self.ale.restoreState(ale_py.ALEState(ale_bytes))
         self._sticky_words.write(self._sticky_rng, words)
 
@@ -254,7 +249,18 @@ class AtariEnv(VideogameEnv):
         """Raise unless ``state`` is a state of this game."""
         check_uint8_vector(state, name, self.name)
         self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
-        check_cartridge(state, name, self.name, self._cartridge)
+        self._codec.check(state, name)
+
+    def ale_bytes(self, state: np.ndarray) -> bytes:
+        """Return the ALE's own serialization inside ``state`` (what ``ale_py.ALEState`` reads).
+
+        >>> env = AtariEnv("ALE/Pong-v5")
+        >>> state = env.get_state()
+        >>> len(env.ale_bytes(state)) > len(state)  # the generators are stored as words
+        True
+        """
+        self.check_state(state)
+        return self._codec.decode(state[len(state) - self._codec.size :])[0]
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""

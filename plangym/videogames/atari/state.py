@@ -1,22 +1,38 @@
-"""The state codec of Atari games: the ALE's serialized state plus plangym's own bookkeeping.
+"""The state codec of Atari games: one fixed-size uint8 vector per game for the ALE's state.
 
-A state is a uint8 vector: what a subclass keeps before it (Montezuma's tracker), the
-ALE's serialized state (random generator included), then a trailer of
-:data:`TRAILER_SIZE` bytes: the last action the console received (int64, the one a sticky
-frame repeats) and the words of plangym's sticky-action generator. The serialized state
-names the cartridge by its md5 near its start, which tells a state of another game apart
-before the ALE sees it.
+The ALE serializes the console (cartridge md5, CPU, TIA, RAM, banks ...) in fields whose
+sizes a game fixes, plus two Mersenne Twisters as decimal text: the console's own generator
+and, with ``include_rng``, the ALE's. Each text is 624 words and an index, so its length
+moves between about 1,250 and 6,867 bytes as the generator moves (the ALE draws twice per
+frame), and raw states of one game differ in length (14,419 to 14,447 bytes on MsPacman).
 
->>> state = encode_state(b"", b"ALE" + b"0" * 32, last_action=3, words=bytes(8 * N_WORDS))
->>> ale_bytes, last_action, words = decode_state(state)
->>> ale_bytes[:3], last_action, len(state) - len(ale_bytes) == TRAILER_SIZE
-(b'ALE', 3, True)
+A plangym state stores each generator as fixed-size binary words instead (2,500 bytes each)
+and rebuilds the exact text on restore, so every state of one env has one length and about
+half the size. What a subclass keeps comes first (Montezuma's tracker), then the ALE's
+other bytes verbatim, the generators' words, and a trailer of :data:`TRAILER_SIZE` bytes:
+the last action the console received (int64, the one a sticky frame repeats) and the words
+of plangym's sticky-action generator. Encoding refuses text it could not rebuild to the
+byte, so ``decode(encode(raw)) == raw`` for every state it returns.
+
+The words of a Mersenne Twister change once every 624 draws and only its index moves in
+between, so the codec remembers the last few word blocks it converted: most states of a
+run convert nothing but an index.
+
+>>> from plangym.videogames.atari import AtariEnv
+>>> env = AtariEnv("ALE/Pong-v5")
+>>> raw = env.ale.cloneState(include_rng=True).serialize()
+>>> codec = StateCodec(raw, "ALE/Pong-v5", generators=2)
+>>> state = codec.encode(b"", raw, last_action=3, words=bytes(8 * N_WORDS))
+>>> decoded, last_action, _ = codec.decode(state)
+>>> decoded == raw, last_action, len(state) == codec.size < len(raw)
+(True, 3, True)
 """
 
 from __future__ import annotations
 
 import re
 import struct
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,11 +41,17 @@ from plangym.rng import N_WORDS
 from plangym.videogames.env import check_uint8_vector
 
 _MD5 = re.compile(rb"[0-9a-f]{32}")
+# A Mersenne Twister as text: at least 624 numbers and their separators.
+_GENERATOR_TEXT = re.compile(rb"[0-9 ]{1200,}")
+_LENGTH = struct.Struct("<I")  # the ALE's string length prefix
+_LAST_ACTION = struct.Struct("<q")
+TRAILER_SIZE = _LAST_ACTION.size + 8 * N_WORDS
 # Cartridges whose save rounds part of their state (the DPC chip of Pitfall II keeps its
 # sound clock fraction to 8 decimals), so the running emulator drifts from a state it saved.
 _LOSSY_CARTRIDGES = (b"CartridgeDPC",)
-_LAST_ACTION = struct.Struct("<q")
-TRAILER_SIZE = _LAST_ACTION.size + 8 * N_WORDS
+# Word blocks remembered per env: enough for the generators of several parallel workers.
+_CACHED_BLOCKS = 32
+_KEY = 16  # bytes of a block (binary words or text) that index it in the cache
 
 
 def cartridge_tag(reference: bytes, game: str) -> tuple[int, bytes]:
@@ -45,27 +67,158 @@ def saves_lossily(reference: bytes) -> bool:
     return any(tag in reference for tag in _LOSSY_CARTRIDGES)
 
 
-def encode_state(prefix: bytes, ale_bytes: bytes, last_action: int, words: bytes) -> np.ndarray:
-    """Return ``prefix``, the ALE's bytes and the sticky-action trailer as one uint8 vector."""
-    parts = (prefix, ale_bytes, _LAST_ACTION.pack(last_action), words)
-    return np.frombuffer(b"".join(parts), dtype=np.uint8)
-
-
-def decode_state(state: np.ndarray) -> tuple[bytes, int, bytes]:
-    """Return the ALE's bytes, the last action and the generator words of a checked state."""
-    trailer = state[-TRAILER_SIZE:].tobytes()
-    (last_action,) = _LAST_ACTION.unpack_from(trailer)
-    return state[:-TRAILER_SIZE].tobytes(), last_action, trailer[_LAST_ACTION.size :]
-
-
-def check_cartridge(state: Any, name: str, game: str, cartridge: tuple[int, bytes]) -> None:
-    """Raise unless ``state`` is a state of the game whose md5 ``cartridge`` names."""
-    check_uint8_vector(state, name, game)
-    start, md5 = cartridge
-    if len(state) <= start + len(md5) + TRAILER_SIZE or (
-        state[start : start + len(md5)].tobytes() != md5
+def _generator_spans(reference: bytes, game: str, generators: int) -> list[tuple[int, int]]:
+    """Return where the generators' texts start and end in a serialized ALE state."""
+    spans = [match.span() for match in _GENERATOR_TEXT.finditer(reference)]
+    if len(spans) != generators or any(
+        start < _LENGTH.size or _LENGTH.unpack_from(reference, start - 4)[0] != end - start
+        for start, end in spans
     ):
-        raise ValueError(
-            f"{name}: expected a state of {game} (cartridge md5 {md5.decode()}), "
-            "received a state of another game or corrupt bytes"
+        raise RuntimeError(
+            f"{game}: expected {generators} random generator(s) as length-prefixed text in "
+            f"the ALE state, found {len(spans)}: a new ALE serialization format"
         )
+    return spans
+
+
+class _GeneratorTexts:
+    """Converts a generator's text to fixed-size binary words and back, remembering blocks.
+
+    A block is the text of every number but the last (with the separator after it) and the
+    same numbers as little-endian uint32; the last number (the index) is converted each time.
+    """
+
+    def __init__(self, numbers: int, game: str):
+        self.numbers = numbers
+        self.size = 4 * numbers
+        self._game = game
+        self._by_text: dict[bytes, tuple[bytes, bytes]] = {}
+        self._by_words: dict[bytes, tuple[bytes, bytes]] = {}
+
+    def _remember(self, block: tuple[bytes, bytes]) -> None:
+        for cache, key in ((self._by_text, block[0][:_KEY]), (self._by_words, block[1][:_KEY])):
+            if len(cache) >= _CACHED_BLOCKS:
+                del cache[next(iter(cache))]
+            cache[key] = block
+
+    def to_words(self, raw: bytes, start: int, end: int) -> tuple[bytes, bytes]:
+        """Return the binary words of the text ``raw[start:end]``: all but the last, the last.
+
+        Two parts, which the caller joins with the rest of the state (one copy, not two).
+        """
+        block = self._by_text.get(raw[start : start + _KEY])
+        if block is not None and raw.startswith(block[0], start):
+            last = raw[start + len(block[0]) : end]
+            value = int(last) if last.isdigit() else -1
+            # Only the canonical spelling of a uint32 rebuilds to the same bytes.
+            if 0 <= value <= 0xFFFFFFFF and b"%d" % value == last:
+                return block[1], _LENGTH.pack(value)
+        text = raw[start:end]
+        with warnings.catch_warnings():  # unparsable text is refused below
+            warnings.simplefilter("ignore")
+            values = np.fromstring(text, dtype="<u4", sep=" ")
+        rebuilt = " ".join(map(str, values[:-1].tolist())).encode() + b" "
+        if len(values) != self.numbers or rebuilt + b"%d" % values[-1] != text:
+            raise RuntimeError(
+                f"{self._game}: the ALE wrote a random generator in a form plangym cannot "
+                f"rebuild byte for byte (expected {self.numbers} decimal numbers)"
+            )
+        block = (rebuilt, values[:-1].tobytes())
+        self._remember(block)
+        return block[1], values[-1:].tobytes()
+
+    def to_text(self, state: bytes, offset: int) -> tuple[bytes, bytes]:
+        """Return the text of the words at ``state[offset:offset + self.size]`` in two parts.
+
+        The text of all numbers but the last (with its separator), then the last number.
+        """
+        end = offset + self.size - 4
+        block = self._by_words.get(state[offset : offset + _KEY])
+        if block is None or not state.startswith(block[1], offset):
+            values = np.frombuffer(state, "<u4", self.numbers - 1, offset)
+            block = (" ".join(map(str, values.tolist())).encode() + b" ", state[offset:end])
+            self._remember(block)
+        return block[0], b"%d" % _LENGTH.unpack_from(state, end)[0]
+
+
+class StateCodec:
+    """The fixed-size state format of one game, learnt from one serialized ALE state.
+
+    Args:
+        reference: A serialized ALE state of the game (``cloneState(...).serialize()``).
+        game: The game's name, for error messages.
+        generators: Random generators in the serialized state: 2 with ``include_rng=True``
+            (the console's and the ALE's), 1 without.
+    """
+
+    def __init__(self, reference: bytes, game: str, generators: int):
+        self.game = game
+        self.cartridge = cartridge_tag(reference, game)
+        spans = _generator_spans(reference, game, generators)
+        numbers = {len(reference[start:end].split(b" ")) for start, end in spans}
+        if len(numbers) != 1:
+            raise RuntimeError(f"{game}: the ALE's generators differ in size: {numbers}")
+        self._texts = _GeneratorTexts(numbers.pop(), game)
+        # The bytes between generator texts, each ending with the next text's length.
+        ends = [0, *(end for _, end in spans)]
+        starts = [*(start for start, _ in spans), len(reference)]
+        self._gaps = [start - end for end, start in zip(ends, starts, strict=True)]
+        self._words_at = sum(self._gaps)
+        self._trailer_at = self._words_at + generators * self._texts.size
+        self.size = self._trailer_at + TRAILER_SIZE
+        if self.cartridge[0] + len(self.cartridge[1]) > self._gaps[0]:
+            raise RuntimeError(f"{game}: the cartridge md5 follows a random generator")
+
+    def encode(self, prefix: bytes, raw: bytes, last_action: int, words: bytes) -> np.ndarray:
+        """Return ``prefix`` and the state of the ALE's ``raw`` bytes as one uint8 vector."""
+        parts, binary, position = [prefix], list[bytes](), 0
+        for gap in self._gaps[:-1]:
+            start = position + gap
+            end = start + _LENGTH.unpack_from(raw, start - 4)[0]
+            parts.append(raw[position:start])
+            binary += self._texts.to_words(raw, start, end)
+            position = end
+        if len(raw) - position != self._gaps[-1]:
+            raise RuntimeError(f"{self.game}: the ALE state changed layout ({len(raw)} bytes)")
+        parts += (raw[position:], *binary, _LAST_ACTION.pack(last_action), words)
+        return np.frombuffer(b"".join(parts), dtype=np.uint8)
+
+    def decode(self, state: np.ndarray) -> tuple[bytes, int, bytes]:
+        """Return the ALE's bytes, the last action and the generator words of a checked state."""
+        data = state.tobytes()
+        parts, position, words_at = list[bytes](), 0, self._words_at
+        for gap in self._gaps[:-1]:
+            parts += (data[position : position + gap], *self._texts.to_text(data, words_at))
+            position += gap
+            words_at += self._texts.size
+        parts.append(data[position : self._words_at])
+        (last_action,) = _LAST_ACTION.unpack_from(data, self._trailer_at)
+        return b"".join(parts), last_action, data[self._trailer_at + _LAST_ACTION.size :]
+
+    def check(self, state: Any, name: str) -> None:
+        """Raise unless ``state`` is a state of this game with this format's length."""
+        check_uint8_vector(state, name, self.game)
+        start, md5 = self.cartridge
+        if len(state) < start + len(md5) or state[start : start + len(md5)].tobytes() != md5:
+            raise ValueError(
+                f"{name}: expected a state of {self.game} (cartridge md5 {md5.decode()}), "
+                "received a state of another game or corrupt bytes"
+            )
+        if len(state) != self.size:
+            raise ValueError(
+                f"{name}: expected a state of {self.game} of {self.size} bytes, received "
+                f"{len(state)} bytes: truncated or corrupt, from other settings "
+                "(clone_seeds) or from an older plangym"
+            )
+        # Each generator's text must have the length the ALE recorded before it, or the ALE
+        # would read the following fields from the wrong place.
+        data, position, words_at = state.tobytes(), 0, self._words_at
+        for gap in self._gaps[:-1]:
+            position += gap
+            numbers, last = self._texts.to_text(data, words_at)
+            if _LENGTH.unpack_from(data, position - 4)[0] != len(numbers) + len(last):
+                raise ValueError(
+                    f"{name}: expected a state of {self.game} whose random generators fit "
+                    "their recorded lengths, received corrupt bytes"
+                )
+            words_at += self._texts.size

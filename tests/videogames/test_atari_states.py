@@ -1,0 +1,131 @@
+"""Atari states: one length per env, exact round trip to the ALE's bytes, exact restores.
+
+The ALE writes its random generators as decimal text, so its raw states of one game differ
+in length; plangym's states keep the generators as binary words and must rebuild the ALE's
+bytes exactly, for every state of random play with sticky actions and resets.
+"""
+
+import re
+
+import ale_py
+import numpy as np
+import pytest
+
+from plangym.api_tests import assert_identical
+from plangym.videogames import AtariEnv
+from plangym.videogames.atari.state import TRAILER_SIZE, StateCodec
+
+GAMES = [
+    "ALE/MsPacman-v5",
+    "ALE/Pong-v5",
+    "ALE/Breakout-v5",
+    "ALE/Pitfall-v5",
+    "ALE/MontezumaRevenge-v5",
+]
+
+
+def random_play(env: AtariEnv, steps: int, seed: int) -> list[tuple]:
+    """``(state, action, live step, ALE bytes after it)`` of random play with resets."""
+    rng = np.random.default_rng(seed)
+    env.seed(seed)
+    state, *_ = env.reset()
+    record = []
+    for i in range(steps):
+        action = int(rng.integers(env.n_actions))
+        dt = int(rng.integers(1, 4))
+        live = env.step(action, dt=dt, return_state=True)
+        raw = env.ale.cloneState(include_rng=env.clone_seeds).serialize()
+        record.append((state, action, dt, live, raw))
+        state = live[0]
+        if live[3] or live[4] or i % 70 == 69:
+            state, *_ = env.reset()
+    return record
+
+
+@pytest.fixture(scope="module", params=GAMES)
+def played(request):
+    env = AtariEnv(request.param, repeat_action_probability=0.25, autoreset=False)
+    yield env, random_play(env, 240, seed=GAMES.index(request.param))
+    env.close()
+
+
+def test_every_state_of_an_env_has_one_shape(played):
+    env, record = played
+    states = [state for state, *_ in record] + [live[0] for *_, live, _ in record]
+    assert {state.shape for state in states} == {env.get_state().shape}
+    stacked = np.stack(states)
+    assert stacked.dtype == np.uint8 and stacked.shape == (len(states), len(states[0]))
+    raw_lengths = {len(raw) for *_, raw in record}
+    assert len(raw_lengths) > 1, "the ALE's own states should vary in length"
+    assert len(states[0]) < min(raw_lengths)
+
+
+def test_states_hold_the_ale_bytes_exactly(played):
+    env, record = played
+    for *_, live, raw in record:
+        assert env.ale_bytes(live[0]) == raw
+
+
+def test_restoring_any_state_replays_the_live_run(played):
+    env, record = played
+    for state, action, dt, live, _ in record[::3]:
+        assert_identical(env.step(action, state=state, dt=dt, return_state=True), live)
+    fresh = env.clone()
+    for state, action, dt, live, _ in record[1::11]:
+        assert_identical(fresh.step(action, state=state, dt=dt, return_state=True), live)
+    fresh.close()
+
+
+def test_without_the_ale_generator_states_also_have_one_shape():
+    env = AtariEnv(
+        "ALE/MsPacman-v5", repeat_action_probability=0.25, clone_seeds=False, autoreset=False
+    )
+    record = random_play(env, 60, seed=1)
+    states = np.stack([live[0] for *_, live, _ in record])
+    assert len(states[0]) < len(AtariEnv("ALE/MsPacman-v5").get_state())
+    for state, action, dt, live, raw in record[::4]:
+        assert env.ale_bytes(live[0]) == raw
+        assert_identical(env.step(action, state=state, dt=dt, return_state=True), live)
+
+
+def test_truncated_corrupt_and_foreign_states_are_refused():
+    env = AtariEnv("ALE/Breakout-v5", repeat_action_probability=0.25)
+    state, *_ = env.reset()
+    env.step(1)
+    now = env.get_state()
+    with pytest.raises(
+        ValueError, match=r"state: expected a state of ALE/Breakout-v5 of \d+ bytes"
+    ):
+        env.set_state(state[:-1])
+    with pytest.raises(ValueError, match="state of another game"):
+        env.set_state(AtariEnv("ALE/Pong-v5").get_state())
+    older = np.frombuffer(env.ale_bytes(state) + bytes(TRAILER_SIZE), np.uint8)
+    with pytest.raises(ValueError, match="older plangym"):  # a raw ALE state plus the trailer
+        env.set_state(older)
+    corrupt = state.copy()
+    # The last generator's index, just before the trailer: more digits than recorded.
+    corrupt[-TRAILER_SIZE - 4 : -TRAILER_SIZE] = np.frombuffer(
+        (10**9).to_bytes(4, "little"), np.uint8
+    )
+    with pytest.raises(ValueError, match=r"states\[1\]: .*corrupt"):
+        env.step_batch([0, 0], states=[state, corrupt])
+    assert_identical(env.get_state(), now)
+
+
+def test_the_codec_refuses_text_it_could_not_rebuild():
+    """A generator index spelt "0624" is valid for the ALE but would come back as "624"."""
+    env = AtariEnv("ALE/Pong-v5")
+    raw = env.ale.cloneState(include_rng=True).serialize()
+    codec = StateCodec(raw, "ALE/Pong-v5", generators=2)
+    words = bytes(TRAILER_SIZE - 8)
+    assert codec.decode(codec.encode(b"", raw, 0, words))[0] == raw
+    body, tail = raw[:-8], raw[-8:]  # the ALE's generator ends just before two ints
+    start = re.search(rb"[0-9 ]+\Z", body).start()
+    numbers, index = body[start:].rsplit(b" ", 1)
+    text = numbers + b" 0" + index
+    spelt = body[: start - 4] + len(text).to_bytes(4, "little") + text + tail
+    spelt = spelt[:24] + (len(spelt) - 36).to_bytes(4, "little") + spelt[28:]
+    env.ale.restoreState(ale_py.ALEState(spelt))  # the ALE reads it
+    assert env.ale.cloneState(include_rng=True).serialize() == raw
+    with pytest.raises(RuntimeError, match=r"ALE/Pong-v5: .* cannot rebuild byte for byte"):
+        codec.encode(b"", spelt, 0, words)
