@@ -189,12 +189,6 @@ ALLOWED: dict[str, str] = {
             "subclasses override the process_* hooks, which are called"
         ),
     ),
-    **dict.fromkeys(
-        [
-            "plangym.videogames.atari:AtariEnv.get_lifes_from_info",
-        ],
-        ("GAP: now a staticmethod (calls through an instance still work)"),
-    ),
 }
 
 Difference = tuple[str, str]  # (identifier, what differs)

@@ -207,6 +207,10 @@ class AtariEnv(VideogameEnv):
         self._settle_after_reset()
 
     # Emulator access ------------------------------------------------------------------------
+    def get_lifes_from_info(self, info: dict[str, Any]) -> int:
+        """Lives left according to a step's ``info``: gymnasium's ``ale.lives`` key first."""
+        return int(info.get("ale.lives", super().get_lifes_from_info(info)))
+
     def lives(self) -> int:
         """Lives left in the current game."""
         return int(self.ale.lives())
