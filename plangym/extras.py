@@ -3,7 +3,7 @@
 Extras are named as the package metadata spells them (PEP 685: lower case, ``-`` between
 words), the only spelling every pip finds: pip 23 looks for the name exactly as typed.
 
->>> require("numpy", extra="anything").__name__
+>>> require("numpy", extra="viz").__name__
 'numpy'
 >>> require("not_a_real_package_xyz", extra="dm-control", family="dm_control")
 Traceback (most recent call last):
