@@ -234,9 +234,24 @@ def test_names_and_errors():
     env.close()
 
 
+MODEL_WITH_A_DEPRECATED_ATTRIBUTE = (
+    '<mujoco><compiler settotalmass="2"/><worldbody><body><freejoint/><geom size=".1"/>'
+    "</body></worldbody></mujoco>"
+)
+
+
 def test_mujoco_warnings_become_python_warnings(tmp_path):
-    """In a fresh process (dm_control, once imported, installs its own handler)."""
-    code = "import plangym; plangym.make('HalfCheetah-v5', render_mode=None).close()"
+    """In a fresh process (dm_control, once imported, installs its own handler).
+
+    gymnasium's HalfCheetah model sets the deprecated attribute too: plangym keeps that
+    note (about gymnasium's file) to itself, but the user's own models still warn.
+    """
+    code = (
+        "import mujoco, plangym\n"
+        "plangym.make('HalfCheetah-v5', render_mode=None).close()\n"
+        "print('built', flush=True)\n"
+        f"mujoco.MjModel.from_xml_string({MODEL_WITH_A_DEPRECATED_ATTRIBUTE!r})\n"
+    )
     done = subprocess.run(
         [sys.executable, "-W", "always", "-c", code],
         cwd=tmp_path,
@@ -245,7 +260,9 @@ def test_mujoco_warnings_become_python_warnings(tmp_path):
         timeout=120,
         check=True,
     )
-    assert "RuntimeWarning: MuJoCo: compiler attribute 'settotalmass'" in done.stderr
+    assert done.stdout == "built\n"
+    assert done.stderr.count("RuntimeWarning: MuJoCo: compiler attribute 'settotalmass'") == 1
+    assert done.stderr.startswith("<string>:4:")  # the user's model warned (line 4), not line 2
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
 
 
