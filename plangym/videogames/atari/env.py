@@ -207,8 +207,11 @@ class AtariEnv(VideogameEnv):
         self._settle_after_reset()
 
     # Emulator access ------------------------------------------------------------------------
-    def get_lifes_from_info(self, info: dict[str, Any]) -> int:
-        """Lives left according to a step's ``info``: gymnasium's ``ale.lives`` key first."""
+    def get_lifes_from_info(self, info: dict[str, Any]) -> int:  # type: ignore[override]
+        """Lives left according to a step's ``info``: gymnasium's ``ale.lives`` key first.
+
+        An instance method over the base's staticmethod, as in plangym 0.1.
+        """
         return int(info.get("ale.lives", super().get_lifes_from_info(info)))
 
     def lives(self) -> int:
