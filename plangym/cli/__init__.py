@@ -5,8 +5,10 @@ Subcommands:
 * ``plangym list``: families, environment names and which optional extras are installed.
 * ``plangym check NAME``: the exactness self-check, a PASS/FAIL table.
 * ``plangym bench NAME --workers K --batch B``: single process against ``ParallelEnv``.
-* ``plangym plan NAME --planner swarm|uct --workers K --steps N --seed S --out DIR``: play
-  a game with a reference planner; writes ``trajectory.gif`` and ``summary.json``.
+* ``plangym plan NAME --planner swarm|fmc|uct --workers K --steps N --seed S --out DIR``:
+  play a game with a reference planner; writes ``trajectory.gif`` and ``summary.json``.
+  ``--preset fmc`` plays a whole game with FMC's published parameters; ``--resume DIR``
+  continues a checkpointed game.
 
 What a user can fix prints one line on stderr, ``plangym: error: ...``, and exits with
 status 2: a mistake on the command line (an unknown environment, a bad number, an

@@ -67,6 +67,7 @@ def played_part(trajectory: Trajectory) -> Trajectory:
         frames_simulated=trajectory.frames_simulated,
         wall_s=trajectory.wall_s,
         ended=trajectory.ended and steps == len(trajectory.actions),
+        samples_simulated=trajectory.samples_simulated,
     )
 
 
@@ -148,6 +149,8 @@ def make_summary(
     """Everything ``summary.json`` records about the run (the GIF's facts come later)."""
     wall_s = trajectory.wall_s
     random_mean = float(np.mean(baseline)) if baseline else None
+    per_action = trajectory.samples_per_action
+    checkpoint = Path(args.out) / "checkpoint.pkl" if getattr(args, "out", None) else None
     return {
         "env": args.name,
         "planner": args.planner,
@@ -164,6 +167,11 @@ def make_summary(
         "frames_simulated": trajectory.frames_simulated,
         "wall_s": round(wall_s, 3),
         "frames_per_s": round(trajectory.frames_simulated / wall_s, 1) if wall_s else None,
+        "preset": getattr(args, "preset", None),
+        "samples_simulated": trajectory.samples_simulated,
+        "samples_per_action_mean": None if per_action is None else round(per_action, 2),
+        "resumed": bool(getattr(args, "resume", None)),
+        "checkpoint": str(checkpoint) if checkpoint and checkpoint.exists() else None,
         "random_games": len(baseline),
         "random_score_mean": random_mean,
         "random_score_std": float(np.std(baseline)) if baseline else None,
@@ -192,6 +200,7 @@ def report(summary: dict[str, Any], gif_problem: str | None, out: Path) -> None:
         steps += f" (interrupted by {summary['signal']})"
     elif summary["episode_ended"]:
         steps += " (episode over)"
+    samples = summary.get("samples_per_action_mean")
     rows = [
         ("env", f"{summary['env']} (frameskip {summary['frameskip']})"),
         (
@@ -206,6 +215,8 @@ def report(summary: dict[str, Any], gif_problem: str | None, out: Path) -> None:
             f"({summary['frames_per_s'] or 0:,.0f} frames/s)",
         ),
     ]
+    if samples is not None:
+        rows.append(("samples/action", f"{samples:,.1f} agent steps simulated per action"))
     if summary["random_games"]:
         rows.append(
             (

@@ -8,6 +8,11 @@ replayed from the saved states in a fresh env that draws the screen: that replay
 A uniformly random policy plays ``--baseline-games`` games of as many agent steps from the
 same start, for comparison.
 
+``--preset fmc`` plays a whole game (up to 30,000 agent steps) with the published Fractal
+Monte Carlo parameters of the game (:mod:`plangym.cli.plan_settings`). A checkpoint is
+saved every ``--checkpoint-every`` steps, and ``--resume DIR`` continues the game from it
+exactly as if it had not stopped (:mod:`plangym.cli.checkpoint`).
+
 Stopped by Ctrl-C (SIGINT) or SIGTERM, it closes the workers, writes ``actions.json``,
 ``summary.json`` (``"interrupted": true`` and the signal) and the GIF of the steps played
 so far, prints one line on stderr and exits with 130 (SIGINT) or 143 (SIGTERM).
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import plangym
@@ -24,72 +30,82 @@ from plangym.cli.args import (
     Command,
     Option,
     UsageError,
-    env_settings,
     non_negative_int,
     positive_int,
     prepare_out_dir,
-    probability,
 )
+from plangym.cli.checkpoint import Checkpointer, load_checkpoint, restore_trajectory
 from plangym.cli.interrupt import stop_signals_raise
 from plangym.cli.outputs import PlanOutputs, describe, played_part, report
+from plangym.cli.plan_settings import (
+    DEFAULT_OUT,
+    DEFAULT_STEPS,
+    PLANNERS,
+    SWARM_OPTIONS,
+    UCT_OPTIONS,
+    env_keywords,
+    resolve_settings,
+)
 from plangym.cli.progress import PlanProgress
 from plangym.extras import require
-from plangym.planning.common import Trajectory, play, random_scores
-from plangym.planning.swarm import SwarmPlanner
-from plangym.planning.uct import UCTPlanner
+from plangym.planning.common import Progress, Trajectory, play, random_scores
+from plangym.planning.presets import FULL_GAME_STEPS
 
 VIZ_MODULES = ("PIL", "tqdm")  # the GIF and the progress bar: the viz extra
-# The options of each planner, by the keyword of the planner class that each one sets.
-SWARM_OPTIONS = {
-    "n_walkers": Option(
-        "--walkers", positive_int, 32, "walkers: the batch of every step_batch call (default: 32)"
-    ),
-    "horizon": Option("--horizon", positive_int, 8, "rounds per decision (default: 8)"),
-    "dt": Option("--dt", positive_int, 2, "agent steps per walker step (default: 2)"),
-    "repeat_probability": Option(
-        "--repeat", probability, 0.5, "chance a walker repeats its last action (default: 0.5)"
-    ),
-}
-UCT_OPTIONS = {
-    "waves": Option("--waves", positive_int, 2, "waves per decision (default: 2)"),
-    "wave_size": Option("--wave-size", positive_int, 32, "leaves expanded per wave (default: 32)"),
-    "rollout_depth": Option(
-        "--rollout-depth", non_negative_int, 6, "random actions after each expansion (default: 6)"
-    ),
-    "rollout_dt": Option(
-        "--rollout-dt", positive_int, 1, "agent steps each random action is held for (default: 1)"
-    ),
-}
-PLANNERS: dict[str, tuple[type, dict[str, Option]]] = {
-    "swarm": (SwarmPlanner, SWARM_OPTIONS),
-    "uct": (UCTPlanner, UCT_OPTIONS),
-}
+PRESETS = ("fmc",)
 
 COMMAND = Command(
     "plan",
     help="play a game with a reference planner; write a GIF and a summary",
     description="Play one episode (at most --steps agent steps) with a reference "
     "planner stepping its batches on --workers processes. Writes OUT/trajectory.gif "
-    "and OUT/summary.json and prints the score last.",
+    "and OUT/summary.json and prints the score last. --preset fmc plays a whole game "
+    "with Fractal Monte Carlo's published parameters of the game.",
     options=(
         Option.env_name("environment name, e.g. ALE/MsPacman-v5"),
-        Option("--planner", default="swarm", choices=tuple(PLANNERS), help="default: swarm"),
+        Option(
+            "--planner",
+            default=None,
+            choices=tuple(PLANNERS),
+            help="default: swarm (with --preset fmc: fmc)",
+        ),
+        Option(
+            "--preset",
+            default=None,
+            choices=PRESETS,
+            help="fmc: the game's published FMC parameters (frameskip, walkers, horizon, "
+            "budget) for the fmc planner, and its budget for uct; a whole game",
+        ),
         Option(
             "--workers", positive_int, 2, "worker processes; 1 plans in this process (default: 2)"
         ),
         Option(
             "--steps",
             positive_int,
-            300,
-            "agent steps at most; fewer if the episode ends (default: 300)",
+            None,
+            f"agent steps at most; fewer if the episode ends (default: {DEFAULT_STEPS}; "
+            f"preset: {FULL_GAME_STEPS:,})",
         ),
         Option.seed("seed of env and planner"),
-        Option("--out", default="plangym-out", help="output directory"),
+        Option("--out", default=None, help=f"output directory (default: {DEFAULT_OUT})"),
         Option.frameskip(),
     ),
     groups={
-        "swarm planner": tuple(SWARM_OPTIONS.values()),
+        "swarm and fmc planners": tuple(SWARM_OPTIONS.values()),
         "uct planner": tuple(UCT_OPTIONS.values()),
+        "long games": (
+            Option(
+                "--checkpoint-every",
+                non_negative_int,
+                500,
+                "save OUT/checkpoint.pkl every N agent steps; 0: only at the end (default: 500)",
+            ),
+            Option(
+                "--resume",
+                default=None,
+                help="continue the game checkpointed in DIR, with its settings, writing in DIR",
+            ),
+        ),
         "output": (
             Option(
                 "--baseline-games",
@@ -109,19 +125,16 @@ def run(args: argparse.Namespace) -> int:
     Stopped by SIGINT or SIGTERM, it closes the workers, writes the outputs of the steps
     played so far and returns 130 or 143 (see :mod:`plangym.cli.interrupt`).
     """
-    env_class, frameskip = env_settings(args)
+    resumed = load_checkpoint(Path(args.resume)) if args.resume else None
+    planner_class, params, frameskip = resolve_settings(args, resumed)
     check_viz_extra()
-    planner_class, params = planner_settings(args)
     out = prepare_out_dir(args.out)
-    env_kwargs: dict[str, Any] = {"frameskip": frameskip}
-    if "ram" in getattr(env_class, "AVAILABLE_OBS_TYPES", ()):
-        env_kwargs["obs_type"] = "ram"
     trajectory = Trajectory()
     baseline: list[float] = []
     outputs = PlanOutputs(out, args, frameskip, params)
     with stop_signals_raise() as stops:
         try:
-            baseline = plan_game(args, planner_class, params, env_kwargs, trajectory)
+            baseline = plan_game(args, planner_class, params, frameskip, trajectory, resumed)
         except BaseException:
             # A signal may surface as another error: a worker it ended, seen first.
             if stops.first is None:
@@ -154,41 +167,56 @@ def plan_game(
     args: argparse.Namespace,
     planner_class: type,
     params: dict[str, Any],
-    env_kwargs: dict[str, Any],
+    frameskip: int,
     trajectory: Trajectory,
+    resumed: dict[str, Any] | None = None,
 ) -> list[float]:
-    """Play the game into ``trajectory``; return the random policy's scores.
+    """Play the game into ``trajectory`` (continuing ``resumed``); return the random scores.
 
+    A checkpoint is saved every ``args.checkpoint_every`` steps and when the game is over.
     The env (and its workers) is closed however this ends.
     """
     workers = {"n_workers": args.workers} if args.workers > 1 else {}
-    env = plangym.make(args.name, **workers, **env_kwargs)
+    env = plangym.make(args.name, **workers, **env_keywords(args.name, frameskip))
     try:
         try:
             planner = planner_class(env, seed=args.seed, **params)
         except (TypeError, ValueError) as error:
             raise UsageError(f"--planner {args.planner}: {error}") from None
+        if resumed is not None:
+            planner.set_planner_state(resumed["planner_state"])
+            vars(trajectory).update(vars(restore_trajectory(env, resumed)))
+        settings = {
+            "env": args.name,
+            "planner": args.planner,
+            "params": params,
+            "frameskip": frameskip,
+            "seed": args.seed,
+            "steps": args.steps,
+            "preset": args.preset,
+        }
+        saver = Checkpointer(args.out, args.checkpoint_every, settings, planner, trajectory)
         where = f"{args.workers} workers" if args.workers > 1 else "1 process"
+        start = f", resumed at step {trajectory.agent_steps}" if resumed else ""
         print(
             f"plangym plan: {args.name} with {args.planner} ({describe(params)}) on "
-            f"{where}, {args.steps} steps, seed {args.seed}",
+            f"{where}, {args.steps} steps, seed {args.seed}{start}",
             file=sys.stderr,
         )
+
+        def on_step(step: Progress) -> None:
+            progress(step)
+            saver(step)
+
         with PlanProgress(args.steps, desc=args.name, required=True) as progress:
-            play(env, planner, args.steps, seed=args.seed, on_step=progress, record=trajectory)
+            play(env, planner, args.steps, seed=args.seed, on_step=on_step, record=trajectory)
+        if saver.saved_step != trajectory.agent_steps:
+            saver.save()
         if not (args.baseline_games and trajectory.agent_steps):
             return []
         return random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
     finally:
         env.close()
-
-
-def planner_settings(args: argparse.Namespace) -> tuple[type, dict[str, Any]]:
-    """Return the planner class chosen on the command line, and its keyword arguments."""
-    planner_class, options = PLANNERS[args.planner]
-    return planner_class, {
-        keyword: getattr(args, option.dest) for keyword, option in options.items()
-    }
 
 
 def check_viz_extra() -> None:

@@ -2,6 +2,9 @@
 
 * :class:`~plangym.planning.swarm.SwarmPlanner`: a Fractal Monte Carlo style swarm of
   cloning walkers, stepped in one ``step_batch`` call per round.
+* :class:`~plangym.planning.fmc.FMCPlanner`: Fractal Monte Carlo as published with the
+  FractalAI code (relativized virtual reward, an exact budget of samples per action);
+  :mod:`plangym.planning.presets` holds the published parameters of four Atari games.
 * :class:`~plangym.planning.uct.UCTPlanner`: UCT tree search expanding leaves in waves, one
   ``step_batch`` call per wave and one per rollout depth.
 
@@ -12,12 +15,14 @@
 
 from plangym.planning.common import Decision, Progress, Trajectory, play, random_scores
 from plangym.planning.display import Animation, replay_frames
+from plangym.planning.fmc import FMCPlanner
 from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
 
 __all__ = [
     "Animation",
     "Decision",
+    "FMCPlanner",
     "Progress",
     "SwarmPlanner",
     "Trajectory",

@@ -42,10 +42,13 @@ class Decision:
     Attributes:
         action: The action to apply from the state the planner was given.
         frames: Underlying steps (emulator frames for Atari) the planner simulated to decide.
+        samples: Agent steps the planner simulated to decide (each of ``frameskip`` frames
+            for Atari), if it counts them.
     """
 
     action: Any
     frames: int
+    samples: int | None = None
 
 
 class Planner(Protocol):
@@ -68,6 +71,8 @@ class Trajectory:
         frames_simulated: Underlying steps simulated in total: planning plus playing.
         wall_s: Seconds the whole game took.
         ended: Whether the episode ended (terminal or truncated) before the step budget.
+        samples_simulated: Agent steps the planner simulated (planning only), or None if
+            it does not count them.
     """
 
     states: list = field(default_factory=list)
@@ -76,6 +81,7 @@ class Trajectory:
     frames_simulated: int = 0
     wall_s: float = 0.0
     ended: bool = False
+    samples_simulated: int | None = None
 
     @property
     def score(self) -> float:
@@ -86,6 +92,13 @@ class Trajectory:
     def agent_steps(self) -> int:
         """Number of actions applied."""
         return len(self.actions)
+
+    @property
+    def samples_per_action(self) -> float | None:
+        """Mean agent steps simulated per action played (None if not counted)."""
+        if self.samples_simulated is None or not self.actions:
+            return None
+        return self.samples_simulated / len(self.actions)
 
     def animation(
         self, env_or_name: Any, every: int = 1, frameskip: int | None = None
@@ -148,7 +161,7 @@ def play(
     on_step: Callable[[Progress], None] | None = None,
     record: Trajectory | None = None,
 ) -> Trajectory:
-    """Let ``planner`` play ``env`` for at most ``max_steps`` agent steps.
+    """Let ``planner`` play ``env`` until ``max_steps`` agent steps have been played.
 
     Args:
         env: Any plangym environment (a ``ParallelEnv`` too).
@@ -157,23 +170,36 @@ def play(
         seed: Seeds the environment before its reset (ignored with ``start_state``).
         start_state: Play from this state instead of a new episode.
         on_step: Called with a :class:`Progress` after every agent step.
-        record: An empty :class:`Trajectory` to record into (and return), so that a caller
-            keeps the steps played when the game is stopped (Ctrl-C) before it returns.
+        record: A :class:`Trajectory` to record into (and return), so that a caller keeps
+            the steps played when the game is stopped (Ctrl-C) before it returns. One that
+            holds steps already (a game resumed from a checkpoint) is continued from its
+            last state, up to ``max_steps`` steps in all; its times and counts go on.
     """
     trajectory = Trajectory() if record is None else record
-    if trajectory.states or trajectory.actions:
-        raise ValueError("record: expected an empty Trajectory, received one with steps")
-    start = time.perf_counter()
-    state = start_episode(env, seed) if start_state is None else start_state
-    trajectory.states.append(state)
-    for step in range(1, max_steps + 1):
+    start = time.perf_counter() - trajectory.wall_s
+    if trajectory.actions:
+        if start_state is not None:
+            raise ValueError("start_state: a record with steps continues from its last state")
+        if len(trajectory.states) != len(trajectory.actions) + 1:
+            raise ValueError("record: expected one state more than actions")
+        state = trajectory.states[-1]
+    else:
+        trajectory.states.clear()
+        state = start_episode(env, seed) if start_state is None else start_state
+        trajectory.states.append(state)
+    for step in range(trajectory.agent_steps + 1, max_steps + 1):
+        if trajectory.ended:
+            break
         decision = planner.decide(state)
         state, _, reward, terminal, truncated, info = env.step(decision.action, state=state)
         trajectory.states.append(state)
         trajectory.actions.append(decision.action)
         trajectory.rewards.append(float(reward))
         trajectory.frames_simulated += decision.frames + int(info.get("n_step", 1))
+        if decision.samples is not None:
+            trajectory.samples_simulated = (trajectory.samples_simulated or 0) + decision.samples
         trajectory.wall_s = time.perf_counter() - start
+        trajectory.ended = bool(terminal or truncated)
         if on_step is not None:
             on_step(
                 Progress(
@@ -184,9 +210,6 @@ def play(
                     wall_s=trajectory.wall_s,
                 )
             )
-        if terminal or truncated:
-            trajectory.ended = True
-            break
     trajectory.wall_s = time.perf_counter() - start
     return trajectory
 

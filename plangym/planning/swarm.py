@@ -109,15 +109,28 @@ class SwarmPlanner:
         n = self.n_walkers
         first_actions = self.sampler.sample(n)
         swarm = self._step(_Swarm.at_root(state, n), first_actions)
-        frames = swarm.frames
+        frames, rounds = swarm.frames, 1
         for _ in range(self.horizon - 1):
             if swarm.dead.all():
                 break
             swarm = swarm.take(self._clone_targets(swarm))
             stepped = self._step(swarm, self._next_actions(swarm))
             frames += stepped.frames
+            rounds += 1
             swarm = stepped
-        return Decision(action=as_action(self._vote(swarm, first_actions)), frames=frames)
+        return Decision(
+            action=as_action(self._vote(swarm, first_actions)),
+            frames=frames,
+            samples=rounds * n * self.dt,
+        )
+
+    def get_planner_state(self) -> dict[str, Any]:
+        """Return what a checkpoint needs to continue exactly: the generator's state."""
+        return {"rng": self.rng.bit_generator.state}
+
+    def set_planner_state(self, saved: dict[str, Any]) -> None:
+        """Continue from :meth:`get_planner_state`'s result."""
+        self.rng.bit_generator.state = saved["rng"]
 
     def _next_actions(self, swarm: _Swarm) -> np.ndarray:
         """Fresh random actions, except where a walker repeats its last one."""

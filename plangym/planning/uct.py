@@ -97,6 +97,9 @@ class UCTPlanner:
         mix: Weight of the best return against the mean return in a node's value.
         discount: Discount per agent step.
         seed: Seed of the planner's random generator.
+        budget: Agent steps to simulate per decision, counted exactly (expansions and
+            rollout steps): waves go on until it is spent, and ``waves`` is ignored; the
+            last wave is cut to what is left. None: ``waves`` waves.
     """
 
     name = "uct"
@@ -112,6 +115,7 @@ class UCTPlanner:
         mix: float = 0.25,
         discount: float = 0.99,
         seed: int = 0,
+        budget: int | None = None,
     ):
         if not isinstance(env.action_space, spaces.Discrete):
             raise TypeError(
@@ -130,6 +134,8 @@ class UCTPlanner:
             raise ValueError(f"mix: expected a number between 0 and 1, received {mix}")
         self.mix = float(mix)
         self.discount = float(discount)
+        self.budget = None if budget is None else check_positive_int("budget", budget)
+        self._samples = 0  # agent steps simulated for the decision under way
         self.rng = np.random.default_rng(seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
         self._actions = self.sampler.all_actions()
@@ -140,15 +146,22 @@ class UCTPlanner:
         """Search from ``state`` and return the action with the best return found."""
         root = self._root_for(state)
         returns = ReturnRange([child.best for child in root.children.values()])
-        frames = 0
-        for _ in range(self.waves):
-            leaves = self._select_wave(root, returns)
+        frames, waves, self._samples = 0, 0, 0
+        leaf_cost = 1 + self.rollout_depth * self.rollout_dt  # samples a leaf costs at most
+        while True:
+            if self.budget is None:
+                size = self.wave_size if waves < self.waves else 0
+            else:
+                left = self.budget - self._samples
+                size = min(self.wave_size, max(1, left // leaf_cost)) if left > 0 else 0
+            leaves = self._select_wave(root, returns, size) if size else []
             if not leaves:
                 break
             frames += self._expand_and_evaluate(leaves, returns)
+            waves += 1
         action = self._best_action(root)
         self._kept = root.children.get(action)
-        return Decision(action=as_action(action), frames=frames)
+        return Decision(action=as_action(action), frames=frames, samples=self._samples)
 
     # Tree -------------------------------------------------------------------------------------
     def _root_for(self, state: Any) -> Node:
@@ -186,10 +199,12 @@ class UCTPlanner:
                 best, best_score = child, score
         return best
 
-    def _select_wave(self, root: Node, returns: ReturnRange) -> list[tuple[list[Node], Any]]:
-        """Up to ``wave_size`` (path, untried action) pairs, spread by the visits counted."""
+    def _select_wave(
+        self, root: Node, returns: ReturnRange, size: int
+    ) -> list[tuple[list[Node], Any]]:
+        """Up to ``size`` (path, untried action) pairs, spread by the visits counted."""
         leaves: list[tuple[list[Node], Any]] = []
-        for _ in range(self.wave_size):
+        for _ in range(size):
             path = [root]
             node = root
             root.visits += 1
@@ -227,6 +242,7 @@ class UCTPlanner:
     def _grow(self, paths: list[list[Node]], actions: list, states: list) -> int:
         """Step ``actions`` from ``states`` in one batch; append each new node to its path."""
         stepped = step_states(self.env, actions, states)
+        self._samples += len(actions)
         for path, action, state, reward, dead in zip(
             paths,
             actions,
@@ -249,6 +265,11 @@ class UCTPlanner:
                 break
             held = self.sampler.sample(len(active)).tolist()
             for _ in range(self.rollout_dt):
+                if self.budget is not None:  # the last wave stops where the budget ends
+                    left = max(0, self.budget - self._samples)
+                    active, held = active[:left], held[:left]
+                    if not active:
+                        break
                 tips = [paths[i][-1] for i in active]
                 frames += self._grow([paths[i] for i in active], held, [tip.state for tip in tips])
                 alive = [k for k, i in enumerate(active) if not paths[i][-1].dead]
@@ -278,3 +299,36 @@ class UCTPlanner:
             return self.sampler.sample(1)[0]
         visited = list(root.children.items())
         return max(visited, key=lambda item: (item[1].best, item[1].visits))[0]
+
+    # Checkpoints ------------------------------------------------------------------------------
+    def get_planner_state(self) -> dict[str, Any]:
+        """Return what a checkpoint needs to continue exactly: the generator and the kept subtree.
+
+        The subtree is a flat list (parents before children, children in their order), so
+        that pickling a deep tree needs no deep recursion.
+        """
+        nodes: list[tuple] = []
+        if self._kept is not None:
+            queue: list[tuple[int, Any, Node]] = [(-1, None, self._kept)]
+            for parent, action, node in queue:  # grows while read: breadth first
+                index = len(nodes)
+                nodes.append((parent, action, *(getattr(node, slot) for slot in _SAVED)))
+                queue.extend((index, key, child) for key, child in node.children.items())
+        return {"rng": self.rng.bit_generator.state, "kept": nodes}
+
+    def set_planner_state(self, saved: dict[str, Any]) -> None:
+        """Continue from :meth:`get_planner_state`'s result."""
+        self.rng.bit_generator.state = saved["rng"]
+        built: list[Node] = []
+        for parent, action, *values in saved["kept"]:
+            node = Node(None, 0.0, False)
+            for slot, value in zip(_SAVED, values, strict=True):
+                setattr(node, slot, value)
+            if parent >= 0:
+                built[parent].children[action] = node
+            built.append(node)
+        self._kept = built[0] if built else None
+
+
+# The fields of a Node a checkpoint keeps (its children are rebuilt from the parents).
+_SAVED = ("state", "reward", "dead", "untried", "visits", "value_sum", "best")

@@ -1,0 +1,169 @@
+"""What ``plangym plan`` plays: the planners' options, presets and resumed games.
+
+A setting comes from the command line if given there, else from ``--preset fmc`` (the
+game's published Fractal Monte Carlo parameters, :mod:`plangym.planning.presets`), else
+from the planner's default. ``--resume DIR`` takes every setting from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from plangym.cli.args import (
+    Option,
+    UsageError,
+    check_env_name,
+    default_frameskip,
+    env_settings,
+    non_negative_int,
+    positive_int,
+    probability,
+)
+from plangym.planning.fmc import FMCPlanner
+from plangym.planning.presets import FULL_GAME_STEPS, FMCPreset, fmc_preset
+from plangym.planning.swarm import SwarmPlanner
+from plangym.planning.uct import UCTPlanner
+
+DEFAULT_STEPS = 300
+DEFAULT_OUT = "plangym-out"
+WALKERS = Option(
+    "--walkers", positive_int, None, "swarm, fmc: walkers (default: 32; preset: the game's)"
+)
+HORIZON = Option(
+    "--horizon",
+    positive_int,
+    None,
+    "swarm, fmc: rounds per decision at most (default: swarm 8, fmc 25; preset: the game's)",
+)
+BUDGET = Option(
+    "--budget",
+    positive_int,
+    None,
+    "fmc, uct: agent steps simulated per action at most, counted exactly (default: fmc "
+    "walkers x horizon, uct --waves waves; preset: the game's)",
+)
+SWARM_OPTIONS = {
+    "n_walkers": WALKERS,
+    "horizon": HORIZON,
+    "dt": Option("--dt", positive_int, None, "swarm: agent steps per walker step (default: 2)"),
+    "repeat_probability": Option(
+        "--repeat", probability, None, "swarm: chance a walker repeats its last action (0.5)"
+    ),
+}
+UCT_OPTIONS = {
+    "waves": Option("--waves", positive_int, None, "waves per decision (default: 2)"),
+    "wave_size": Option("--wave-size", positive_int, None, "leaves per wave (default: 32)"),
+    "rollout_depth": Option(
+        "--rollout-depth", non_negative_int, None, "random actions after each expansion (6)"
+    ),
+    "rollout_dt": Option(
+        "--rollout-dt", positive_int, None, "agent steps each random action is held for (1)"
+    ),
+    "budget": BUDGET,
+}
+# Each planner: its class, the options that set its keywords, and their defaults.
+PLANNERS: dict[str, tuple[type, dict[str, Option], dict[str, Any]]] = {
+    "swarm": (
+        SwarmPlanner,
+        SWARM_OPTIONS,
+        {"n_walkers": 32, "horizon": 8, "dt": 2, "repeat_probability": 0.5},
+    ),
+    "fmc": (
+        FMCPlanner,
+        {"n_walkers": WALKERS, "horizon": HORIZON, "budget": BUDGET},
+        {"n_walkers": 32, "horizon": 25, "budget": None},
+    ),
+    "uct": (
+        UCTPlanner,
+        UCT_OPTIONS,
+        {"waves": 2, "wave_size": 32, "rollout_depth": 6, "rollout_dt": 1, "budget": None},
+    ),
+}
+
+
+def env_keywords(name: str, frameskip: int) -> dict[str, Any]:
+    """Return the keywords ``plan`` builds its env with: RAM observations where there are some."""
+    keywords: dict[str, Any] = {"frameskip": frameskip}
+    if "ram" in getattr(check_env_name(name), "AVAILABLE_OBS_TYPES", ()):
+        keywords["obs_type"] = "ram"
+    return keywords
+
+
+def resolve_settings(
+    args: argparse.Namespace, resumed: dict[str, Any] | None
+) -> tuple[type, dict[str, Any], int]:
+    """Fill in ``args`` (planner, steps, out, ...); return the planner, its keywords, frameskip.
+
+    A value given on the command line wins, then the preset's, then the default. With
+    ``--resume`` the checkpoint's settings are used and the planner options must be left out.
+    """
+    if resumed is not None:
+        return resume_settings(args, resumed)
+    env_class, _ = env_settings(args)
+    preset = fmc_preset_of(args)
+    args.planner = args.planner or ("fmc" if preset else "swarm")
+    if preset is not None and args.planner == "swarm":
+        args.planner = "fmc"  # the preset's parameters are those of FMC's swarm
+    args.steps = args.steps or (FULL_GAME_STEPS if preset else DEFAULT_STEPS)
+    args.out = args.out or DEFAULT_OUT
+    frameskip = args.frameskip or (preset.repeat if preset else default_frameskip(env_class))
+    return (*planner_settings(args, preset), frameskip)
+
+
+def resume_settings(
+    args: argparse.Namespace, resumed: dict[str, Any]
+) -> tuple[type, dict[str, Any], int]:
+    """Return the settings of a resumed game (see :func:`resolve_settings`)."""
+    saved = resumed["settings"]
+    if args.name != saved["env"]:
+        raise UsageError(f"--resume: the checkpoint plays {saved['env']!r}, not {args.name!r}")
+    given = [
+        option.flag
+        for option in {*SWARM_OPTIONS.values(), *UCT_OPTIONS.values()}
+        if getattr(args, option.dest) is not None
+    ]
+    given += [flag for flag in ("--planner", "--preset", "--frameskip") if getattr(args, flag[2:])]
+    if given:
+        raise UsageError(
+            "--resume: the game goes on with its saved settings; leave out "
+            + ", ".join(sorted(given))
+        )
+    check_env_name(args.name)
+    args.planner, args.seed, args.preset = saved["planner"], saved["seed"], saved["preset"]
+    args.steps = args.steps or saved["steps"]
+    args.out = args.out or args.resume
+    return PLANNERS[args.planner][0], dict(saved["params"]), int(saved["frameskip"])
+
+
+def fmc_preset_of(args: argparse.Namespace) -> FMCPreset | None:
+    """Return the published parameters of the game for ``--preset fmc`` (None without a preset)."""
+    if args.preset is None:
+        return None
+    try:
+        return fmc_preset(args.name)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def planner_settings(
+    args: argparse.Namespace, preset: FMCPreset | None = None
+) -> tuple[type, dict[str, Any]]:
+    """Return the planner class chosen on the command line, and its keyword arguments."""
+    planner_class, options, defaults = PLANNERS[args.planner]
+    from_preset: dict[str, Any] = {}
+    if preset is not None:
+        from_preset = {"n_walkers": preset.walkers, "horizon": preset.horizon}
+        from_preset["budget"] = preset.budget
+    params = {}
+    for keyword, option in options.items():
+        given = getattr(args, option.dest)
+        fallback = from_preset.get(keyword, defaults[keyword])
+        params[keyword] = given if given is not None else fallback
+    if getattr(args, BUDGET.dest) is not None and "budget" not in options:
+        raise UsageError(f"--budget: the {args.planner} planner has none; use fmc or uct")
+    if args.planner == "fmc" and params["budget"] is None:
+        params["budget"] = params["n_walkers"] * params["horizon"]
+    if params.get("budget", 0) is None:
+        del params["budget"]  # uct without a budget: its waves
+    return planner_class, params

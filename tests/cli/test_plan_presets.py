@@ -1,0 +1,109 @@
+"""``plangym plan --preset fmc``, budgets, checkpoints and ``--resume``; the benchmark script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_cli import run
+
+pytestmark = pytest.mark.timeout(240)
+pytest.importorskip("PIL.Image")
+pytest.importorskip("tqdm")
+
+BOXING = ["plan", "ALE/Boxing-v5", "--preset", "fmc", "--baseline-games", "0"]
+TINY = {
+    "fmc": ["--walkers", "4", "--horizon", "3", "--budget", "10"],
+    "uct": ["--planner", "uct", "--budget", "12", "--wave-size", "4", "--rollout-depth", "2"],
+}
+
+
+def summary_of(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_preset_picks_the_published_parameters_and_counts_samples(tmp_path):
+    # Only the walkers are overridden (a tiny swarm); the rest comes from the preset.
+    result = run(
+        *BOXING, "--walkers", "8", "--steps", "5", "--workers", "1", "--out", str(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    summary = summary_of(tmp_path)
+    assert summary["planner"] == "fmc" and summary["preset"] == "fmc"
+    assert summary["frameskip"] == 3  # Boxing's published repeat
+    # The budget is the preset's, 2,000; 30 rounds of 8 walkers cap it at 240 samples.
+    assert summary["planner_params"] == {"n_walkers": 8, "horizon": 30, "budget": 2000}
+    assert summary["samples_simulated"] == 5 * 240
+    assert summary["samples_per_action_mean"] == 240
+    assert summary["frames_simulated"] == (5 * 240 + 5) * 3
+    for key in ("score", "episode_ended", "agent_steps", "wall_s", "frames_per_s", "checkpoint"):
+        assert key in summary
+    assert Path(summary["checkpoint"]).name == "checkpoint.pkl"
+    assert "samples/action" in result.stdout
+
+
+def test_preset_defaults_to_a_whole_game():
+    result = run("plan", "--help")
+    assert "30,000" in result.stdout and "--preset" in result.stdout
+    assert "--resume" in result.stdout and "--checkpoint-every" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "ALE/Pong-v5", "--preset", "fmc"], "no published parameters for 'ALE/Pong-v5'"),
+        (["plan", "CartPole-v1", "--budget", "10"], "--budget: the swarm planner has none"),
+        (["plan", "ALE/Boxing-v5", "--resume", "NOWHERE"], "--resume: no checkpoint.pkl"),
+    ],
+)
+def test_preset_and_resume_errors_are_one_line(tmp_path, args, message):
+    result = run(*[a.replace("NOWHERE", str(tmp_path / "none")) for a in args])
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("plangym:")]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("planner", ["fmc", "uct"])
+def test_resume_plays_the_same_actions_as_an_uninterrupted_game(tmp_path, planner):
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    options = [*BOXING, *TINY[planner], "--workers", "1"]
+    assert run(*options, "--steps", "40", "--out", str(whole)).returncode == 0
+    # Stops after 25 steps (its checkpoints at 10, 20 and 25), then goes on to 40 steps on
+    # two workers: the workers change nothing.
+    first = run(*options, "--steps", "25", "--checkpoint-every", "10", "--out", str(part))
+    assert first.returncode == 0, first.stderr
+    resumed = run("plan", "ALE/Boxing-v5", "--resume", str(part), "--steps", "40")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed at step 25" in resumed.stderr
+    actions = json.loads((whole / "actions.json").read_text())
+    assert json.loads((part / "actions.json").read_text()) == actions
+    a, b = summary_of(whole), summary_of(part)
+    for key in ("score", "frames_simulated", "samples_simulated", "agent_steps", "planner_params"):
+        assert a[key] == b[key], key
+    assert b["resumed"] and b["replay_exact"] is True
+
+
+def test_resume_refuses_new_planner_options(tmp_path):
+    assert run(*BOXING, *TINY["fmc"], "--steps", "3", "--out", str(tmp_path)).returncode == 0
+    result = run("plan", "ALE/Boxing-v5", "--resume", str(tmp_path), "--walkers", "9")
+    assert result.returncode == 2 and "leave out --walkers" in result.stderr
+    other = run("plan", "ALE/Alien-v5", "--resume", str(tmp_path))
+    assert other.returncode == 2 and "plays 'ALE/Boxing-v5'" in other.stderr
+
+
+def test_benchmark_script_plays_writes_the_table_and_skips_done_runs(tmp_path):
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "published_games.py"
+    command = [sys.executable, str(script), "--games", "Boxing", "--max-steps", "2"]
+    command += ["--fraction", "0.02", "--workers", "1", "--baseline-games", "0"]
+    command += ["--runs", str(tmp_path / "runs"), "--table", str(tmp_path / "docs" / "t.md")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = (tmp_path / "docs" / "t.md").read_text()
+    assert "| Boxing | swarm | 0 | 3 | 40 |" in table and "| Boxing | uct | 0 |" in table
+    assert (tmp_path / "docs" / "img" / "published_games" / "boxing-swarm-seed0-x0.02.gif").exists()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert again.stdout.count("skip ") == 2
