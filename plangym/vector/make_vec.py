@@ -27,7 +27,7 @@ from plangym.validation import check_positive_int
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
 
-MODES = ("sync", "async", "ray")
+MODES = ("sync", "async", "ray", "vector_entry_point")
 
 
 def build_sub_env(
@@ -131,12 +131,19 @@ def make_vec(
             gymnasium ``EnvSpec`` (its id, with its kwargs in place of the registered ones).
         num_envs: Number of sub-envs.
         vectorization_mode: "sync" (this process), "async" (one worker process per
-            sub-env) or "ray" (one Ray actor per sub-env; the ``ray`` extra); a
-            ``gymnasium.VectorizeMode`` works too. None: "sync", as gymnasium's default.
+            sub-env), "ray" (one Ray actor per sub-env; the ``ray`` extra) or
+            "vector_entry_point" (the classic control tasks with kernels: every sub-env
+            in one NumPy pass, see ``plangym.control.classic_control.vector_env``); a
+            ``gymnasium.VectorizeMode`` works too. None, as gymnasium's default: the
+            vector entry point for a task that has one (unless ``wrappers`` or
+            ``vector_kwargs`` are given, or the settings leave the task without a
+            kernel), else "sync".
         vector_kwargs: Passed to the vector env class (e.g. ``copy``, ``context``,
-            ``autoreset_mode`` as gymnasium passes it).
+            ``autoreset_mode`` as gymnasium passes it; only ``copy`` for the vector entry
+            point).
         wrappers: gymnasium wrappers applied to each sub-env, in order (each called with
-            the env, as in gymnasium); states stay the plangym env's.
+            the env, as in gymnasium); states stay the plangym env's. Not with the vector
+            entry point.
         autoreset_mode: gymnasium's :class:`~gymnasium.vector.AutoresetMode` (or its value);
             the same as ``vector_kwargs["autoreset_mode"]``. Default: next step.
         domain_name: With ``task_name``, a dm_control task, as for :func:`plangym.make`.
@@ -150,7 +157,7 @@ def make_vec(
         and ``step_batch``.
     """
     num_envs = check_positive_int("num_envs", num_envs)
-    mode_name = check_mode(vectorization_mode)
+    mode_name = check_mode(vectorization_mode) if vectorization_mode is not None else None
     vector_kwargs = dict(vector_kwargs or {})
     mode = one_autoreset_mode(autoreset_mode, vector_kwargs)
     spec = id if isinstance(id, EnvSpec) else None
@@ -160,6 +167,14 @@ def make_vec(
     name = resolve_name(given if given is not None else name, domain_name, task_name)
     kwargs = sub_env_kwargs(name, env_kwargs, spec)
     wrappers = check_wrappers(wrappers)
+    if mode_name in (None, "vector_entry_point"):  # None: there when the task has one
+        from plangym.control.classic_control.vector_inputs import vector_entry_point
+
+        asked = mode_name is not None
+        envs = vector_entry_point(name, num_envs, mode, kwargs, wrappers, vector_kwargs, asked)
+        if envs is not None:
+            return envs
+        mode_name = "sync"
     env_fns = [functools.partial(build_sub_env, name, kwargs, wrappers)] * num_envs
     if mode_name == "sync":
         from plangym.vector.sync_vector_env import SyncVectorEnv

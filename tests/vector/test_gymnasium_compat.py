@@ -466,9 +466,15 @@ def test_make_vec_takes_gymnasiums_arguments_in_gymnasiums_order(built):
 
 
 def test_make_vec_steps_in_this_process_by_default_as_gymnasium_does(built):
+    # A task with kernels gets its vector entry point, as gymnasium's rule for a registered
+    # one; with wrappers (which that mode does not take), the sync mode.
+    from plangym.control.classic_control.vector_env import ClassicVectorEnv
+
     envs = plangym.make_vec("Pendulum-v1", 2)
-    built.append(envs)
-    assert isinstance(envs, SyncVectorEnv)
+    wrapped = plangym.make_vec("Pendulum-v1", 2, wrappers=[gymnasium.wrappers.ClipAction])
+    built.extend([envs, wrapped])
+    assert isinstance(envs, ClassicVectorEnv)
+    assert isinstance(wrapped, SyncVectorEnv)
 
 
 def test_make_vec_refuses_two_different_autoreset_modes():

@@ -1,0 +1,236 @@
+"""The draws of the classic control resets for many sub-envs at once, from their own generators.
+
+Each sub-env of gymnasium's envs draws its reset from its own ``np_random``, a PCG64
+``Generator``. Here every generator is six uint64 words (the ``rng`` field of a state
+record, :func:`plangym.rng.generator_words`), and :func:`uniform_draws` advances any
+rows of them in NumPy passes: PCG64's 128-bit LCG step on 64-bit halves, its XSL-RR
+output, ``next_double`` and ``Generator.uniform``'s ``low + (high - low) * u``, the same
+operations as NumPy's C code, so the draws and the words after are bit for bit the
+generator's.
+
+>>> words, seeds = seeded_words([7])
+>>> values = uniform_draws(words, np.array([0]), 3, -0.05, 0.05)
+>>> generator = np.random.default_rng(7)
+>>> values[0].tobytes() == generator.uniform(-0.05, 0.05, size=3).tobytes()
+True
+>>> bool((words[0] == generator_words(generator)).all())
+True
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium.envs.classic_control.pendulum import DEFAULT_X, DEFAULT_Y
+from gymnasium.envs.classic_control.utils import maybe_parse_reset_bounds, verify_number_and_cast
+
+from plangym.control.classic_control.kernels import FLOAT32_ARRAY, FLOAT64_ARRAY
+from plangym.rng import N_WORDS, generator_words
+
+_U64 = np.uint64
+_MASK32 = _U64(0xFFFFFFFF)
+_MASK64 = (1 << 64) - 1
+_11, _32, _58, _64 = (_U64(bits) for bits in (11, 32, 58, 64))
+_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645  # PCG64's 128-bit LCG multiplier
+_MASK128 = (1 << 128) - 1
+_TO_DOUBLE = 1.0 / 9007199254740992.0  # next_double: the top 53 bits times 2**-53
+
+
+def seeded_words(seeds: Sequence[int | None]) -> tuple[np.ndarray, list[int]]:
+    """Return the words of gymnasium's generator for each seed, and the seeds.
+
+    The generator ``reset(seed=seed)`` gives an env (``gymnasium.utils.seeding.np_random``);
+    for a seed None, one of fresh entropy, whose seed is that entropy (as gymnasium's
+    ``np_random_seed`` is then).
+    """
+    words = np.empty((len(seeds), N_WORDS), dtype=_U64)
+    used = []
+    for row, seed in enumerate(seeds):
+        sequence = np.random.SeedSequence(seed)
+        words[row] = generator_words(np.random.Generator(np.random.PCG64(sequence)))
+        used.append(int(sequence.entropy))  # type: ignore[arg-type]
+    return words, used
+
+
+def _mulhi(a: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray) -> np.ndarray:
+    """Return the high 64 bits of each ``a * b``, ``b`` given as its 32-bit limbs."""
+    a_lo, a_hi = a & _MASK32, a >> _32
+    low, cross = a_lo * b_lo, a_hi * b_lo
+    cross += low >> _32  # cannot carry out: a product of 32-bit limbs leaves room
+    middle = (cross & _MASK32) + a_lo * b_hi
+    return a_hi * b_hi + (cross >> _32) + (middle >> _32)
+
+
+@functools.cache
+def _jumps(k: int) -> tuple[np.ndarray, ...]:
+    """Return the LCG's jumps ``state_j = A_j * state + C_j * inc`` for j = 1..k, in parts.
+
+    Returns ``A``'s high and low words, ``A``'s low word's 32-bit limbs, and the same of
+    ``C``: arrays of ``k``.
+    """
+    a, c, parts = 1, 0, []
+    for _ in range(k):
+        a, c = (a * _MULTIPLIER) & _MASK128, (c * _MULTIPLIER + 1) & _MASK128
+        parts.append([a >> 64, a & _MASK64, a & 0xFFFFFFFF, (a >> 32) & 0xFFFFFFFF])
+        parts[-1] += [c >> 64, c & _MASK64, c & 0xFFFFFFFF, (c >> 32) & 0xFFFFFFFF]
+    # Column vectors: a product with a row of generators is then (k, n) with long inner loops.
+    return tuple(np.array(column, dtype=_U64)[:, None] for column in zip(*parts, strict=True))
+
+
+def _times(hi: np.ndarray, lo: np.ndarray, m: tuple[np.ndarray, ...]) -> tuple:
+    """Return ``(hi, lo)`` of ``(hi, lo) * m`` modulo 2**128 (``m``: four parts of _jumps)."""
+    m_hi, m_lo, m_lo_low, m_lo_high = m
+    return _mulhi(lo, m_lo_low, m_lo_high) + hi * m_lo + lo * m_hi, lo * m_lo
+
+
+def inc_terms(words: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``C_j * inc`` of each generator for j = 1..k: ``(hi, lo)``, each ``(k, n)``."""
+    return _times(words[None, :, 2], words[None, :, 3], _jumps(k)[4:])
+
+
+def uniform_draws(
+    words: np.ndarray, rows: np.ndarray, k: int, low: Any, high: Any, terms: Any = None
+) -> np.ndarray:
+    """Draw ``Generator.uniform(low, high, size=k)`` from each generator of ``rows``.
+
+    Args:
+        words: ``(n, 6)`` generator words; the rows drawn from are advanced in place.
+        rows: Indices of the generators to draw from.
+        k: Draws per generator.
+        low: The lower bound, a float or ``k`` floats.
+        high: The upper bound, a float or ``k`` floats.
+        terms: :func:`inc_terms` of the rows' words, if known.
+
+    Returns:
+        ``(len(rows), k)`` float64 draws, as each generator gives them in order.
+    """
+    picked = words[rows]
+    # Every draw at once from the words before: state_j = A_j * state + C_j * inc.
+    s_hi, s_lo = _times(picked[None, :, 0], picked[None, :, 1], _jumps(k)[:4])  # (k, m)
+    c_hi, c_lo = inc_terms(picked, k) if terms is None else terms
+    s_lo += c_lo
+    s_hi += c_hi
+    s_hi += s_lo < c_lo  # the carry
+    mixed, rotation = s_hi ^ s_lo, s_hi >> _58
+    # XSL-RR; NumPy shifts a uint64 by 64 to 0, so a rotation by 0 needs no mask.
+    out = (mixed >> rotation) | (mixed << (_64 - rotation))
+    draws = ((out >> _11) * _TO_DOUBLE).T  # exact: fewer than 53 bits
+    words[rows, 0], words[rows, 1] = s_hi[-1], s_lo[-1]
+    if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python floats: as NumPy's C code
+        low, span = float(low), float(high) - float(low)
+        draws *= span
+        draws += low
+        return draws
+    low = np.asarray(low, dtype=np.float64)
+    return low + np.subtract(high, low, dtype=np.float64) * draws
+
+
+class Generators:
+    """Every sub-env's generator, as words, drawing ``k`` values a reset.
+
+    Keeps each generator's :func:`inc_terms` (they change only with its words): a draw
+    then costs one 128-bit product per value instead of two.
+
+    >>> generators = Generators([5, 6], k=2)
+    >>> values = generators.uniform(np.array([1]), -1.0, 1.0)
+    >>> values[0].tobytes() == np.random.default_rng(6).uniform(-1.0, 1.0, 2).tobytes()
+    True
+    """
+
+    def __init__(self, seeds: Sequence[int | None], k: int):
+        self.k = k
+        self.words, self.seeds = seeded_words(seeds)
+        self._terms = inc_terms(self.words, k)
+        self._known = np.ones(len(seeds), dtype=np.bool_)
+
+    def seed(self, rows: Sequence[int], seeds: Sequence[int]) -> None:
+        """Seed the generators of ``rows`` as gymnasium's ``reset(seed=...)`` does."""
+        words, used = seeded_words(seeds)
+        self.set_words(np.asarray(rows, dtype=np.intp), words)
+        for row, seed in zip(rows, used, strict=True):
+            self.seeds[row] = seed
+
+    def set_words(self, where: Any, words: np.ndarray) -> None:
+        """Put ``words`` in the generators ``where`` (rows or a slice)."""
+        self.words[where] = words
+        self._known[where] = False
+
+    def uniform(self, rows: np.ndarray, low: Any, high: Any) -> np.ndarray:
+        """``Generator.uniform(low, high, size=k)`` from the generators of ``rows``."""
+        known = self._known[rows]
+        if not known.all():
+            new = rows[~known]
+            hi, lo = inc_terms(self.words[new], self.k)
+            self._terms[0][:, new], self._terms[1][:, new] = hi, lo
+            self._known[new] = True
+        terms = self._terms[0][:, rows], self._terms[1][:, rows]
+        return uniform_draws(self.words, rows, self.k, low, high, terms)
+
+
+# What each env's reset draws -------------------------------------------------------------------
+@dataclass(frozen=True)
+class ResetRule:
+    """How one env's ``reset`` draws its state from its generator.
+
+    Attributes:
+        n_draws: The values drawn, in order.
+        bounds: ``bounds(options)`` gives the ``(low, high)`` of the draws, as the env's reset
+            reads them from its reset options.
+        kind: How the env holds the state drawn (a physics kind of the state records).
+        float32_obs: The observation is computed from a float32 state (Acrobot's trigonometry
+            on float32 scalars).
+    """
+
+    n_draws: int
+    bounds: Callable[[dict | None], tuple[Any, Any]]
+    kind: int = FLOAT64_ARRAY
+    float32_obs: bool = False
+
+    def physics(self, draws: np.ndarray, n_physics: int) -> np.ndarray:
+        """Return the physics the env holds after drawing ``draws`` (one row per env)."""
+        if self.kind == FLOAT32_ARRAY:
+            return draws.astype(np.float32).astype(np.float64)
+        if draws.shape[1] == n_physics:
+            return draws
+        physics = np.zeros((len(draws), n_physics))  # the mountain cars start at rest
+        physics[:, : draws.shape[1]] = draws
+        return physics
+
+
+def _bounds(low: float, high: float) -> Callable[[dict | None], tuple[float, float]]:
+    return lambda options: maybe_parse_reset_bounds(options, low, high)
+
+
+def _pendulum_bounds(options: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    x, y = DEFAULT_X, DEFAULT_Y
+    if options is not None:
+        x = verify_number_and_cast(options.get("x_init", x))
+        y = verify_number_and_cast(options.get("y_init", y))
+    high = np.array([x, y])
+    return -high, high
+
+
+RESET_RULES = {
+    "CartPoleKernel": ResetRule(4, _bounds(-0.05, 0.05)),
+    "AcrobotKernel": ResetRule(4, _bounds(-0.1, 0.1), FLOAT32_ARRAY, float32_obs=True),
+    "MountainCarKernel": ResetRule(1, _bounds(-0.6, -0.4)),
+    "ContinuousMountainCarKernel": ResetRule(1, _bounds(-0.6, -0.4)),
+    "PendulumKernel": ResetRule(2, _pendulum_bounds),
+}
+
+
+def float32_trig_obs(physics: np.ndarray) -> np.ndarray:
+    """Acrobot's ``_get_ob`` of float32 states: cos and sin of float32 scalars, one by one.
+
+    NumPy's float32 array loops need not give a float32 scalar's bits; Acrobot resets are
+    rare (its episodes last 500 steps), so these take the scalar calls the env makes.
+    """
+    rows = physics.astype(np.float32)
+    obs = np.empty((len(rows), 6), dtype=np.float32)
+    for i, (theta1, theta2, dtheta1, dtheta2) in enumerate(rows):
+        obs[i] = (np.cos(theta1), np.sin(theta1), np.cos(theta2), np.sin(theta2), dtheta1, dtheta2)
+    return obs

@@ -1,0 +1,115 @@
+"""What the vector entry point of classic control (``ClassicVectorEnv``) is built from and given.
+
+:func:`vector_entry_point` is ``plangym.make_vec``'s "vector_entry_point" mode; the checks
+refuse a batch of actions or states whole, before any sub-env changes.
+
+>>> from gymnasium import spaces
+>>> check_actions(spaces.Discrete(2), np.array([0, 2]), 2)
+Traceback (most recent call last):
+...
+ValueError: actions: sub-env 1's action = 2 is not in Discrete(2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from plangym.columns import is_record_block, states_to_records
+from plangym.validation.batches import check_box_batch
+
+
+def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
+    """Return ``n`` actions of ``space`` as one array; raise for a batch that is not that."""
+    array = np.asarray(actions)
+    expected = (n, *(space.shape or ()))
+    if array.shape != expected:
+        raise ValueError(
+            f"actions: expected an array of shape {expected} (one action per sub-env), "
+            f"got shape {array.shape}"
+        )
+    if isinstance(space, spaces.Discrete):
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"actions: expected integers for {space}, got dtype {array.dtype}")
+        low, high = int(space.start), int(space.start + space.n)
+        if array.min() < low or array.max() >= high:
+            bad = int(np.argmax((array < low) | (array >= high)))
+            raise ValueError(f"actions: sub-env {bad}'s action = {array[bad]} is not in {space}")
+        return array
+    if not isinstance(space, spaces.Box) or array.dtype.kind not in "iuf":
+        raise ValueError(f"actions: expected numbers for {space}, got dtype {array.dtype}")
+    try:
+        check_box_batch(space, array)
+    except (TypeError, ValueError) as error:  # named by position: say it is a sub-env
+        raise ValueError(str(error).replace("actions[", "actions: sub-env [", 1)) from None
+    return array
+
+
+def check_records(states: Any, dtype: np.dtype, kernel: Any, name: str) -> np.ndarray:
+    """Return ``states`` as one record array of ``dtype`` that ``kernel`` steps exactly.
+
+    ``states``: a record array, or a sequence of 0-d records (as ``get_state`` returns).
+    """
+    records = states if is_record_block(states) else None
+    if records is None and isinstance(states, Sequence | np.ndarray) and len(states):
+        records = states_to_records(states, dtype)
+    if records is None or records.dtype != dtype:
+        raise TypeError(
+            f"states: expected a record array of {name} states (from get_states) or a list "
+            f"of 0-d records of dtype {dtype}, received {states!r:.120}"
+        )
+    if not kernel.steps_kinds(records["physics_kind"]):
+        raise ValueError(
+            "states: physics_kind must be one of the kinds the kernel steps exactly "
+            f"({sorted(kernel.exact_kinds)}), received "
+            f"{sorted(set(records['physics_kind'].tolist()))}"
+        )
+    return records
+
+
+def vector_entry_point(
+    name: str,
+    num_envs: int,
+    autoreset_mode: Any,
+    env_kwargs: dict[str, Any],
+    wrappers: tuple,
+    vector_kwargs: dict[str, Any],
+    asked: bool,
+) -> Any:
+    """Return the vector env of ``name``'s kernel, for ``plangym.make_vec``.
+
+    ``asked``: the mode was asked for by name, so a task or settings without a kernel
+    raise ValueError; otherwise (``vectorization_mode=None``) they give None: use "sync".
+    """
+    from plangym.control.classic_control.vector_env import (
+        KERNEL_TASKS,
+        ClassicVectorEnv,
+        KernelUnavailableError,
+    )
+    from plangym.registry import make
+
+    if name not in KERNEL_TASKS:
+        if asked:
+            raise ValueError(
+                f"vectorization_mode: 'vector_entry_point' is for {', '.join(KERNEL_TASKS)}; "
+                f"{name!r} has none (use 'sync' or 'async')"
+            )
+        return None
+    if wrappers or set(vector_kwargs) - {"copy"}:
+        if asked:
+            raise ValueError(
+                "vectorization_mode: 'vector_entry_point' takes no wrappers and only 'copy' in "
+                f"vector_kwargs, got wrappers={list(wrappers)} and {vector_kwargs=}"
+            )
+        return None
+    plan_env = make(name, **env_kwargs)
+    try:
+        return ClassicVectorEnv(plan_env, num_envs, autoreset_mode, **vector_kwargs)
+    except KernelUnavailableError:
+        plan_env.close()
+        if asked:
+            raise
+        return None

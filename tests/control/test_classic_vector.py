@@ -1,0 +1,331 @@
+"""The vector entry point of the classic control tasks, against gymnasium's and plangym's sync envs.
+
+Every check steps real gymnasium envs side by side with ``ClassicVectorEnv`` and compares
+each element bit for bit.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import plangym
+from plangym.control.classic_control.vector_env import KERNEL_TASKS, ClassicVectorEnv
+from plangym.vector import SyncVectorEnv
+
+MODES = list(AutoresetMode)
+TASKS = ["CartPole-v0", "CartPole-v1", "Acrobot-v1", "MountainCar-v0"]
+TASKS += ["MountainCarContinuous-v0", "Pendulum-v1"]
+N = 3
+
+
+@pytest.fixture
+def built():
+    envs: list = []
+    yield envs
+    for env in envs:
+        env.close()
+
+
+def trio(built, name, n=N, mode=AutoresetMode.NEXT_STEP):
+    ours = plangym.make_vec(name, n, "vector_entry_point", autoreset_mode=mode)
+    sync = plangym.make_vec(name, n, "sync", autoreset_mode=mode)
+    gym = gymnasium.make_vec(name, n, "sync", vector_kwargs={"autoreset_mode": mode})
+    built.extend([ours, sync, gym])
+    return ours, sync, gym
+
+
+def same(a, b, where=""):
+    """Assert two step or reset results are equal, bit for bit, infos included."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (where, a.keys(), b.keys())
+        for key in a:
+            same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, np.ndarray) and a.dtype == object:
+        assert b.dtype == object and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert (x is None) == (y is None), where
+            if x is not None:
+                same(np.asarray(x), np.asarray(y), f"{where}[{i}]")
+    elif isinstance(a, tuple):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            same(x, y, f"{where}[{i}]")
+    else:
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape and a.tobytes() == np.asarray(b, a.dtype).tobytes(), (where, a, b)
+        assert a.dtype == b.dtype or a.dtype.kind == b.dtype.kind == "f", (where, a.dtype, b.dtype)
+
+
+def balancing(obs: np.ndarray) -> np.ndarray:
+    """A CartPole controller that keeps the pole up (and so runs into the time limit)."""
+    return (obs[:, 2] + 0.3 * obs[:, 3] + 0.01 * obs[:, 1] > 0).astype(np.int64)
+
+
+def run(envs, name, mode, steps, seed=0):
+    """Step the envs with the same actions; return how many episodes ended and truncated."""
+    outputs = [env.reset(seed=seed) for env in envs]
+    for out in outputs[1:]:
+        same(outputs[0], out, "reset")
+    space = envs[0].action_space
+    space.seed(seed)
+    ended = truncated = 0
+    obs = outputs[0][0]
+    for step in range(steps):
+        controlled = name.startswith("CartPole") and step % 3
+        actions = balancing(obs) if controlled else space.sample()
+        outputs = [env.step(actions) for env in envs]
+        for out in outputs[1:]:
+            same(outputs[0], out, f"step {step}")
+        obs, _, terms, truncs, _ = outputs[0]
+        ended += int((terms | truncs).sum())
+        truncated += int(truncs.sum())
+        if mode is AutoresetMode.DISABLED and (terms | truncs).any():
+            mask = terms | truncs
+            outputs = [env.reset(options={"reset_mask": mask.copy()}) for env in envs]
+            for out in outputs[1:]:
+                same(outputs[0], out, f"masked reset {step}")
+            obs = outputs[0][0]
+    return ended, truncated
+
+
+@pytest.mark.parametrize("mode", MODES, ids=[m.name for m in MODES])
+@pytest.mark.parametrize("name", TASKS)
+def test_bit_identical_to_gymnasium_and_the_sync_mode(built, name, mode):
+    envs = trio(built, name, mode=mode)
+    steps = gymnasium.spec(name).max_episode_steps + 20
+    ended, truncated = run(envs, name, mode, steps)
+    assert truncated > 0  # episodes ended at the time limit and restarted
+    if name == "CartPole-v1":
+        assert ended > truncated  # and some ended before
+    same(envs[0].np_random_seed, envs[2].np_random_seed)
+    assert list(envs[0].get_states()) == envs[1].get_states()
+
+
+def test_cartpole_v1_truncates_at_500(built):
+    ours, _, gym = trio(built, "CartPole-v1", n=2)
+    obs, _ = ours.reset(seed=5)
+    gym.reset(seed=5)
+    for step in range(1, 501):
+        actions = balancing(obs)
+        result = ours.step(actions)
+        same(result, gym.step(actions))
+        obs, _, terms, truncs, _ = result
+        assert truncs.any() == (step == 500)
+    assert truncs.all() and not terms.any()
+    assert (ours.get_states()["elapsed_steps"] == 500).all()
+
+
+def test_reset_masks_and_seeds_follow_gymnasium(built):
+    ours, sync, gym = trio(built, "CartPole-v1", n=4)
+    for env in (ours, sync, gym):
+        env.reset(seed=3)
+    actions = np.array([0, 1, 1, 0])
+    for _ in range(4):
+        same(ours.step(actions), gym.step(actions))
+        sync.step(actions)
+    mask = np.array([True, False, True, False])
+    seeds = [11, None, 12, None]
+    results = [
+        env.reset(seed=seeds, options={"reset_mask": mask.copy()}) for env in (ours, sync, gym)
+    ]
+    same(results[0], results[1])
+    same(results[0], results[2])
+    assert ours.np_random_seed[::2] == gym.np_random_seed[::2] == (11, 12)
+    for _ in range(30):
+        out = [env.step(actions) for env in (ours, sync, gym)]
+        same(out[0], out[1])
+        same(out[0], out[2])
+
+
+def test_reset_bounds_options_as_gymnasium(built):
+    ours, _, gym = trio(built, "Pendulum-v1")
+    options = {"x_init": 0.5, "y_init": 0.25}
+    same(ours.reset(seed=1, options=options), gym.reset(seed=1, options=dict(options)))
+    ours, _, gym = trio(built, "CartPole-v1")
+    same(
+        ours.reset(seed=1, options={"low": -0.2, "high": 0.2}),
+        gym.reset(seed=1, options={"low": -0.2, "high": 0.2}),
+    )
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_clone_and_restore(built, name):
+    envs = plangym.make_vec(name, 5, "vector_entry_point")
+    built.append(envs)
+    envs.reset(seed=2)
+    space = envs.action_space
+    space.seed(0)
+    for _ in range(30):
+        envs.step(space.sample())
+    states = envs.get_states()
+    actions = [space.sample() for _ in range(40)]
+    first = [envs.step(a) for a in actions]
+    envs.set_states(states)
+    again = [envs.step(a) for a in actions]
+    for a, b in zip(first, again, strict=True):
+        same(a, b)
+    # A list of 0-d records and indices work too; the rows left out keep their states.
+    after = envs.get_states()
+    envs.set_states([states[4], states[0]], indices=[1, 3])
+    now = envs.get_states()
+    assert now[1] == states[4] and now[3] == states[0] and now[0] == after[0]
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "Pendulum-v1", "MountainCarContinuous-v0"])
+def test_states_move_between_the_sync_mode_and_this_one(built, name):
+    ours = plangym.make_vec(name, 2, "vector_entry_point", autoreset_mode="SameStep")
+    sync = plangym.make_vec(name, 2, "sync", autoreset_mode="SameStep")
+    built.extend([ours, sync])
+    sync.reset(seed=4)
+    space = sync.action_space
+    space.seed(1)
+    for _ in range(25):
+        sync.step(space.sample())
+    ours.set_states(sync.get_states())
+    assert list(ours.get_states()) == sync.get_states()
+    for _ in range(60):
+        actions = space.sample()
+        same(ours.step(actions), sync.step(actions))
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_step_batch_is_classic_controls(built, name):
+    envs = plangym.make_vec(name, 2, "vector_entry_point")
+    built.append(envs)
+    envs.reset(seed=0)
+    plan = plangym.make(name, autoreset=False, remove_time_limit=False)
+    states = np.concatenate([envs.get_states()] * 20)
+    space = envs.single_action_space
+    space.seed(0)
+    actions = np.stack([space.sample() for _ in range(len(states))])
+    ours = envs.step_batch(actions, states, dt=2, arrays=True)
+    theirs = plan.step_batch(actions, states, dt=2, return_state=True, arrays=True)
+    same(ours, theirs)
+    as_lists = envs.step_batch(list(actions), list(states))
+    sync = plangym.make_vec(name, 2, "sync")
+    built.append(sync)
+    sync.reset(seed=0)
+    expected = sync.step_batch(list(actions), list(states))
+    assert [type(part) for part in as_lists] == [list] * 6
+    same(
+        tuple(np.asarray(part) for part in as_lists[1:5]),
+        tuple(np.asarray(p) for p in expected[1:5]),
+    )
+    assert as_lists[0] == expected[0] and as_lists[5] == expected[5]
+
+
+def test_frameskip_as_the_sync_mode(built):
+    ours = plangym.make_vec("CartPole-v1", 3, "vector_entry_point", frameskip=3)
+    sync = plangym.make_vec("CartPole-v1", 3, "sync", frameskip=3)
+    built.extend([ours, sync])
+    same(ours.reset(seed=9), sync.reset(seed=9))
+    for step in range(60):
+        actions = np.array([step % 2, 1, 0])
+        same(ours.step(actions), sync.step(actions))
+
+
+# Bad input ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "actions", "message"),
+    [
+        ("CartPole-v1", np.array([0, 1]), "shape"),
+        ("CartPole-v1", np.array([0, 1, 2]), "not in Discrete"),
+        ("CartPole-v1", np.array([0.0, 1.0, 1.0]), "integers"),
+        ("Pendulum-v1", np.zeros((3, 2), np.float32), "shape"),
+        ("Pendulum-v1", np.array([[0.0], [3.0], [0.0]], np.float32), "within"),
+        ("Pendulum-v1", np.array([[0.0], [np.nan], [0.0]], np.float32), "within"),
+    ],
+)
+def test_bad_actions_are_refused_before_anything_steps(built, name, actions, message):
+    envs = plangym.make_vec(name, 3, "vector_entry_point")
+    built.append(envs)
+    envs.reset(seed=0)
+    before = envs.get_states()
+    with pytest.raises(ValueError, match="actions") as error:
+        envs.step(actions)
+    assert message in str(error.value)
+    assert (envs.get_states() == before).all()
+
+
+def test_bad_states_are_refused_before_anything_changes(built):
+    envs = plangym.make_vec("CartPole-v1", 2, "vector_entry_point")
+    other = plangym.make_vec("Pendulum-v1", 2, "vector_entry_point")
+    built.extend([envs, other])
+    envs.reset(seed=0)
+    other.reset(seed=0)
+    before = envs.get_states()
+    with pytest.raises(TypeError, match="states: expected a record array of CartPole-v1"):
+        envs.set_states(other.get_states())
+    with pytest.raises(TypeError, match="states"):
+        envs.set_states([np.zeros(4), np.zeros(4)])
+    with pytest.raises(ValueError, match="states: expected 1 states"):
+        envs.set_states(before, indices=[0])
+    with pytest.raises(ValueError, match="indices"):
+        envs.set_states(before[:1], indices=[5])
+    float32 = before.copy()
+    float32["physics_kind"] = 1  # CartPole never holds a float32 state: no kernel steps it
+    with pytest.raises(ValueError, match="physics_kind"):
+        envs.set_states(float32)
+    assert (envs.get_states() == before).all()
+
+
+def test_step_before_reset_and_after_close_raise(built):
+    envs = plangym.make_vec("Acrobot-v1", 2, "vector_entry_point")
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.array([0, 1]))
+    envs.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        envs.reset()
+
+
+def test_disabled_mode_refuses_to_step_ended_envs(built):
+    envs = plangym.make_vec("CartPole-v1", 2, "vector_entry_point", autoreset_mode="Disabled")
+    built.append(envs)
+    envs.reset(seed=0)
+    for _ in range(200):
+        *_, terms, truncs, _ = envs.step(np.array([1, 1]))
+        if (terms | truncs).any():
+            break
+    with pytest.raises(RuntimeError, match="reset_mask"):
+        envs.step(np.array([1, 1]))
+
+
+# make_vec ---------------------------------------------------------------------------------------
+def test_make_vec_uses_the_entry_point_by_default_for_tasks_with_kernels(built):
+    for name in KERNEL_TASKS:
+        envs = plangym.make_vec(name, 2)
+        built.append(envs)
+        assert isinstance(envs, ClassicVectorEnv), name
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+    wrapped = plangym.make_vec(
+        "CartPole-v1", 2, wrappers=[gymnasium.wrappers.RecordEpisodeStatistics]
+    )
+    built.append(wrapped)
+    assert isinstance(wrapped, SyncVectorEnv)
+    pictures = plangym.make_vec("Acrobot-v1", 2, obs_type="rgb")  # no kernel draws pictures
+    built.append(pictures)
+    assert isinstance(pictures, SyncVectorEnv)
+
+
+def test_make_vec_refuses_the_entry_point_where_there_is_none():
+    with pytest.raises(ValueError, match="CartPole-v1, Acrobot-v1") as error:
+        plangym.make_vec("ALE/Pong-v5", 1, "vector_entry_point")
+    assert "'ALE/Pong-v5'" in str(error.value)
+    with pytest.raises(ValueError, match="no wrappers"):
+        plangym.make_vec("CartPole-v1", 1, "vector_entry_point", wrappers=[lambda env: env])
+    with pytest.raises(ValueError, match="no kernel"):
+        plangym.make_vec("Acrobot-v1", 1, "vector_entry_point", obs_type="rgb")
+
+
+def test_render_and_spaces(built):
+    envs = plangym.make_vec("CartPole-v1", 2, "vector_entry_point")
+    theirs = gymnasium.make_vec("CartPole-v1", 2, "sync")
+    built.extend([envs, theirs])
+    assert envs.single_observation_space == theirs.single_observation_space
+    assert envs.observation_space == theirs.observation_space
+    assert envs.action_space == theirs.action_space
+    envs.reset(seed=0)
+    frames = envs.render()
+    assert len(frames) == 2 and frames[0].shape == (400, 600, 3)
