@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.cli.test_cli import nonblank_lines
+
 pytestmark = pytest.mark.timeout(120)
 
 RUN_WITHOUT = """
@@ -39,15 +41,6 @@ def run_without(modules: list[str], *args: str, cwd: str | None = None):
     )
 
 
-def error_lines(stderr: str) -> list[str]:
-    """stderr without blank lines and the banner the ALE prints when it loads."""
-    return [
-        line
-        for line in stderr.splitlines()
-        if line.strip() and not line.startswith(("A.L.E:", "[Powered by Stella]"))
-    ]
-
-
 @pytest.mark.parametrize(
     "args",
     [
@@ -64,7 +57,7 @@ def test_a_missing_extra_is_one_line_naming_it_and_its_install_command(tmp_path,
     result = run_without(["mujoco"], *args)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
-    lines = error_lines(result.stderr)
+    lines = nonblank_lines(result.stderr)
     assert len(lines) == 1, lines
     assert lines[0].startswith("plangym: error: MuJoCo environments need the 'mujoco' extra")
     assert "pip install" in lines[0] and "plangym[mujoco]" in lines[0]
@@ -81,7 +74,7 @@ def test_plan_without_the_viz_extra_names_it(tmp_path):
     for missing in ("PIL", "tqdm"):
         result = run_without([missing], "plan", "CartPole-v1", "--out", str(tmp_path / "out"))
         assert result.returncode == 2, result.stderr
-        lines = error_lines(result.stderr)
+        lines = nonblank_lines(result.stderr)
         assert len(lines) == 1 and "Traceback" not in result.stderr, lines
         assert lines[0].startswith(
             "plangym: error: plangym plan needs the 'viz' extra: pip install"
@@ -93,7 +86,7 @@ def test_a_missing_dependency_of_a_dependency_is_one_line():
     # gymnasium's MuJoCo renderer imports packaging, which the mujoco extra must bring.
     result = run_without(["packaging"], "check", "HalfCheetah-v5", "--steps", "3")
     assert result.returncode == 2, result.stderr
-    lines = error_lines(result.stderr)
+    lines = nonblank_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, lines
     assert lines[0].startswith("plangym: error: No module named 'packaging")
     assert lines[0].endswith("(needed by plangym or one of its dependencies)")
@@ -124,6 +117,6 @@ def test_a_plangym_module_that_does_not_import_is_a_bug_with_a_traceback():
 def test_bad_arguments_are_one_line_with_status_2(args, message):
     result = run_without([], *args)
     assert result.returncode == 2, result.stderr
-    lines = error_lines(result.stderr)
+    lines = nonblank_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, lines
     assert lines[0].startswith("plangym: error: ") and message in lines[0], lines

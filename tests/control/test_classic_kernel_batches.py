@@ -23,16 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangym.control.classic_control import ClassicControl
+from plangym.control.classic_control.kernels import KERNEL_ENV_IDS
 from plangym.control.classic_control.state import ClassicStateCodec
 
-ENVS = [
-    "CartPole-v0",
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "MountainCarContinuous-v0",
-    "Pendulum-v1",
-]
+ENVS = list(KERNEL_ENV_IDS)
 
 
 def collect_states(env, rng, n):

@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangym.control.classic_control.kernels import (
+    KERNEL_ENV_IDS,
     Kernel,
     kernel_for,
     libm_check,
@@ -33,14 +34,7 @@ from plangym.control.classic_control.kernels import (
 )
 from plangym.control.classic_control.state import _physics_kind
 
-ENV_IDS = [
-    "CartPole-v0",
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "MountainCarContinuous-v0",
-    "Pendulum-v1",
-]
+ENV_IDS = list(KERNEL_ENV_IDS)
 PI = math.pi
 F32_MAX = float(np.finfo(np.float32).max)
 

@@ -30,21 +30,14 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from plangym.control.classic_control.kernels import FLOAT32_ARRAY, kernel_for
+from plangym.control.classic_control.kernels import FLOAT32_ARRAY, KERNEL_ENV_IDS, kernel_for
 from plangym.control.classic_control.vector_draws import RESET_RULES, Generators, float32_trig_obs
 from plangym.control.classic_control.vector_inputs import check_actions, check_records
 from plangym.validation import check_indices, check_reset_mask, check_seeds
 from plangym.vector.spaces import autoreset_mode_of
 
-# The plangym names of the tasks that have a kernel: the ones this vector env steps.
-KERNEL_TASKS = (
-    "CartPole-v0",
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "MountainCarContinuous-v0",
-    "Pendulum-v1",
-)
+# The tasks that have a kernel: the ones this vector env steps.
+KERNEL_TASKS = KERNEL_ENV_IDS
 
 
 class KernelUnavailableError(ValueError):

@@ -201,6 +201,17 @@ def _kernel_classes() -> dict[str, type[Kernel]]:
     return {kernel.gym_class: kernel for kernel in classes}
 
 
+# The registered ids whose gymnasium env a kernel steps (with their default settings).
+KERNEL_ENV_IDS = (
+    "CartPole-v0",
+    "CartPole-v1",
+    "Acrobot-v1",
+    "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+)
+
+
 def kernel_for(unwrapped_env: Any) -> Kernel | None:
     """Return the kernel of this gymnasium env (its unwrapped instance), or None.
 
@@ -224,6 +235,7 @@ def kernel_for(unwrapped_env: Any) -> Kernel | None:
 __all__ = [
     "FLOAT32_ARRAY",
     "FLOAT64_ARRAY",
+    "KERNEL_ENV_IDS",
     "TUPLE",
     "Kernel",
     "kernel_for",
