@@ -51,8 +51,12 @@ class FMCPreset:
 
     @property
     def budget(self) -> int:
-        """Samples per action: FractalAI's ``min(max samples, walkers * horizon)``."""
-        return min(self.max_samples, self.walkers * self.horizon)
+        """Samples per action: FractalAI's ``min(max samples, walkers * horizon)``.
+
+        Capped at the published mean too, so a whole game never spends more per action
+        than the published one did (Alien: 1,190, where 50 walkers * 25 rounds is 1,250).
+        """
+        return min(self.max_samples, self.walkers * self.horizon, int(self.samples_mean))
 
     @property
     def env_name(self) -> str:

@@ -122,10 +122,11 @@ def test_bad_parameters_name_themselves(cartpole, kwargs, message):
 def test_presets_hold_the_published_rows():
     boxing = FMC_PRESETS["Boxing"]
     assert (boxing.repeat, boxing.horizon, boxing.walkers, boxing.budget) == (3, 30, 150, 2000)
-    assert fmc_preset("ALE/Alien-v5").budget == 1250  # min(2,000, 50 x 25)
+    assert fmc_preset("ALE/Alien-v5").budget == 1190  # min(2,000, 50 x 25, published mean)
     assert fmc_preset("MsPacmanNoFrameskip-v4").budget == 5000  # min(20,000, 250 x 20)
     qbert = fmc_preset("qbert")
     assert qbert.budget <= qbert.samples_mean and qbert.repeat == 5
+    assert all(preset.budget <= preset.samples_mean for preset in FMC_PRESETS.values())
     assert game_of("ALE/MsPacman-v5") == "MsPacman"
     with pytest.raises(ValueError, match=r"no published parameters for 'ALE/Pong-v5'.*Boxing"):
         fmc_preset("ALE/Pong-v5")
