@@ -61,12 +61,16 @@ demo: $(if $(wildcard $(INSTALLED)),$(INSTALLED),$(DEMO_INSTALLED))
 	$(BIN)/plangym plan ALE/MsPacman-v5 --planner swarm --workers 2 \
 		--steps $(DEMO_STEPS) --seed $(DEMO_SEED) --out demo
 
+# The last two lines: how cost grows (batch, workers, vector API) into
+# benchmarks/results/scaling.json, then its plots (docs/img/scaling/) and docs/performance.md.
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/single_process.py
 	$(BIN)/python benchmarks/mujoco_envs.py
 	$(BIN)/python benchmarks/dm_control.py
 	$(BIN)/python benchmarks/box2d.py
 	$(BIN)/python benchmarks/parallel.py
+	$(BIN)/python benchmarks/scaling.py
+	$(BIN)/python benchmarks/plot_scaling.py
 
 # plangym 0.1.32 in its own virtualenv, for the side-by-side rows of benchmarks/parallel.py.
 bench-baseline:

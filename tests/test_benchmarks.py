@@ -46,3 +46,44 @@ def test_benchmark_script_runs(script):
     assert done.returncode == 0, done.stderr[-2000:]
     assert expected in done.stdout
     assert "DIFFER" not in done.stdout  # the scripts check their contenders agree
+
+
+def test_scaling_writes_json_and_plots(tmp_path):
+    """scaling.py (CartPole only, tiny) writes its JSON; plot_scaling.py draws it."""
+    import json
+
+    data = tmp_path / "scaling.json"
+    measure = [sys.executable, str(BENCHMARKS / "scaling.py"), "--quick", "--rounds", "1"]
+    measure += ["--envs", "cartpole", "--no-ray", "--out", str(data)]
+    done = subprocess.run(measure, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(data.read_text())
+    assert result["quick"] is True and result["rounds"] == 1 and result["date"]
+    machine = set(result["machine"])
+    assert {"platform", "cpu", "cores", "python", "plangym", "git_commit"} <= machine
+    block = result["batch"]["CartPole-v1"]
+    assert block["limit"] == "raw limit"
+    expected = {"one process", "kernels (arrays=True)", "ParallelEnv (2 workers)", "raw limit"}
+    assert set(block["series"]) == expected
+    entry_point = result["vector"]["entry_point"]
+    series = [
+        *block["series"].values(),
+        *result["vector"]["async"]["CartPole-v1"]["series"].values(),
+        *entry_point["series"].values(),
+    ]
+    for one in series:
+        assert all(rate > 0 for rate in one["transitions_per_s"])
+        assert one["frames_per_s"] == one["transitions_per_s"]  # CartPole: a frame a step
+    assert "workers" in result["skipped"] and "RayEnv" in result["skipped"]
+
+    images, page = tmp_path / "img", tmp_path / "docs" / "performance.md"
+    draw = [sys.executable, str(BENCHMARKS / "plot_scaling.py"), "--data", str(data)]
+    draw += ["--img-dir", str(images), "--page", str(page)]
+    done = subprocess.run(draw, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("batch.png", "vector.png"):
+        assert (images / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (images / "workers.png").exists()  # MsPacman only
+    text = page.read_text()
+    assert "![batch](../img/batch.png)" in text and result["date"][:10] in text
+    assert "smoke run" in text
