@@ -45,6 +45,7 @@ class SteppedStates:
         ended: Whether each element's episode ended (terminal or truncated).
         dead: Whether each element's episode ended or it lost a life: nothing to plan past.
         frames: Underlying steps simulated (emulator frames for Atari).
+        lost: Whether each element lost a life (a game over on the last life included).
     """
 
     states: np.ndarray | list
@@ -53,6 +54,7 @@ class SteppedStates:
     ended: np.ndarray
     dead: np.ndarray
     frames: int
+    lost: np.ndarray | None = None
 
 
 def step_states(
@@ -79,15 +81,15 @@ def step_states(
         terminals, truncateds = np.asarray(terminals, bool), np.asarray(truncateds, bool)
     ended = np.logical_or(terminals, truncateds)
     if isinstance(infos, dict):
-        lost = infos.get("lost_life")
-        dead = ended if lost is None else ended | lost.astype(bool)
+        lost_column = infos.get("lost_life")
+        lost = np.zeros_like(ended) if lost_column is None else lost_column.astype(bool)
         n_step = infos.get("n_step")
         frames = len(ended) if n_step is None else int(n_step.sum())
     else:
-        lost = [bool(info.get("lost_life", False)) for info in infos]
-        dead = ended | np.array(lost, dtype=bool)
+        lost = np.array([bool(info.get("lost_life", False)) for info in infos], dtype=bool)
         frames = sum(int(info.get("n_step", 1)) for info in infos)
-    return SteppedStates(new_states, observs, np.asarray(rewards), ended, dead, frames)
+    dead = ended | lost
+    return SteppedStates(new_states, observs, np.asarray(rewards), ended, dead, frames, lost)
 
 
 def split_states(states: np.ndarray | list) -> list:

@@ -143,9 +143,11 @@ class FMCPlanner:
             if samples >= self.budget or swarm.dead.all():
                 break
             swarm = swarm.take(self._clone_targets(swarm))
-            movers = np.arange(n)
-            if self.budget - samples < n:  # the last round: as many walkers as samples left
-                movers = np.sort(self.rng.choice(n, self.budget - samples, replace=False))
+            stepping = np.flatnonzero(~winners(swarm))  # a finished win is not played on
+            movers = stepping
+            if self.budget - samples < len(stepping):  # the last round: the samples left
+                chosen = self.rng.choice(len(stepping), self.budget - samples, replace=False)
+                movers = stepping[np.sort(chosen)]
             swarm = self._step(swarm, self.sampler.sample(len(movers)), movers)
             frames += swarm.frames
             samples += len(movers)
@@ -163,8 +165,12 @@ class FMCPlanner:
             all_features = swarm.features.copy()
             all_features[movers] = features
         scores, dead = swarm.scores.copy(), swarm.dead.copy()
+        ended = np.zeros(self.n_walkers, dtype=bool) if swarm.ended is None else swarm.ended.copy()
         scores[movers] += stepped.rewards
         dead[movers] |= stepped.dead
+        # An end without a lost life: a game finished, not lost (see winners).
+        assert stepped.lost is not None  # step_states sets it
+        ended[movers] |= stepped.ended & ~stepped.lost
         return _Swarm(
             states=states,
             features=all_features,
@@ -172,6 +178,7 @@ class FMCPlanner:
             dead=dead,
             origin=swarm.origin,
             frames=stepped.frames,
+            ended=ended,
         )
 
     def virtual_rewards(self, swarm: _Swarm) -> np.ndarray:
@@ -189,9 +196,13 @@ class FMCPlanner:
         alive = np.flatnonzero(~swarm.dead)
         companions = alive[self.rng.integers(len(alive), size=n)]
         clones = swarm.dead | (self.rng.random(n) < clone_probabilities(virtual, companions))
+        clones &= ~winners(swarm)  # a won episode stays in the swarm, and decides
         return np.where(clones, companions, np.arange(n))
 
     def _decide(self, swarm: _Swarm, first_actions: np.ndarray) -> Any:
+        won = np.flatnonzero(winners(swarm))
+        if len(won):  # the first action of the best finished win
+            return first_actions[swarm.origin[won[np.argmax(swarm.scores[won])]]]
         held = first_actions[swarm.origin]
         if not self.sampler.is_discrete:
             return held.mean(axis=0).astype(first_actions.dtype)
@@ -206,6 +217,28 @@ class FMCPlanner:
     def set_planner_state(self, saved: dict[str, Any]) -> None:
         """Continue from :meth:`get_planner_state`'s result."""
         self.rng.bit_generator.state = saved["rng"]
+
+
+def winners(swarm: _Swarm) -> np.ndarray:
+    """Walkers whose game finished (no life lost) with a score above every walker playing.
+
+    FractalAI counts every end of an episode as a death, so its swarm never keeps a
+    finished game: a knockout in Boxing ends the episode, the walker that landed it clones
+    away, and the swarm steers clear of winning (measured: stuck at 99 for 1,000+ steps).
+    An episode that ends, without a lost life, ahead of everything still playing is a goal
+    reached instead (``swarm.ended`` holds such ends only).
+
+    >>> swarm = _Swarm(states=[], features=None, scores=np.array([1.0, 0.0, 1.0]),
+    ...     dead=np.array([True, False, True]), origin=np.arange(3),
+    ...     ended=np.array([True, False, False]))
+    >>> winners(swarm).tolist()
+    [True, False, False]
+    """
+    if swarm.ended is None or not swarm.ended.any():
+        return np.zeros(len(swarm.scores), dtype=bool)
+    playing = ~swarm.dead
+    best_playing = swarm.scores[playing].max() if playing.any() else -np.inf
+    return swarm.ended & (swarm.scores > best_playing)
 
 
 def put_states(states: np.ndarray | list, index: np.ndarray, new: np.ndarray | list) -> Any:

@@ -197,6 +197,7 @@ class _Swarm:
     origin: np.ndarray  # origin[i]: the walker whose first action walker i inherited
     last_actions: np.ndarray | None = None
     frames: int = 0
+    ended: np.ndarray | None = None  # whose episode ended (FMCPlanner keeps it; see winners)
 
     @classmethod
     def at_root(cls, state: Any, n: int) -> _Swarm:
@@ -217,4 +218,5 @@ class _Swarm:
             dead=self.dead[index],
             origin=self.origin[index],
             last_actions=None if self.last_actions is None else self.last_actions[index],
+            ended=None if self.ended is None else self.ended[index],
         )
