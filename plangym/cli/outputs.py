@@ -46,9 +46,16 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
         temporary.unlink(missing_ok=True)  # still there only if the writing was stopped
 
 
+def numpy_scalar(value: Any) -> Any:
+    """Return a NumPy number or array as the Python value JSON writes (actions may be)."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def write_json(path: Path, data: Any, indent: int | None = 2) -> None:
     """Write ``data`` as JSON (one line with ``indent=None``), atomically."""
-    text = json.dumps(data, indent=indent) + "\n"
+    text = json.dumps(data, indent=indent, default=numpy_scalar) + "\n"
     write_atomically(path, lambda file: file.write(text.encode()))
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states, take_states
-from plangym.planning.common import ActionSampler, Decision, features_of
+from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.planning.swarm import _Swarm
 from plangym.validation import check_positive_int
 
@@ -202,7 +202,7 @@ class FMCPlanner:
     def _decide(self, swarm: _Swarm, first_actions: np.ndarray) -> Any:
         won = np.flatnonzero(winners(swarm))
         if len(won):  # the first action of the best finished win
-            return first_actions[swarm.origin[won[np.argmax(swarm.scores[won])]]]
+            return as_action(first_actions[swarm.origin[won[np.argmax(swarm.scores[won])]]])
         held = first_actions[swarm.origin]
         if not self.sampler.is_discrete:
             return held.mean(axis=0).astype(first_actions.dtype)

@@ -157,3 +157,25 @@ def test_a_restored_planner_state_continues_the_same_game(boxing, make_planner):
     second.set_planner_state(saved)
     rest = play(boxing, second, max_steps=8, start_state=half.states[-1])
     assert half.actions + rest.actions == whole.actions
+
+
+def test_a_won_game_stays_in_the_swarm_and_decides(boxing):
+    """A walker whose game ended ahead of every walker playing never clones away, and wins."""
+    from plangym.planning.swarm import _Swarm
+
+    planner = FMCPlanner(boxing, n_walkers=4, horizon=3, seed=0)
+    first_actions = np.array([3, 5, 5, 5])
+    swarm = _Swarm(
+        states=[None] * 4,
+        features=np.zeros((4, 2)),
+        scores=np.array([2.0, 1.0, 1.0, 0.0]),
+        dead=np.array([True, False, False, False]),
+        origin=np.arange(4),
+        ended=np.array([True, False, False, False]),
+    )
+    for _ in range(20):
+        assert planner._clone_targets(swarm)[0] == 0
+    action = planner._decide(swarm, first_actions)
+    assert action == 3 and type(action) is int  # the win's action, not the vote's 5
+    swarm.scores[1] = 2.0  # a walker still playing has as much: no win yet
+    assert planner._decide(swarm, first_actions) == 5
