@@ -50,11 +50,10 @@ def draw_off_screen_when_headless() -> bool:
     user set, or a machine with a display, is left alone.
 
     >>> import os
-    >>> before = os.environ.get("SDL_VIDEODRIVER")
-    >>> os.environ["SDL_VIDEODRIVER"] = "x11"  # chosen by the user: kept
-    >>> draw_off_screen_when_headless(), os.environ["SDL_VIDEODRIVER"]
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"SDL_VIDEODRIVER": "x11"}):  # the user's choice
+    ...     draw_off_screen_when_headless(), os.environ["SDL_VIDEODRIVER"]
     (False, 'x11')
-    >>> _ = os.environ.pop("SDL_VIDEODRIVER") if before is None else None
     """
     if os.environ.get("SDL_VIDEODRIVER") or os.environ.get("DISPLAY"):
         return False
