@@ -1,17 +1,13 @@
 """gymnasium's vector API over plangym's one worker layer, plus what planners need.
 
-:class:`PlanVectorEnv` is a ``gymnasium.vector.VectorEnv`` that behaves as gymnasium's
-``AsyncVectorEnv`` and ``SyncVectorEnv`` (batched observations, ``_key``-masked infos,
-autoreset modes), as a facade: each call becomes one request per sub-env, run by the
-:class:`~plangym.vectorization.scheduler.Scheduler` on a backend (the caller, worker
-processes or Ray actors) whose workers answer with a
-:class:`~plangym.vector.sub_env.SubEnvHandler`. On top: malformed input (and, for
-plangym's own sub-envs, an action outside the space) is refused before anything is sent;
-a sub-env's error keeps its type and the env stays usable; a dead
-worker is replaced and its step reports a truncation with ``info["worker_restarted"]``;
-a ``*_wait`` timeout replaces the sub-envs still busy; and ``get_states``,
-``set_states`` and ``step_batch`` clone, restore and plan from exact states (sub-envs
-made by :func:`plangym.make_vec`).
+:class:`PlanVectorEnv` behaves as gymnasium's ``AsyncVectorEnv`` and ``SyncVectorEnv``, as a
+facade: each call becomes one request per sub-env, run by the
+:class:`~plangym.vectorization.scheduler.Scheduler` on a backend (the caller, processes or
+Ray actors) whose workers answer with a :class:`~plangym.vector.sub_env.SubEnvHandler`.
+Bad input is refused before anything is sent; a sub-env's error keeps its type and the env
+stays usable; a dead worker is replaced (its step: a truncation, ``worker_restarted``); a
+``*_wait`` timeout replaces the busy sub-envs; ``get_states``, ``set_states`` and
+``step_batch`` clone, restore and plan from exact states.
 """
 
 from __future__ import annotations
