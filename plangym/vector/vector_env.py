@@ -1,13 +1,8 @@
 """gymnasium's vector API over plangym's one worker layer, plus what planners need.
 
-:class:`PlanVectorEnv` behaves as gymnasium's ``AsyncVectorEnv`` and ``SyncVectorEnv``, as a
-facade: each call becomes one request per sub-env, run by the
-:class:`~plangym.vectorization.scheduler.Scheduler` on a backend (the caller, processes or
-Ray actors) whose workers answer with a :class:`~plangym.vector.sub_env.SubEnvHandler`.
-Bad input is refused before anything is sent; a sub-env's error keeps its type and the env
-stays usable; a dead worker is replaced (its step: a truncation, ``worker_restarted``); a
-``*_wait`` timeout replaces the busy sub-envs; ``get_states``, ``set_states`` and
-``step_batch`` clone, restore and plan from exact states.
+:class:`PlanVectorEnv` is a facade: each call becomes one request per sub-env, run by the
+:class:`~plangym.vectorization.scheduler.Scheduler` on a backend whose workers answer with a
+:class:`~plangym.vector.sub_env.SubEnvHandler`. Bad input is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -91,11 +86,7 @@ class PlanVectorEnv(VectorEnv):
     def _start_from_probe(
         self, observation_mode: str | tuple, build: Callable[[Space], tuple[Backend, Any]]
     ) -> None:
-        """Read spaces and metadata off a throwaway env, as gymnasium does, then start.
-
-        ``build(single_observation_space)`` starts the workers and returns them with the
-        batch outputs; they are stopped again if the vector env cannot start on them.
-        """
+        """Read spaces off a throwaway env, as gymnasium does; start on ``build(single)``."""
         probe = self.env_fns[0]()
         try:
             single, batched = observation_spaces(
@@ -301,9 +292,8 @@ class PlanVectorEnv(VectorEnv):
     ) -> tuple[list, ...]:
         """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
 
-        The batch is shared out among the workers as ``ParallelEnv`` shares it; each
-        steps its part from the given states and restores its own state after. Returns
-        ``(new_states, observs, rewards, terminals, truncateds, infos)``, input order.
+        Shared out among the workers as in ``ParallelEnv``. Returns ``(new_states, observs,
+        rewards, terminals, truncateds, infos)``, in input order.
         """
         self.call_state.check_idle("step_batch")
         checked = check_space_batch(self.single_action_space, actions, states, dt)
@@ -337,10 +327,7 @@ class PlanVectorEnv(VectorEnv):
     def close_extras(
         self, timeout: float | None = None, terminate: bool = False, **kwargs: Any
     ) -> None:
-        """Stop the workers; a pending call is collected first (within ``timeout``).
-
-        ``kwargs``: what gymnasium's ``close_extras`` accepts besides; nothing here uses it.
-        """
+        """Stop the workers; a pending call is collected first (within ``timeout``)."""
         if self._scheduler is None:
             return
         pending, batch = self.call_state.pending, self.call_state.close()
