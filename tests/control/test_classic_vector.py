@@ -329,3 +329,16 @@ def test_render_and_spaces(built):
     envs.reset(seed=0)
     frames = envs.render()
     assert len(frames) == 2 and frames[0].shape == (400, 600, 3)
+
+
+def test_observations_returned_are_never_written_again(built):
+    envs = plangym.make_vec("CartPole-v1", 4, "vector_entry_point", autoreset_mode="Disabled")
+    built.append(envs)
+    first, _ = envs.reset(seed=0)
+    kept_first = first.copy()
+    stepped = envs.step(np.array([0, 1, 0, 1]))[0]
+    kept_stepped = stepped.copy()
+    envs.reset(seed=5, options={"reset_mask": np.array([True, False, True, False])})
+    envs.step(np.array([1, 1, 1, 1]))
+    assert first.tobytes() == kept_first.tobytes()
+    assert stepped.tobytes() == kept_stepped.tobytes()

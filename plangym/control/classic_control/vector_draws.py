@@ -92,6 +92,35 @@ def inc_terms(words: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return _times(words[None, :, 2], words[None, :, 3], _jumps(k)[4:])
 
 
+def _unit_draws(words: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``k`` ``next_double`` draws of each generator of ``words`` and its state after.
+
+    ``terms``: :func:`inc_terms` of ``words``. Returns ``(m, k)`` draws in ``[0, 1)`` and the
+    ``(hi, lo)`` words of the state after the last draw.
+    """
+    # Every draw at once from the words before: state_j = A_j * state + C_j * inc.
+    s_hi, s_lo = _times(words[None, :, 0], words[None, :, 1], _jumps(k)[:4])  # (k, m)
+    c_hi, c_lo = terms
+    s_lo += c_lo
+    s_hi += c_hi
+    s_hi += s_lo < c_lo  # the carry
+    mixed, rotation = s_hi ^ s_lo, s_hi >> _58
+    # XSL-RR; NumPy shifts a uint64 by 64 to 0, so a rotation by 0 needs no mask.
+    out = (mixed >> rotation) | (mixed << (_64 - rotation))
+    return ((out >> _11) * _TO_DOUBLE).T, np.stack((s_hi[-1], s_lo[-1]), axis=1)
+
+
+def _scaled(draws: np.ndarray, low: Any, high: Any) -> np.ndarray:
+    """``Generator.uniform``'s ``low + (high - low) * u`` of each ``next_double`` draw ``u``."""
+    if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python floats: as NumPy's C code
+        low, span = float(low), float(high) - float(low)
+        draws *= span
+        draws += low
+        return draws
+    low = np.asarray(low, dtype=np.float64)
+    return low + np.subtract(high, low, dtype=np.float64) * draws
+
+
 def uniform_draws(
     words: np.ndarray, rows: np.ndarray, k: int, low: Any, high: Any, terms: Any = None
 ) -> np.ndarray:
@@ -109,31 +138,21 @@ def uniform_draws(
         ``(len(rows), k)`` float64 draws, as each generator gives them in order.
     """
     picked = words[rows]
-    # Every draw at once from the words before: state_j = A_j * state + C_j * inc.
-    s_hi, s_lo = _times(picked[None, :, 0], picked[None, :, 1], _jumps(k)[:4])  # (k, m)
-    c_hi, c_lo = inc_terms(picked, k) if terms is None else terms
-    s_lo += c_lo
-    s_hi += c_hi
-    s_hi += s_lo < c_lo  # the carry
-    mixed, rotation = s_hi ^ s_lo, s_hi >> _58
-    # XSL-RR; NumPy shifts a uint64 by 64 to 0, so a rotation by 0 needs no mask.
-    out = (mixed >> rotation) | (mixed << (_64 - rotation))
-    draws = ((out >> _11) * _TO_DOUBLE).T  # exact: fewer than 53 bits
-    words[rows, 0], words[rows, 1] = s_hi[-1], s_lo[-1]
-    if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python floats: as NumPy's C code
-        low, span = float(low), float(high) - float(low)
-        draws *= span
-        draws += low
-        return draws
-    low = np.asarray(low, dtype=np.float64)
-    return low + np.subtract(high, low, dtype=np.float64) * draws
+    draws, after = _unit_draws(picked, k, inc_terms(picked, k) if terms is None else terms)
+    words[rows, :2] = after
+    return _scaled(draws, low, high)
 
 
 class Generators:
     """Every sub-env's generator, as words, drawing ``k`` values a reset.
 
-    Keeps each generator's :func:`inc_terms` (they change only with its words): a draw
-    then costs one 128-bit product per value instead of two.
+    Each generator's next ``k`` draws are computed ahead, for many generators in one pass:
+    below a thousand or so values NumPy's cost per operation is mostly the call, and a
+    vector step resets a few generators at a time. A generator drawn from (or given new
+    words) is computed again once a quarter of them wait (at most ``CHUNK`` at a time,
+    which stay in the CPU's cache), or when it is drawn from before. Its ``words`` stay those
+    of the state before its next draws, as a state record holds them. The terms of its
+    increment (:func:`inc_terms`) are kept until its words change.
 
     >>> generators = Generators([5, 6], k=2)
     >>> values = generators.uniform(np.array([1]), -1.0, 1.0)
@@ -141,11 +160,18 @@ class Generators:
     True
     """
 
+    CHUNK = 1024
+
     def __init__(self, seeds: Sequence[int | None], k: int):
         self.k = k
         self.words, self.seeds = seeded_words(seeds)
-        self._terms = inc_terms(self.words, k)
-        self._known = np.ones(len(seeds), dtype=np.bool_)
+        n = len(self.words)
+        self._draws = np.empty((n, k))  # each generator's next k next_double draws
+        self._after = np.empty((n, 2), dtype=_U64)  # its state words after them
+        self._ready = np.zeros(n, dtype=np.bool_)  # whether the two above are its own
+        self._terms = np.empty((2, k, n), dtype=_U64)  # (hi, lo) of inc_terms
+        self._known = np.zeros(n, dtype=np.bool_)  # whether _terms are its own
+        self._refresh_at = min(self.CHUNK, max(1, n // 4))
 
     def seed(self, rows: Sequence[int], seeds: Sequence[int]) -> None:
         """Seed the generators of ``rows`` as gymnasium's ``reset(seed=...)`` does."""
@@ -157,18 +183,34 @@ class Generators:
     def set_words(self, where: Any, words: np.ndarray) -> None:
         """Put ``words`` in the generators ``where`` (rows or a slice)."""
         self.words[where] = words
+        self._ready[where] = False
         self._known[where] = False
 
     def uniform(self, rows: np.ndarray, low: Any, high: Any) -> np.ndarray:
         """``Generator.uniform(low, high, size=k)`` from the generators of ``rows``."""
+        ready = self._ready[rows]
+        if not ready.all():
+            self._compute(rows[~ready])
+        draws = self._draws[rows]
+        self.words[rows, :2] = self._after[rows]
+        self._ready[rows] = False
+        if len(self._ready) - np.count_nonzero(self._ready) >= self._refresh_at:
+            waiting = np.flatnonzero(~self._ready)
+            for part in np.array_split(waiting, -(-len(waiting) // self.CHUNK)):
+                self._compute(part)
+        return _scaled(draws, low, high)
+
+    def _compute(self, rows: np.ndarray) -> None:
+        """Compute the next draws of the generators ``rows``."""
+        picked = self.words[rows]
         known = self._known[rows]
         if not known.all():
             new = rows[~known]
-            hi, lo = inc_terms(self.words[new], self.k)
-            self._terms[0][:, new], self._terms[1][:, new] = hi, lo
+            self._terms[:, :, new] = inc_terms(self.words[new], self.k)
             self._known[new] = True
-        terms = self._terms[0][:, rows], self._terms[1][:, rows]
-        return uniform_draws(self.words, rows, self.k, low, high, terms)
+        terms = self._terms[:, :, rows]
+        self._draws[rows], self._after[rows] = _unit_draws(picked, self.k, terms)
+        self._ready[rows] = True
 
 
 # What each env's reset draws -------------------------------------------------------------------

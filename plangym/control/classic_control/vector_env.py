@@ -53,7 +53,8 @@ class ClassicVectorEnv(VectorEnv):
             ``step_batch`` is this env's.
         num_envs: Number of sub-envs.
         autoreset_mode: gymnasium's :class:`~gymnasium.vector.AutoresetMode` (or its value).
-        copy: Return a copy of the observations (else the batch buffer itself).
+        copy: gymnasium's argument, kept for its API: the observations returned are always
+            the caller's (each step makes new ones; this env never writes them again).
 
     Raises:
         KernelUnavailableError: The env has no kernel with these settings (a wrapper, human
@@ -118,10 +119,11 @@ class ClassicVectorEnv(VectorEnv):
         seeded = [(int(i), seed) for i in rows if (seed := seeds[i]) is not None]
         if seeded:
             self._generators.seed(*zip(*seeded, strict=True))
-        self._obs[rows] = self._reset_rows(rows, bounds)
-        self._ended[rows] = False
-        self._reset_once = True
-        return self._observations(), {}
+        self._reset_rows(rows, bounds)
+        obs = self._obs.copy()  # the last observations returned are the caller's
+        obs[rows] = self._observe_rows(rows)
+        self._obs, self._ended[rows], self._reset_once = obs, False, True
+        return obs, {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env: ``(obs, rewards, terminations, truncations, infos)``."""
@@ -130,19 +132,20 @@ class ClassicVectorEnv(VectorEnv):
         if not self._reset_once:
             raise RuntimeError("step: call reset() before the first step")
         mode, ended = self.autoreset_mode, self._ended
-        restart = None
-        if mode is AutoresetMode.NEXT_STEP and ended.any():
-            restart = np.flatnonzero(ended)
-        elif mode is AutoresetMode.DISABLED and ended.any():
+        restart = np.flatnonzero(ended) if mode is AutoresetMode.NEXT_STEP else None
+        if mode is AutoresetMode.DISABLED and ended.any():
             raise RuntimeError(
                 f"step: sub-envs {np.flatnonzero(ended).tolist()} ended their episodes and were "
                 "not reset; with autoreset_mode=DISABLED call reset(options={'reset_mask': mask})"
             )
-        obs, rewards, terminated, truncated = self._advance(actions)
-        infos: dict[str, Any] = {}
-        if restart is not None:  # these rows reset instead of stepping
-            obs[restart] = self._reset_rows(restart, self._rule.bounds(None))
+        rewards, terminated, truncated = self._advance(actions)
+        if restart is not None and restart.size:  # these rows reset instead of stepping
+            self._reset_rows(restart, self._rule.bounds(None))
             rewards[restart], terminated[restart], truncated[restart] = 0.0, False, False
+        obs = self._kernel.observe(self._physics)
+        if restart is not None and restart.size and self._rule.float32_obs:
+            obs[restart] = float32_trig_obs(self._physics[restart])
+        infos: dict[str, Any] = {}
         np.logical_or(terminated, truncated, out=ended)
         if mode is AutoresetMode.SAME_STEP and ended.any():
             done = np.flatnonzero(ended)
@@ -150,10 +153,11 @@ class ClassicVectorEnv(VectorEnv):
             final_obs[done] = list(obs[done])
             infos = {"final_obs": final_obs, "_final_obs": ended.copy()}
             infos.update(final_info={}, _final_info=ended.copy())
-            obs[done] = self._reset_rows(done, self._rule.bounds(None))
+            self._reset_rows(done, self._rule.bounds(None))
+            obs[done] = self._observe_rows(done)
             ended[:] = False
-        self._obs = obs
-        return self._observations(), rewards, terminated, truncated, infos
+        self._obs = obs  # a new array each step, never written again: the caller may keep it
+        return obs, rewards, terminated, truncated, infos
 
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's picture (``render_mode="rgb_array"``), drawn by the plangym env."""
@@ -234,10 +238,6 @@ class ClassicVectorEnv(VectorEnv):
         return self._plan.step_batch(actions, states, dt, return_state=True, arrays=arrays)
 
     # Internals ----------------------------------------------------------------------------------
-    def _observations(self) -> np.ndarray:
-        obs: np.ndarray = self._obs
-        return obs.copy() if self.copy else obs
-
     def _check_open(self) -> None:
         if self.closed:
             raise RuntimeError(f"{type(self).__name__}: the vector env is closed")
@@ -248,8 +248,15 @@ class ClassicVectorEnv(VectorEnv):
     def _check_records(self, states: Any) -> np.ndarray:
         return check_records(states, self._dtype, self._kernel, self._plan.name)
 
-    def _reset_rows(self, rows: np.ndarray, bounds: tuple[Any, Any]) -> np.ndarray:
-        """Reset the sub-envs ``rows`` as the env's reset does; return their observations."""
+    def _observe_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Return the observations of the sub-envs ``rows`` just reset."""
+        physics = self._physics[rows]
+        if self._rule.float32_obs:
+            return float32_trig_obs(physics)
+        return self._kernel.observe(physics)
+
+    def _reset_rows(self, rows: np.ndarray, bounds: tuple[Any, Any]) -> None:
+        """Reset the state of the sub-envs ``rows`` as the env's reset does."""
         rule = self._rule
         physics = rule.physics(self._generators.uniform(rows, *bounds), self._physics.shape[1])
         self._physics[rows], self._kinds[rows] = physics, rule.kind
@@ -259,7 +266,6 @@ class ClassicVectorEnv(VectorEnv):
             self._elapsed[rows] = 0
         if self._kernel.has_last_u:
             self._has_last_u[rows], self._last_u[rows] = False, 0.0
-        return float32_trig_obs(physics) if rule.float32_obs else self._kernel.observe(physics)
 
     def _advance(self, actions: np.ndarray) -> tuple:
         """Step every row ``frameskip`` times (fewer if its episode ends), as the plangym env."""
@@ -279,7 +285,7 @@ class ClassicVectorEnv(VectorEnv):
             np.greater_equal(self._elapsed, max_steps, out=truncated)
         if self._frameskip > 1:
             rewards = self._repeat(actions, rewards, terminated, truncated)
-        return kernel.observe(self._physics), rewards, terminated, truncated
+        return rewards, terminated, truncated
 
     def _repeat(self, actions, rewards, terminated, truncated) -> np.ndarray:
         """Step the rest of each frameskip: the rows whose episodes go on, again."""
