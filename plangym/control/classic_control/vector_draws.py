@@ -95,8 +95,8 @@ def inc_terms(words: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 def _unit_draws(words: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, np.ndarray]:
     """Return ``k`` ``next_double`` draws of each generator of ``words`` and its state after.
 
-    ``terms``: :func:`inc_terms` of ``words``. Returns ``(m, k)`` draws in ``[0, 1)`` and the
-    ``(hi, lo)`` words of the state after the last draw.
+    ``terms``: :func:`inc_terms` of ``words``. Returns ``(k, m)`` draws in ``[0, 1)`` and the
+    ``(hi, lo)`` words of the state after the last draw, ``(2, m)``.
     """
     # Every draw at once from the words before: state_j = A_j * state + C_j * inc.
     s_hi, s_lo = _times(words[None, :, 0], words[None, :, 1], _jumps(k)[:4])  # (k, m)
@@ -107,7 +107,7 @@ def _unit_draws(words: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, np.n
     mixed, rotation = s_hi ^ s_lo, s_hi >> _58
     # XSL-RR; NumPy shifts a uint64 by 64 to 0, so a rotation by 0 needs no mask.
     out = (mixed >> rotation) | (mixed << (_64 - rotation))
-    return ((out >> _11) * _TO_DOUBLE).T, np.stack((s_hi[-1], s_lo[-1]), axis=1)
+    return (out >> _11) * _TO_DOUBLE, np.stack((s_hi[-1], s_lo[-1]))
 
 
 def _scaled(draws: np.ndarray, low: Any, high: Any) -> np.ndarray:
@@ -139,8 +139,8 @@ def uniform_draws(
     """
     picked = words[rows]
     draws, after = _unit_draws(picked, k, inc_terms(picked, k) if terms is None else terms)
-    words[rows, :2] = after
-    return _scaled(draws, low, high)
+    words[rows, :2] = after.T
+    return _scaled(draws.T, low, high)
 
 
 class Generators:
@@ -166,8 +166,10 @@ class Generators:
         self.k = k
         self.words, self.seeds = seeded_words(seeds)
         n = len(self.words)
-        self._draws = np.empty((n, k))  # each generator's next k next_double draws
-        self._after = np.empty((n, 2), dtype=_U64)  # its state words after them
+        # Each generator's next k next_double draws, and its state words after them; a
+        # column per generator, as they are computed and as the vector env stores physics.
+        self._draws = np.empty((k, n))
+        self._after = np.empty((2, n), dtype=_U64)
         self._ready = np.zeros(n, dtype=np.bool_)  # whether the two above are its own
         self._terms = np.empty((2, k, n), dtype=_U64)  # (hi, lo) of inc_terms
         self._known = np.zeros(n, dtype=np.bool_)  # whether _terms are its own
@@ -191,14 +193,14 @@ class Generators:
         ready = self._ready[rows]
         if not ready.all():
             self._compute(rows[~ready])
-        draws = self._draws[rows]
-        self.words[rows, :2] = self._after[rows]
+        draws = self._draws[:, rows]
+        self.words[rows, :2] = self._after[:, rows].T
         self._ready[rows] = False
         if len(self._ready) - np.count_nonzero(self._ready) >= self._refresh_at:
             waiting = np.flatnonzero(~self._ready)
             for part in np.array_split(waiting, -(-len(waiting) // self.CHUNK)):
                 self._compute(part)
-        return _scaled(draws, low, high)
+        return _scaled(draws.T, low, high)  # (len(rows), k), a column per draw
 
     def _compute(self, rows: np.ndarray) -> None:
         """Compute the next draws of the generators ``rows``."""
@@ -209,7 +211,7 @@ class Generators:
             self._terms[:, :, new] = inc_terms(self.words[new], self.k)
             self._known[new] = True
         terms = self._terms[:, :, rows]
-        self._draws[rows], self._after[rows] = _unit_draws(picked, self.k, terms)
+        self._draws[:, rows], self._after[:, rows] = _unit_draws(picked, self.k, terms)
         self._ready[rows] = True
 
 
