@@ -91,7 +91,6 @@ class CartPoleKernel(Kernel):
         terminated |= np.abs(new_theta, out=xacc) > env.theta_threshold_radians
         return new_physics, _rewards(env, terminated, steps_beyond), terminated
 
-
     def _forces(self, env, actions) -> np.ndarray:
         """Return the env's force for each action (``force_mag`` for 1, else its negative).
 
