@@ -1,11 +1,13 @@
 """Whole Atari games with Fractal Monte Carlo's published parameters, beside the published scores.
 
 Each run is one ``plangym plan ALE/<Game>-v5 --preset fmc`` game (one episode, up to
-30,000 agent steps): the swarm is the ``fmc`` planner with the game's published repeat
-(frameskip), horizon, walkers and budget of samples per action; UCT plays at the same
-frameskip and budget. Every run writes its directory under ``--runs`` (summary, actions,
-GIF, checkpoint) and the script then writes a Markdown table beside the published numbers
-(``--table``, by default docs/published_games.md) with the GIFs copied next to it.
+30,000 agent steps): the swarm is the ``fmc`` planner with the game's published horizon,
+walkers and budget of samples per action, each sample ``3 x repeat`` frames (the published
+repeat of gym's ``-v0`` steps of 2-4 frames); UCT plays at the same frameskip and budget.
+Every run writes its directory under ``--runs`` (summary, actions, GIF, checkpoint); each
+finished run's summary is also kept in ``--results`` (in the repository, so the table
+outlives the runs), and the script then writes a Markdown table beside the published
+numbers (``--table``, by default docs/published_games.md) with the GIFs copied next to it.
 
 Runs are resumable: a finished run (its summary.json, not interrupted) is skipped unless
 ``--force``; an unfinished one with a checkpoint goes on from it (``plangym plan --resume``).
@@ -119,22 +121,30 @@ def machine() -> str:
     )
 
 
-def load_runs(runs: Path) -> list[tuple[str, dict]]:
-    """Every run directory with a summary, by name."""
-    found = []
-    for summary in sorted(runs.glob("*/summary.json")):
-        found.append((summary.parent.name, json.loads(summary.read_text())))
-    return found
+def load_runs(args: argparse.Namespace) -> list[tuple[str, dict]]:
+    """Every run with a summary, by name: the kept ones, then those in ``--runs`` (newer).
+
+    A finished run's summary is kept in ``--results`` as ``<run>.json``.
+    """
+    found = {path.stem: json.loads(path.read_text()) for path in args.results.glob("*.json")}
+    for path in args.runs.glob("*/summary.json"):
+        summary = json.loads(path.read_text())
+        found[path.parent.name] = summary
+        if not summary.get("interrupted", True):
+            args.results.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, args.results / f"{path.parent.name}.json")
+    return sorted(found.items())
 
 
 def gif_link(name: str, summary: dict, args: argparse.Namespace) -> str:
     """Copy the run's GIF next to the table; return a Markdown link to it."""
     source = args.runs / name / "trajectory.gif"
-    if not source.exists():
-        return "—"
-    args.gifs.mkdir(parents=True, exist_ok=True)
     target = args.gifs / f"{name}.gif"
-    shutil.copyfile(source, target)
+    if source.exists():
+        args.gifs.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    if not target.exists():
+        return "—"
     return f"[GIF]({os.path.relpath(target, args.table.parent)})"
 
 
@@ -165,7 +175,7 @@ def table_rows(runs: list[tuple[str, dict]], args: argparse.Namespace, curve: bo
         state = "ended" if summary["episode_ended"] else f"cap {summary['max_steps']:,}"
         if summary["interrupted"]:
             state = "interrupted"
-        cells = [preset.game, planner, str(summary["seed"])]
+        cells = [preset.game, planner, str(summary["seed"]), str(summary["frameskip"])]
         if curve:
             cells += [str(params.get("n_walkers", "—")), number(params.get("budget"))]
         cells += [
@@ -189,12 +199,12 @@ def table_rows(runs: list[tuple[str, dict]], args: argparse.Namespace, curve: bo
 
 def write_table(args: argparse.Namespace) -> None:
     """Write the Markdown page of every run found in ``args.runs``."""
-    runs = load_runs(args.runs)
+    runs = load_runs(args)
     dates = sorted(summary["finished_at"][:10] for _, summary in runs)
     when = f"{dates[0]} to {dates[-1]}" if dates else time.strftime("%Y-%m-%d")
     when = dates[0] if dates and dates[0] == dates[-1] else when
     head = (
-        "| game | planner | seed | score | published | vs published | samples / action "
+        "| game | planner | seed | frameskip | score | published | vs published | samples / action "
         "| published samples / action | agent steps | frames simulated | wall time "
         "| frames/s | game |"
     )
@@ -204,9 +214,10 @@ def write_table(args: argparse.Namespace) -> None:
         "Written by `benchmarks/published_games.py` (rerun it to refresh this page; see",
         "[planning.md](planning.md#fractal-monte-carlo-fmcplanner) for the algorithm and",
         "where it differs from the published one). One game per row, `--preset fmc`:",
-        "the swarm is the `fmc` planner with the published frameskip, horizon, walkers and",
-        "budget; UCT plays at the same frameskip and budget. *Samples / action* counts agent",
-        "steps simulated per action played (each of `frameskip` frames). *Published* is",
+        "the swarm is the `fmc` planner with the published horizon, walkers and budget, and",
+        "`frameskip` = 3 x the published repeat (a published sample repeats a `-v0` step of",
+        "2-4 frames); UCT plays at the same frameskip and budget. *Samples / action* counts",
+        "agent steps simulated per action played (each of `frameskip` frames). *Published* is",
         "FractalAI's README for the swarm, Guo et al. (2014) for UCT.",
         "",
         f"Machine: {machine()}; {summarise_workers(runs)}; plangym {__version__}; {when}.",
@@ -218,7 +229,8 @@ def write_table(args: argparse.Namespace) -> None:
     curve = table_rows(runs, args, curve=True)
     if curve:
         head = (
-            "| game | planner | seed | walkers | budget | score | published | vs published "
+            "| game | planner | seed | frameskip | walkers | budget | score | published "
+            "| vs published "
             "| samples / action | agent steps | frames simulated | wall time | frames/s | game |"
         )
         lines += ["", "## Score against samples per action", "", head]
@@ -247,6 +259,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--force", action="store_true", help="play finished runs again")
     parser.add_argument("--runs", type=Path, default=Path("published-games-runs"))
     parser.add_argument("--table", type=Path, default=ROOT / "docs" / "published_games.md")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=ROOT / "benchmarks" / "results" / "published_games",
+        help="where finished runs' summaries are kept",
+    )
     parser.add_argument("--gifs", type=Path, default=None, help="default: TABLE's img/")
     parser.add_argument("--baseline-games", type=int, default=4)
     parser.add_argument("--checkpoint-every", type=int, default=500)

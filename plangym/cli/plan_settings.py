@@ -107,7 +107,7 @@ def resolve_settings(
         args.planner = "fmc"  # the preset's parameters are those of FMC's swarm
     args.steps = args.steps or (FULL_GAME_STEPS if preset else DEFAULT_STEPS)
     args.out = args.out or DEFAULT_OUT
-    frameskip = args.frameskip or (preset.repeat if preset else default_frameskip(env_class))
+    frameskip = args.frameskip or (preset.frameskip if preset else default_frameskip(env_class))
     return (*planner_settings(args, preset), frameskip)
 
 

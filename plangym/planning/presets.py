@@ -7,8 +7,8 @@ planner limits the samples of one decision to ``min(max samples, walkers * horiz
 that is the :attr:`FMCPreset.budget` plangym plans with.
 
 >>> preset = fmc_preset("ALE/Boxing-v5")
->>> preset.game, preset.repeat, preset.horizon, preset.walkers, preset.budget
-('Boxing', 3, 30, 150, 2000)
+>>> preset.game, preset.repeat, preset.frameskip, preset.horizon, preset.walkers, preset.budget
+('Boxing', 3, 9, 30, 150, 2000)
 >>> fmc_preset("ALE/Pong-v5")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -21,8 +21,13 @@ import re
 from dataclasses import dataclass
 
 # A whole game, with a cap that no published game comes near (Boxing ends within 2 minutes
-# of play, about 2,400 agent steps with a repeat of 3).
+# of play, about 800 agent steps of 9 frames).
 FULL_GAME_STEPS = 30_000
+
+# Frames in one step of gym's "-v0" Atari games, which the published games were played
+# on: 2, 3 or 4 at random, 3 on average. A published sample repeats such a step ``repeat``
+# times.
+V0_MEAN_FRAMES = 3
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,8 @@ class FMCPreset:
 
     Attributes:
         game: The game's name, as in ``ALE/{game}-v5``.
-        repeat: Frames per agent action (plangym's ``frameskip``).
+        repeat: Steps of gym's ``-v0`` game per sample and per action played (each
+            step 2 to 4 frames; plangym plays :attr:`frameskip` frames instead).
         horizon: The time horizon: rounds of the swarm per decision at most.
         walkers: Walkers in the swarm. Qbert's row leaves it free; see ``note``.
         max_samples: The published maximum samples per action.
@@ -57,6 +63,15 @@ class FMCPreset:
         than the published one did (Alien: 1,190, where 50 walkers * 25 rounds is 1,250).
         """
         return min(self.max_samples, self.walkers * self.horizon, int(self.samples_mean))
+
+    @property
+    def frameskip(self) -> int:
+        """Frames per sample and per action: ``repeat`` times the mean frames of a ``-v0`` step.
+
+        plangym's ``ALE/<Game>-v5`` is deterministic, so each sample holds its action for
+        the mean number of frames of the published one (Alien: 5 x 3 = 15).
+        """
+        return self.repeat * V0_MEAN_FRAMES
 
     @property
     def env_name(self) -> str:

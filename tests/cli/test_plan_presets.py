@@ -34,12 +34,12 @@ def test_preset_picks_the_published_parameters_and_counts_samples(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = summary_of(tmp_path)
     assert summary["planner"] == "fmc" and summary["preset"] == "fmc"
-    assert summary["frameskip"] == 3  # Boxing's published repeat
+    assert summary["frameskip"] == 9  # Boxing's published repeat of 3 -v0 steps, 3 frames each
     # The budget is the preset's, 2,000; 30 rounds of 8 walkers cap it at 240 samples.
     assert summary["planner_params"] == {"n_walkers": 8, "horizon": 30, "budget": 2000}
     assert summary["samples_simulated"] == 5 * 240
     assert summary["samples_per_action_mean"] == 240
-    assert summary["frames_simulated"] == (5 * 240 + 5) * 3
+    assert summary["frames_simulated"] == (5 * 240 + 5) * 9
     for key in ("score", "episode_ended", "agent_steps", "wall_s", "frames_per_s", "checkpoint"):
         assert key in summary
     assert Path(summary["checkpoint"]).name == "checkpoint.pkl"
@@ -100,10 +100,13 @@ def test_benchmark_script_plays_writes_the_table_and_skips_done_runs(tmp_path):
     command = [sys.executable, str(script), "--games", "Boxing", "--max-steps", "2"]
     command += ["--fraction", "0.02", "--workers", "1", "--baseline-games", "0"]
     command += ["--runs", str(tmp_path / "runs"), "--table", str(tmp_path / "docs" / "t.md")]
+    command += ["--results", str(tmp_path / "kept")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     table = (tmp_path / "docs" / "t.md").read_text()
-    assert "| Boxing | swarm | 0 | 3 | 40 |" in table and "| Boxing | uct | 0 |" in table
+    assert "| Boxing | swarm | 0 | 9 | 3 | 40 |" in table and "| Boxing | uct | 0 | 9 |" in table
+    kept = json.loads((tmp_path / "kept" / "boxing-swarm-seed0-x0.02.json").read_text())
+    assert kept["frameskip"] == 9 and not kept["interrupted"]  # the table outlives the runs
     assert (tmp_path / "docs" / "img" / "published_games" / "boxing-swarm-seed0-x0.02.gif").exists()
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert again.stdout.count("skip ") == 2

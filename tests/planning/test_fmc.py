@@ -122,6 +122,8 @@ def test_bad_parameters_name_themselves(cartpole, kwargs, message):
 def test_presets_hold_the_published_rows():
     boxing = FMC_PRESETS["Boxing"]
     assert (boxing.repeat, boxing.horizon, boxing.walkers, boxing.budget) == (3, 30, 150, 2000)
+    # A sample of the published -v0 games: `repeat` steps of 2-4 frames, 3 on average.
+    assert boxing.frameskip == 9 and fmc_preset("Alien").frameskip == 15
     assert fmc_preset("ALE/Alien-v5").budget == 1190  # min(2,000, 50 x 25, published mean)
     assert fmc_preset("MsPacmanNoFrameskip-v4").budget == 5000  # min(20,000, 250 x 20)
     qbert = fmc_preset("qbert")
