@@ -5,7 +5,7 @@ Each run is one ``plangym plan ALE/<Game>-v5 --preset fmc`` game (one episode, u
 walkers and budget of samples per action, each sample ``3 x repeat`` frames (the published
 repeat of gym's ``-v0`` steps of 2-4 frames); UCT plays at the same frameskip and budget.
 Every run writes its directory under ``--runs`` (summary, actions, GIF, checkpoint); each
-finished run's summary is also kept in ``--results`` (in the repository, so the table
+run's summary is also kept in ``--results`` (in the repository, so the table
 outlives the runs), and the script then writes a Markdown table beside the published
 numbers (``--table``, by default docs/published_games.md) with the GIFs copied next to it.
 
@@ -124,15 +124,15 @@ def machine() -> str:
 def load_runs(args: argparse.Namespace) -> list[tuple[str, dict]]:
     """Every run with a summary, by name: the kept ones, then those in ``--runs`` (newer).
 
-    A finished run's summary is kept in ``--results`` as ``<run>.json``.
+    Each summary is kept in ``--results`` as ``<run>.json`` (an interrupted game's too: the
+    table says it was interrupted).
     """
     found = {path.stem: json.loads(path.read_text()) for path in args.results.glob("*.json")}
     for path in args.runs.glob("*/summary.json"):
         summary = json.loads(path.read_text())
         found[path.parent.name] = summary
-        if not summary.get("interrupted", True):
-            args.results.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, args.results / f"{path.parent.name}.json")
+        args.results.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, args.results / f"{path.parent.name}.json")
     return sorted(found.items())
 
 
