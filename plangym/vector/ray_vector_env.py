@@ -53,9 +53,4 @@ class RayVectorEnv(PlanVectorEnv):
             for index, env_fn in enumerate(self.env_fns)
         ]
         backend = RayBackend(self._ray, blobs, self._actor_options, unit="sub-env")
-        try:
-            backend.wait_ready()
-        except BaseException:
-            backend.close(terminate=True)
-            raise
         return backend, BatchOutputs(single, len(blobs))

@@ -1,8 +1,6 @@
 """gymnasium's vector API over plangym's one worker layer, plus what planners need.
 
-:class:`PlanVectorEnv` is a facade: each call becomes one request per sub-env, run by the
-:class:`~plangym.vectorization.scheduler.Scheduler` on a backend whose workers answer with a
-:class:`~plangym.vector.sub_env.SubEnvHandler`. Bad input is refused before anything is sent.
+Each call becomes one request per sub-env; bad input is refused before anything is sent.
 """
 
 from __future__ import annotations

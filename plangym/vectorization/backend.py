@@ -1,26 +1,8 @@
-"""What a kind of worker must offer the scheduler: one protocol, one file per backend.
+"""What a kind of worker must offer the scheduler: the :class:`Backend` protocol.
 
-A backend owns ``n_workers`` workers: the caller itself
-(:mod:`~plangym.vectorization.local_backend`), worker processes
-(:mod:`~plangym.vectorization.process_backend`) or Ray actors
-(:mod:`~plangym.vectorization.ray_backend`). Each worker runs one
-:class:`~plangym.vectorization.handler.Handler`. The scheduler
-(:mod:`plangym.vectorization.scheduler`) decides what each worker runs and when; the
-backend only moves a request (:mod:`plangym.vectorization.messages`) to a worker and its
-answer back:
-
-* :meth:`Backend.prepare` and :meth:`Backend.encode` turn a checked batch into one
-  :class:`~plangym.vectorization.messages.StepChunk` per chunk (where the inputs travel:
-  shared memory, an object store);
-* :meth:`Backend.submit` hands a request to a worker and returns a ticket;
-* :meth:`Backend.wait` says which workers' oldest tickets can be read now;
-* :meth:`Backend.result` reads one: the payload, :data:`STALE` for a late answer to a
-  request the scheduler gave up on, :class:`WorkerCrashedError` when the worker died, or
-  the env's own error;
-* :meth:`Backend.restart` replaces a worker, :meth:`Backend.abandon` forgets the tickets of
-  a call given up on, :meth:`Backend.close` stops them all.
-
-A worker runs its tickets in the order they were submitted.
+The scheduler decides what each worker runs and when; a backend only moves a request
+(:mod:`plangym.vectorization.messages`) to a worker and its answer back. A worker runs its
+tickets in the order they were submitted.
 """
 
 from __future__ import annotations
@@ -32,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from plangym.vectorization.messages import PackedChunkReply, StepChunk
+from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.packing import pack_actions, pack_states, unpack_columns
 
 # Returned by Backend.result for a late answer to a request that was given up on.
@@ -67,10 +49,12 @@ def packed_chunk(inputs: BatchInputs, start: int, stop: int) -> StepChunk:
     return StepChunk(actions, states, inputs.dts[start:stop], inputs.want_state)
 
 
-def packed_result(reply: PackedChunkReply, want_state: bool) -> ChunkResult:
-    """Return the :class:`ChunkResult` of a chunk answered packed."""
-    columns = unpack_columns(reply.columns)
-    return ChunkResult(columns if want_state else columns[1:], reply.compute_s)
+def packed_result(answer: Any, request: Any) -> Any:
+    """Return ``answer`` to ``request``; a chunk's (a ``PackedChunkReply``) as a ChunkResult."""
+    if type(request) is not StepChunk:
+        return answer
+    columns = unpack_columns(answer.columns)
+    return ChunkResult(columns if request.want_state else columns[1:], answer.compute_s)
 
 
 class Backend(ABC):

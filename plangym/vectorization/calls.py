@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,11 +76,8 @@ class Batch:
 
     def columns(self) -> tuple[list, ...]:
         """Return the chunks' result columns, joined in input order."""
-        columns: list[list] = [[] for _ in range(6 if self.want_state else 5)]
-        for task in self.tasks:
-            for column, part in zip(columns, task.result.columns, strict=True):
-                column.extend(part)
-        return tuple(columns)
+        parts = (task.result.columns for task in self.tasks)
+        return join_columns(parts, 6 if self.want_state else 5)
 
     def chunk_costs(self) -> list[tuple[int, float]]:
         """``(elements, compute seconds)`` of every chunk its worker timed."""
@@ -88,3 +86,12 @@ class Batch:
             for task in self.tasks
             if isinstance(task.result, ChunkResult) and task.result.compute_s is not None
         ]
+
+
+def join_columns(parts: Iterable[Sequence], width: int) -> tuple[list, ...]:
+    """Join the ``width`` result columns of each part, in order: one list per column."""
+    columns: list[list] = [[] for _ in range(width)]
+    for part in parts:
+        for column, values in zip(columns, part, strict=True):
+            column.extend(values)
+    return tuple(columns)

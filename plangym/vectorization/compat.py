@@ -1,17 +1,12 @@
 """plangym 0.1's surface of ``plangym.vectorization.parallel``, kept apart from the hot path.
 
-* :class:`ExternalProcess`: a worker process answering plangym 0.1's calls: its spaces,
-  any attribute of its env, ``call`` (a :class:`Promise`), and ``step``, ``step_batch``,
-  ``reset`` and ``set_state`` with ``blocking=``.
-* :class:`BatchEnv`: the workers of a ``ParallelEnv``: ``len()``, indexing, attribute
-  forwarding, ``reset(indices)``, ``sync_states(state, blocking)`` and
-  ``make_transitions``. ``ParallelEnv.batch_env`` is a view of the env's own backend and
-  scheduler; a ``BatchEnv`` built from workers (plangym 0.1's way) makes its own.
+:class:`ExternalProcess`, :class:`Promise` and :class:`BatchEnv` (a view of a
+``ParallelEnv``'s own backend and scheduler, or its own when built from workers).
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -24,7 +19,7 @@ from plangym.validation import (
     check_batch_states,
 )
 from plangym.vectorization.backend import BatchInputs
-from plangym.vectorization.messages import Call, GetAttr, SetAttr
+from plangym.vectorization.messages import Call, GetAttr
 from plangym.vectorization.process import WorkerProcess
 from plangym.vectorization.process_backend import ProcessBackend
 from plangym.vectorization.scheduler import OnCrash, Scheduler
@@ -42,33 +37,11 @@ class Promise:
 
 
 class ExternalProcess(WorkerProcess):
-    """A worker process with plangym 0.1's calls (see :class:`WorkerProcess` for the rest).
+    """A worker process with plangym 0.1's calls; takes :class:`WorkerProcess`'s arguments.
 
     Requests return :class:`Promise` objects; calling a promise blocks for the result and
     re-raises an error from the worker with its original type and traceback.
     """
-
-    def __init__(
-        self,
-        constructor: Callable[[], Any],
-        index: int = 0,
-        context: mp.context.BaseContext | None = None,
-        wait_ready: bool = True,
-        daemon: bool = True,
-    ):
-        """Start a worker that builds its env by calling ``constructor()``.
-
-        Args:
-            constructor: Callable that returns the env (plangym 0.1's parameter).
-            index: Number of the worker among its peers.
-            context: multiprocessing context (None: the default one).
-            wait_ready: Wait until the worker's env is built.
-            daemon: Run the worker as a daemon process.
-        """
-        self._spaces: dict[str, Any] = {}  # the env's spaces, once asked for
-        super().__init__(
-            constructor, index=index, context=context, wait_ready=wait_ready, daemon=daemon
-        )
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
         """Call ``env.name(*args, **kwargs)`` in the worker; return a promise of the result."""
@@ -78,32 +51,19 @@ class ExternalProcess(WorkerProcess):
         """Promise of the worker env's attribute ``name``."""
         return Promise(self, self.send(GetAttr(name)))
 
-    def set_attr(self, name: str, value: Any) -> Promise:
-        """Set the worker env's attribute ``name``; the promise returns None."""
-        return Promise(self, self.send(SetAttr(name, value)))
-
-    @property
+    @functools.cached_property
     def observation_space(self) -> Any:
         """Observation space of the worker's env (asked once, then remembered)."""
-        return self._cached_space("observation_space")
+        return self.get_attr("observation_space")()
 
-    @property
+    @functools.cached_property
     def action_space(self) -> Any:
         """Action space of the worker's env (asked once, then remembered)."""
-        return self._cached_space("action_space")
-
-    def _cached_space(self, name: str) -> Any:
-        if name not in self._spaces:
-            self._spaces[name] = self.get_attr(name)()
-        return self._spaces[name]
+        return self.get_attr("action_space")()
 
     def __getattr__(self, name: str) -> Any:
         """Any other public attribute is the worker env's, read through the pipe."""
-        # Private names and this class's own members (a property that failed, say) are
-        # never sent to the worker.
-        if name.startswith("_") or hasattr(type(self), name):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self.get_attr(name)()
+        return self.get_attr(_forwardable(self, name))()
 
     def step(self, action: Any, state: Any = None, dt: int = 1, blocking: bool = True) -> Any:
         """Step the worker env once (see :meth:`PlanEnv.step`); a promise if not blocking."""
@@ -136,6 +96,16 @@ class ExternalProcess(WorkerProcess):
 
 def _maybe_block(promise: Promise, blocking: bool) -> Any:
     return promise() if blocking else promise
+
+
+def _forwardable(owner: object, name: str) -> str:
+    """Return ``name`` if ``owner.__getattr__`` may forward it, else raise AttributeError.
+
+    Private names and the class's own members (a property that failed, say) never are.
+    """
+    if name.startswith("_") or hasattr(type(owner), name):
+        raise AttributeError(f"{type(owner).__name__!r} object has no attribute {name!r}")
+    return name
 
 
 def external_workers(scheduler: Scheduler) -> list[ExternalProcess]:
@@ -208,6 +178,8 @@ class BatchEnv:
         """The worker processes."""
         return external_workers(self.scheduler)
 
+    _envs = workers  # plangym 0.1's name
+
     def __len__(self) -> int:
         """Return the number of workers."""
         return len(self.workers)
@@ -218,14 +190,7 @@ class BatchEnv:
 
     def __getattr__(self, name: str) -> Any:
         """Any other public attribute is the first worker env's (plangym 0.1 forwarding)."""
-        if name.startswith("_") or hasattr(type(self), name):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return getattr(self.workers[0], name)
-
-    @property
-    def _envs(self) -> list[ExternalProcess]:
-        """The worker processes (plangym 0.1's name for :attr:`workers`)."""
-        return self.workers
+        return getattr(self.workers[0], _forwardable(self, name))
 
     @property
     def n_workers(self) -> int:

@@ -1,10 +1,7 @@
 """The base of vectorized environments: a local env plus workers that share batches.
 
-A :class:`VectorizedEnv` keeps one local env for single steps, properties and input
-checks (a ``SINGLETON`` env's in a worker: :mod:`~plangym.vectorization.worker_env`), and
-hands batches to its workers through one
-:class:`~plangym.vectorization.scheduler.Scheduler`; results come back in input order.
-Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`).
+Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`); a
+``SINGLETON`` class's local env lives in a worker (:mod:`~plangym.vectorization.worker_env`).
 
 >>> VectorizedEnv.split_similar_chunks(list(range(7)), n_chunks=3)
 [[0, 1, 2], [3, 4], [5, 6]]
@@ -25,6 +22,7 @@ from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs
+from plangym.vectorization.calls import join_columns
 from plangym.vectorization.chunks import chunk_bounds
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.lifecycle import CallState, idle_only
@@ -183,12 +181,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     # plangym 0.1's name for step_batch: the same checks, the same results.
     make_transitions = step_batch
 
-    @idle_only
-    def run_batch(
-        self, actions: Sequence, states: list | None, dts: list[int], want_state: bool
-    ) -> tuple[list, ...]:
-        """Step an already checked batch (see :meth:`PlanEnv.run_batch`)."""
-        return self.run_columns(BatchInputs(actions, states, dts, want_state)).as_lists()
+    # PlanEnv's: its run_batch_columns is the one below; its clone repeats the constructor call.
+    run_batch = idle_only(PlanEnv.run_batch)
+    clone = idle_only(PlanEnv.clone)
 
     @idle_only
     def run_batch_columns(
@@ -234,7 +229,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
         Any other call before :meth:`step_batch_wait` raises ``AlreadyPendingCallError``.
         """
-        inputs = self._checked_inputs(actions, states, dt, return_state)
+        actions, checked_states, dts = self.check_batch(actions, states, dt)
+        want_state = return_state if return_state is not None else checked_states is not None
+        inputs = BatchInputs(actions, checked_states, dts, want_state)
         self.call_state.start("step_batch", self.scheduler.dispatch(inputs))
 
     def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
@@ -246,11 +243,6 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """
         batch = self.call_state.take("step_batch")
         return self.scheduler.gather(batch, timeout).columns()
-
-    def _checked_inputs(self, actions, states, dt, return_state) -> BatchInputs:
-        actions, states, dts = self.check_batch(actions, states, dt)
-        want_state = return_state if return_state is not None else states is not None
-        return BatchInputs(actions, states, dts, want_state)
 
     # Whole-env requests ----------------------------------------------------------------------
     @idle_only
@@ -289,13 +281,6 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         if self._plan_env is not None:
             self._plan_env.close()
 
-    @idle_only
-    def clone(self, **kwargs: Any) -> VectorizedEnv:
-        """Return a new vectorized env with the same parameters, ``kwargs`` overriding."""
-        clone = super().clone(**kwargs)
-        assert isinstance(clone, VectorizedEnv)  # an env of this env's class
-        return clone
-
     @staticmethod
     def values_per_worker(values: Any, n_workers: int) -> list:
         """``values`` as one value per worker: a list or tuple of them, or one for all."""
@@ -332,11 +317,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         >>> VectorizedEnv.unpack_transitions([([1], [1.0], [False], [False], [{}])] * 2, False)
         ([1, 1], [1.0, 1.0], [False, False], [False, False], [{}, {}])
         """
-        columns: list[list] = [[] for _ in range(6 if return_states else 5)]
-        for result in results:
-            for column, part in zip(columns, result, strict=True):
-                column.extend(part)
-        return tuple(columns)
+        return join_columns(results, 6 if return_states else 5)
 
 
 def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:

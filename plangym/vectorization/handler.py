@@ -1,17 +1,7 @@
-"""What a worker runs its requests with: one small handler per face, one loop for all.
+"""What a worker runs its requests with: one :class:`Handler` per face, one loop for all.
 
-A worker (a process, a Ray actor, or the caller itself) owns one handler. The handler owns
-the env and answers the requests of :mod:`plangym.vectorization.messages` that its face
-sends; the worker around it only moves bytes. Two handlers exist:
-
-* :class:`~plangym.vectorization.plan_handler.PlanEnvHandler` serves a
-  :class:`~plangym.core.PlanEnv` (chunks of ``step_batch``, calls, attributes);
-* :class:`~plangym.vector.sub_env.SubEnvHandler` serves a gymnasium sub-env of a vector
-  env (resets and steps under its autoreset mode, calls, states).
-
-A worker is told which one to build by a :class:`HandlerFactory`. Anything else it is
-given is taken for an env constructor and served by a ``PlanEnvHandler``, which is how
-plangym 0.1 code starts its workers (``ExternalProcess(constructor)``).
+A worker is told which handler to build by a :class:`HandlerFactory`; anything else it is
+given is taken for an env constructor (plangym 0.1's ``ExternalProcess(constructor)``).
 """
 
 from __future__ import annotations

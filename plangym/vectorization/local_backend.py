@@ -18,7 +18,6 @@ from typing import Any
 
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.handler import Handler, as_handler_factory
-from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.shared_memory import AttachedOutputs
 
 
@@ -62,9 +61,7 @@ class LocalBackend(Backend):
         ok, answer = self._answers.pop(worker)
         if not ok:
             raise answer
-        if type(request) is StepChunk:
-            return packed_result(answer, request.want_state)
-        return answer
+        return packed_result(answer, request)
 
     def restart(self, worker: int) -> None:
         """Close ``worker``'s handler and build a new one from its constructor."""

@@ -1,10 +1,8 @@
 """What a vectorized env answers with its local env: single steps, properties, checks.
 
-A vectorized env keeps one env of the wrapped class in the calling process (a ``SINGLETON``
-class's in a worker process: :mod:`plangym.vectorization.worker_env`). Single steps,
-states, spaces, input checks and every public attribute it does not define itself are
-that env's, so code that inspects an env works on any backend; methods reached that way
-obey the vectorized env's call state (see :mod:`plangym.vectorization.lifecycle`).
+Public attributes it does not define are the local env's too, so code that inspects an env
+works on any backend; methods reached that way obey the call state
+(:mod:`plangym.vectorization.lifecycle`).
 """
 
 from __future__ import annotations
@@ -72,31 +70,17 @@ class LocalEnvAPI:
         value = getattr(self.plan_env, name)
         return _obeying_call_state(self, value) if inspect.ismethod(value) else value
 
-    @property
-    def unwrapped(self) -> PlanEnv:
-        """The local :class:`PlanEnv`."""
-        return self.plan_env.unwrapped
-
-    @property
-    def obs_shape(self) -> tuple[int, ...]:
-        """Shape of the observations."""
-        return self.plan_env.obs_shape
-
-    @property
-    def action_shape(self) -> tuple[int, ...]:
-        """Shape of the actions."""
-        return self.plan_env.action_shape
-
-    # PlanEnv declares no spaces: an env class without them raises AttributeError here.
-    @property
-    def action_space(self) -> Any:
-        """Action space of the env."""
-        return getattr(self.plan_env, "action_space")  # noqa: B009
-
-    @property
-    def observation_space(self) -> Any:
-        """Observation space of the env."""
-        return getattr(self.plan_env, "observation_space")  # noqa: B009
+    # The local env's shapes and spaces (an env class without spaces raises AttributeError).
+    unwrapped = forwarded_property("unwrapped", "plan_env", "The local :class:`PlanEnv`.")
+    obs_shape = forwarded_property("obs_shape", "plan_env", "Shape of the observations.")
+    action_shape = forwarded_property("action_shape", "plan_env", "Shape of the actions.")
+    action_space = forwarded_property("action_space", "plan_env", "Action space of the env.")
+    observation_space = forwarded_property(
+        "observation_space", "plan_env", "Observation space of the env."
+    )
+    batch_path = forwarded_property(
+        "batch_path", "plan_env", "The batch path of the wrapped env, which its workers use."
+    )
 
     # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
     # values would otherwise shadow them).
@@ -136,21 +120,18 @@ class LocalEnvAPI:
         """Render the local env (``mode`` is plangym 0.1's parameter: its ``render_mode`` rules)."""
         return self.plan_env.render()  # type: ignore[attr-defined]  # a PlangymEnv's
 
-    @property
-    def batch_path(self) -> str:
-        """The batch path of the wrapped env, which its workers step batches with."""
-        return self.plan_env.batch_path
-
-    # Single-env API, served by the local env --------------------------------------------------
-    @idle_only
-    def step(self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None):
-        """Step the local env (see :meth:`PlanEnv.step`)."""
-        return self.plan_env.step(action, state=state, dt=dt, return_state=return_state)
-
-    @idle_only
-    def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
-        """Apply ``action`` ``dt * frameskip`` times to the local env."""
-        return self.plan_env.step_with_dt(action, dt)
+    # Single-env API, served by the local env (checks run whatever the call state) -------------
+    step = forwarded_method("step", PlanEnv, "plan_env", idle_only)
+    step_with_dt = forwarded_method("step_with_dt", PlanEnv, "plan_env", idle_only)
+    get_state = forwarded_method("get_state", PlanEnv, "plan_env", idle_only)
+    sample_action = forwarded_method("sample_action", PlanEnv, "plan_env", idle_only)
+    get_image = forwarded_method("get_image", PlanEnv, "plan_env", idle_only)
+    apply_action = forwarded_method("apply_action", PlanEnv, "plan_env", idle_only)
+    apply_reset = forwarded_method("apply_reset", PlanEnv, "plan_env", idle_only)
+    check_action = forwarded_method("check_action", PlanEnv, "plan_env")
+    check_actions = forwarded_method("check_actions", PlanEnv, "plan_env")
+    check_state = forwarded_method("check_state", PlanEnv, "plan_env")
+    check_batch = forwarded_method("check_batch", PlanEnv, "plan_env")
 
     @idle_only
     def reset(
@@ -162,52 +143,11 @@ class LocalEnvAPI:
         return (state, obs, info) if return_state else (obs, info)
 
     @idle_only
-    def get_state(self) -> Any:
-        """State of the local env."""
-        return self.plan_env.get_state()
-
-    @idle_only
     def set_state(self, state: Any) -> None:
         """Set the local env and every worker to ``state``."""
         self.plan_env.check_state(state)
         self.sync_states(state)
         self.plan_env.set_state(state)
-
-    @idle_only
-    def sample_action(self) -> Any:
-        """Return a random action from the local env."""
-        return self.plan_env.sample_action()
-
-    @idle_only
-    def get_image(self) -> Any:
-        """Picture of the local env."""
-        return self.plan_env.get_image()
-
-    @idle_only
-    def apply_action(self, action: Any) -> tuple:
-        """Advance the local env one underlying step."""
-        return self.plan_env.apply_action(action)
-
-    @idle_only
-    def apply_reset(self, **kwargs: Any) -> tuple:
-        """Start a new episode of the local env's simulator."""
-        return self.plan_env.apply_reset(**kwargs)
-
-    def check_action(self, action: Any, name: str = "action") -> None:
-        """Check an action with the local env."""
-        self.plan_env.check_action(action, name=name)
-
-    def check_actions(self, actions: Any) -> None:
-        """Check a batch of actions with the local env."""
-        self.plan_env.check_actions(actions)
-
-    def check_state(self, state: Any, name: str = "state") -> None:
-        """Check a state with the local env."""
-        self.plan_env.check_state(state, name=name)
-
-    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
-        """Check a batch with the local env (its own fast paths included)."""
-        return self.plan_env.check_batch(actions, states, dt)
 
 
 def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:

@@ -1,14 +1,9 @@
 """What crosses between the caller and a worker: one small type per request and reply.
 
-One vocabulary serves both faces: a :class:`~plangym.vectorization.env.VectorizedEnv`'s
-workers get :class:`StepChunk`, :class:`Call`, :class:`GetAttr` and :class:`SetAttr`; a
-gymnasium vector env's sub-envs also get :class:`Reset`, :class:`Step`, :class:`Restarted`,
-:class:`CheckSpaces`, :class:`GetState` and :class:`SetState`. A request is a
-:class:`Request` (an id and one body); every request but :class:`Attach` is answered by one
-:class:`Reply`, in the order the requests were sent, so the caller knows which request a
-reply answers by that order (the shortest replies carry no id). The first reply of a new
-worker, for :data:`READY_ID`, says its env is built (payload: its process id) or why it
-could not be. How they are encoded on a pipe is :mod:`plangym.vectorization.wire`.
+Every :class:`Request` but :class:`Attach` is answered by one :class:`Reply`, in the order
+the requests were sent, so the caller knows which request a reply answers by that order
+(the shortest replies carry no id). A new worker's first reply, for :data:`READY_ID`, says
+its env is built (payload: its process id) or why it could not be.
 
 >>> request = Request(7, GetAttr("frameskip"))
 >>> reply = Reply(7, ok=True, payload=5)
@@ -18,6 +13,7 @@ could not be. How they are encoded on a pipe is :mod:`plangym.vectorization.wire
 
 from __future__ import annotations
 
+import enum
 from typing import Any, NamedTuple
 
 from plangym.vectorization.packing import PackedActions, PackedStates
@@ -94,23 +90,16 @@ class Reset(NamedTuple):
     options: dict | None = None
 
 
-class InBuffer:
+class InBuffer(enum.Enum):
     """Marks a step whose action waits in the caller's shared action buffer."""
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, InBuffer)
-
-    def __hash__(self) -> int:
-        return hash(InBuffer)
-
-    def __reduce__(self) -> str:
-        return "IN_BUFFER"
+    IN_BUFFER = "IN_BUFFER"
 
     def __repr__(self) -> str:
-        return "IN_BUFFER"
+        return self.value
 
 
-IN_BUFFER = InBuffer()
+IN_BUFFER = InBuffer.IN_BUFFER
 
 
 class Step(NamedTuple):

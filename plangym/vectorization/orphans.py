@@ -58,34 +58,23 @@ def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
     return True
 
 
-def exit_when_orphaned(
-    parent_pid: int, first_ppid: int | None = None, outputs: AttachedOutputs | None = None
-) -> None:
-    """Start a daemon thread that ends this process once its caller is gone.
-
-    The caller's shared ``outputs`` are removed first (see :func:`caller_alive` for
-    ``first_ppid``; default: the current parent).
-    """
-    first_ppid = os.getppid() if first_ppid is None else first_ppid
-
-    def watch() -> None:
-        while caller_alive(parent_pid, first_ppid):
-            time.sleep(PARENT_POLL_S)
-        if outputs is not None:
-            outputs.remove_orphaned()
-        os._exit(0)
-
-    threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
-
-
-def guard_worker(parent_pid: int, owned: AttachedOutputs | None = None) -> int:
+def guard_worker(parent_pid: int, owned: AttachedOutputs) -> int:
     """Set up a worker process: Ctrl-C ignored, exit (cleaning ``owned``) with the caller.
 
-    Returns the worker's first parent process id (see :func:`caller_alive`).
+    A daemon thread ends the process once its caller is gone, removing the caller's
+    shared ``owned`` buffers first. Returns the worker's first parent process id (see
+    :func:`caller_alive`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     first_ppid = os.getppid()
-    exit_when_orphaned(parent_pid, first_ppid, owned)
+
+    def watch() -> None:
+        while caller_alive(parent_pid, first_ppid):
+            time.sleep(PARENT_POLL_S)
+        owned.remove_orphaned()
+        os._exit(0)
+
+    threading.Thread(target=watch, name="plangym-parent-watch", daemon=True).start()
     return first_ppid

@@ -86,10 +86,7 @@ class ParallelEnv(VectorizedEnv):
         """The workers as plangym 0.1's :class:`BatchEnv` (a view of this env's own)."""
         return BatchEnv.view(self.scheduler, self.blocking)
 
-    @property
-    def _batch_env(self) -> BatchEnv:
-        """Return :attr:`batch_env` (plangym 0.1's name for it)."""
-        return self.batch_env
+    _batch_env = batch_env  # plangym 0.1's name
 
     @property
     def _wrappers(self) -> list | None:

@@ -189,8 +189,7 @@ class WorkerProcess:
     # Requests -------------------------------------------------------------------------------
     def send(self, body: Any) -> int:
         """Send a request (one of :mod:`plangym.vectorization.messages`); return its id."""
-        request_id = self._next_id
-        return self.send_encoded(encode(Request(request_id, body)), type(body) is not Attach)
+        return self.send_encoded(encode(Request(self._next_id, body)), type(body) is not Attach)
 
     def send_encoded(self, message: bytes, answered: bool = True) -> int:
         """Send a request already encoded; return its id (``answered``: it gets a reply)."""
@@ -215,7 +214,7 @@ class WorkerProcess:
         while True:
             if not self.poll(deadline):
                 raise TimeoutError(f"worker {self.index}: no reply within {timeout} s")
-            reply = self.read_reply()
+            reply = decode_reply(*self.read_blob())
             if reply.request_id == request_id:
                 return unwrap_reply(reply)
 
@@ -225,16 +224,13 @@ class WorkerProcess:
             return True  # a blocking read returns on a reply, or on EOF when the worker dies
         return self.connection.poll(max(deadline - time.monotonic(), 0.0))
 
-    def read_reply(self) -> Reply:
-        """Read one reply from the pipe (the caller knows one is there, or the worker died).
-
-        It answers the oldest request awaiting one: the worker answers in order, and the
-        shortest replies carry no id (see :func:`~plangym.vectorization.wire.encode`).
-        """
-        return decode_reply(*self.read_blob())
-
     def read_blob(self) -> tuple[bytes, int]:
-        """Read one reply's bytes, and the id of the request it answers (see above)."""
+        """Read one reply's bytes, and the id of the request it answers.
+
+        The caller knows a reply is there (or the worker died). It answers the oldest
+        request awaiting one: the worker answers in order, and the shortest replies carry
+        no id (see :func:`~plangym.vectorization.wire.encode`).
+        """
         try:
             return self.connection.recv_bytes(), self._awaiting.popleft()
         except (EOFError, OSError) as error:

@@ -1,13 +1,7 @@
 """The process backend: worker processes, pipes and shared memory, for both faces.
 
-What crosses per chunk of a ``step_batch``: the states are copied once into a shared arena
-the workers map (:mod:`plangym.vectorization.shared_states`), observations, rewards and
-flags are written by the workers into shared buffers (:mod:`plangym.vectorization.transport`),
-and only a small :class:`~plangym.vectorization.messages.StepChunk` and its reply (new
-states' descriptor, infos) go through the pipe. A vector step writes each sub-env's
-results into its row of the batch arrays (:meth:`ProcessBackend.allocate`), takes its
-action from a shared action buffer (:meth:`ProcessBackend.stage_actions`), and an empty
-info comes back as an empty message: the hot path pickles nothing.
+A chunk's states, observations, rewards and flags, and a vector step's actions and rows,
+go through shared memory; only a small request and its reply cross the pipe.
 """
 
 from __future__ import annotations

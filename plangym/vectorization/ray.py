@@ -1,10 +1,7 @@
 """Step batches on a Ray cluster: :class:`RayEnv`, whose workers are :class:`RemoteEnv` actors.
 
-``RayEnv`` has the contract of :class:`~plangym.vectorization.parallel.ParallelEnv`:
-``step_batch`` returns exactly what the single env returns on the same inputs, in input
-order, and the workers are Ray actors that may live on any node of a cluster. Ray is an
-optional dependency (``pip install "plangym[ray]"``); this module imports without it and
-only building a ``RayEnv`` needs it.
+Ray is an optional dependency (``pip install "plangym[ray]"``): this module imports
+without it and only building a ``RayEnv`` needs it.
 
 >>> import plangym
 >>> env = plangym.make("CartPole-v1", n_workers=2, ray=True)  # doctest: +SKIP
@@ -12,9 +9,6 @@ only building a ``RayEnv`` needs it.
 >>> states, observs, rewards, terminals, truncateds, infos = env.step_batch(
 ...     actions=[0, 1, 0], states=[state] * 3)  # doctest: +SKIP
 >>> env.close()  # doctest: +SKIP
-
-Its workers are :class:`~plangym.vectorization.ray_actor.RemoteEnv` actors, run by the
-same scheduler as ``ParallelEnv``'s through :class:`~plangym.vectorization.ray_backend.RayBackend`.
 """
 
 from __future__ import annotations
@@ -108,13 +102,7 @@ class RayEnv(VectorizedEnv):
         """Connect to Ray, start the actors and wait until their envs are built."""
         ray = connect(self._address)
         factory_blob = cloudpickle.dumps(self.create_env_callable())
-        backend = RayBackend(ray, [factory_blob] * self.n_workers, self._actor_options)
-        try:
-            backend.wait_ready()
-        except BaseException:
-            backend.close(terminate=True)
-            raise
-        return backend
+        return RayBackend(ray, [factory_blob] * self.n_workers, self._actor_options)
 
     def create_scheduler(self, backend: Backend) -> Scheduler:
         """One chunk per actor: a round trip through Ray costs far more than a pipe's."""

@@ -1,10 +1,6 @@
 """The Ray actor of both faces: one handler per actor, as in a worker process.
 
-What crosses between the caller and an actor, per chunk of a batch: the states as one
-byte blob (:func:`~plangym.vectorization.packing.pack_states`), the observations as one
-stacked array, rewards and flags as arrays, the infos as one list. Anything that does not
-fit exactly (observations of different shapes, rewards that are not Python floats) travels
-as a list instead, so results stay bit-identical
+A chunk's columns cross the object store packed
 (:func:`~plangym.vectorization.packing.pack_columns`).
 """
 
@@ -14,7 +10,7 @@ import functools
 import os
 import pickle
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -25,8 +21,7 @@ from plangym.extras import install_command
 from plangym.forwarding import forwarded_method, forwarded_property
 from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.handler import Handler, as_handler_factory
-from plangym.vectorization.messages import Location, StepChunk
-from plangym.vectorization.packing import PackedActions, PackedStates
+from plangym.vectorization.messages import Location
 from plangym.vectorization.shared_memory import AttachedOutputs
 from plangym.vectorization.wire import dumps, error_payload
 
@@ -87,19 +82,15 @@ def reports_errors(method: Callable) -> Callable:
 class RemoteEnv:
     """The one Ray actor class: a worker holding one handler, for both faces.
 
-    Built from an env constructor (plangym 0.1's way, served by a
-    :class:`~plangym.vectorization.plan_handler.PlanEnvHandler`) or a
-    :class:`~plangym.vectorization.handler.HandlerFactory` (a vector env's sub-env), either
-    given as it is or cloudpickled (how :class:`RayEnv` sends it: Ray's own pickler would
-    turn a class defined in a notebook into another class). A plain class:
-    :func:`remote_env_class` turns it into a Ray actor class, and it can be used
-    in-process too (which is how its packing is tested without a cluster). Errors come out
-    of every method as :class:`PackedError`, including an error while building the env,
-    which every call raises again. plangym 0.1's ``RemoteEnv`` was a ``PlanEnv``: its
-    members are here too and answer with the actor's env.
+    A plain class (:func:`remote_env_class` makes it a Ray actor class), so it also runs
+    in-process. Errors come out of every method as :class:`PackedError`, an error while
+    building the env included (every call raises it again).
 
     Args:
-        env_callable: What builds the env, or ``cloudpickle.dumps`` of it.
+        env_callable: An env constructor (plangym 0.1's way) or a
+            :class:`~plangym.vectorization.handler.HandlerFactory`, or ``cloudpickle.dumps``
+            of either (how :class:`RayEnv` sends it: Ray's own pickler would turn a class
+            defined in a notebook into another class).
     """
 
     OBS_IS_ARRAY = PlanEnv.OBS_IS_ARRAY
@@ -160,6 +151,11 @@ class RemoteEnv:
     process_reward = forwarded_method("process_reward", PlanEnv, "env", reports_errors)
     process_terminal = forwarded_method("process_terminal", PlanEnv, "env", reports_errors)
     process_info = forwarded_method("process_info", PlanEnv, "env", reports_errors)
+    reset = forwarded_method("reset", PlanEnv, "env", reports_errors)
+    get_state = forwarded_method("get_state", PlanEnv, "env", reports_errors)
+    set_state = forwarded_method("set_state", PlanEnv, "env", reports_errors)
+    step = forwarded_method("step", PlanEnv, "env", reports_errors)
+    step_batch = forwarded_method("step_batch", PlanEnv, "env", reports_errors)
 
     @reports_errors
     def ready(self) -> int:
@@ -183,67 +179,6 @@ class RemoteEnv:
             "hostname": socket.gethostname(),
             "pid": os.getpid(),
         }
-
-    @reports_errors
-    def step_batch_chunk(
-        self,
-        packed_actions: PackedActions,
-        packed_states: PackedStates | None,
-        dts: list[int],
-        want_state: bool,
-    ) -> tuple:
-        """Step a checked, packed chunk; return ``(payload, compute_s)``.
-
-        The payload is ``(packed_states or None, observs, rewards, terminals, truncateds,
-        infos)`` in the form of :func:`~plangym.vectorization.packing.pack_columns`.
-        """
-        reply = self.handler.handle(StepChunk(packed_actions, packed_states, dts, want_state))
-        return reply.columns, reply.compute_s
-
-    # plangym 0.1's calls, on the env itself ------------------------------------------------
-    @reports_errors
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Return ``env.name(*args, **kwargs)``."""
-        return getattr(self.env, name)(*args, **kwargs)
-
-    @reports_errors
-    def get_attr(self, name: str) -> Any:
-        """Return the env's attribute ``name``."""
-        return getattr(self.env, name)
-
-    @reports_errors
-    def set_attr(self, name: str, value: Any) -> None:
-        """Set the env's attribute ``name``."""
-        setattr(self.env, name, value)
-
-    @reports_errors
-    def reset(self, return_state: bool = True) -> tuple:
-        """Reset the env (see :meth:`PlanEnv.reset`)."""
-        return self.env.reset(return_state=return_state)
-
-    @reports_errors
-    def get_state(self) -> Any:
-        """Return the env's state."""
-        return self.env.get_state()
-
-    @reports_errors
-    def set_state(self, state: Any) -> None:
-        """Set the env's state."""
-        self.env.set_state(state)
-
-    @reports_errors
-    def step(
-        self, action: Any, state: Any = None, dt: int = 1, return_state: bool | None = None
-    ) -> tuple:
-        """Step the env once (see :meth:`PlanEnv.step`)."""
-        return self.env.step(action, state=state, dt=dt, return_state=return_state)
-
-    @reports_errors
-    def step_batch(
-        self, actions: Sequence, states: Sequence | None = None, dt: Any = 1, return_state=None
-    ) -> tuple:
-        """Step a batch (results are pickled element by element; RayEnv avoids that)."""
-        return self.env.step_batch(actions, states=states, dt=dt, return_state=return_state)
 
     @reports_errors
     def close(self) -> None:

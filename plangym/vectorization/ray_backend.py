@@ -13,12 +13,13 @@ from typing import Any
 
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError
-from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
 
 
 class RayBackend(Backend):
-    """The actors of a ``RayEnv`` or a ``RayVectorEnv``.
+    """The actors of a ``RayEnv`` or a ``RayVectorEnv``, started with their envs built.
+
+    If one env cannot be built, every actor is killed and its error raised.
 
     Args:
         ray: The ``ray`` module, connected.
@@ -44,6 +45,11 @@ class RayBackend(Backend):
         self._actor_options = dict(actor_options or {})
         self._pids: list[int | None] = [None] * self.n_workers
         self.actors = [self._start(index) for index in range(self.n_workers)]
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.close(terminate=True)
+            raise
 
     def _start(self, index: int) -> Any:
         """Start actor ``index`` (without waiting for its env to be built)."""
@@ -103,9 +109,7 @@ class RayBackend(Backend):
             env_error = None
         if env_error is not None:
             raise env_error
-        if type(request) is StepChunk:
-            return packed_result(value, request.want_state)
-        return value
+        return packed_result(value, request)
 
     def restart(self, worker: int) -> None:
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""

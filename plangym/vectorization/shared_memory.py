@@ -1,10 +1,7 @@
 """Shared-memory blocks that the caller creates and its worker processes map.
 
-Only the creator (the caller) registers a block with multiprocessing's resource tracker
-and removes it, exactly once; workers map blocks without telling the tracker
-(:func:`attach_untracked`) and, should the caller die, remove the blocks it told them
-about (:func:`remove_orphaned`), so the tracker has nothing to warn about. Creating and
-removing a block are not split by Ctrl-C (:func:`interrupts_deferred`).
+Only the creator registers a block with the resource tracker and removes it (see
+:func:`attach_untracked` and :func:`remove_orphaned`), so the tracker warns of nothing.
 
 >>> block = SharedArray((2, 3), np.float64)
 >>> view = SharedArray.attach(block.spec)
@@ -180,8 +177,6 @@ class SharedArray:
 
 class SharedOutputs:
     """Shared buffers for the fixed-shape outputs of a batch: obs, rewards and flags."""
-
-    FIELDS = ("observs", "rewards", "terminals", "truncateds")
 
     def __init__(self, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype):
         self.capacity = capacity

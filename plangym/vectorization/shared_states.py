@@ -9,9 +9,8 @@ that keeping one does not keep a batch alive). Only a small descriptor goes thro
 pipe: a :class:`~plangym.vectorization.packing.SharedStates` (dtype, lengths, start,
 n_states).
 
-``lengths`` is None for 0-d states (classic-control records) and the per-state lengths as
-int64 bytes for 1-D states. States that are not arrays of one dtype, or that do not fit
-the region, travel through the pipe as before (see :mod:`plangym.vectorization.transport`).
+A descriptor's ``lengths`` are None for 0-d states (classic-control records), else the
+states' lengths as int64 bytes.
 
 >>> import numpy as np
 >>> arena = np.zeros(256, dtype=np.uint8)
@@ -71,22 +70,19 @@ def write_states(
     fit; the caller then sends them through the pipe. ``layout`` is their
     :func:`state_layout` when the caller has it already.
     """
+    layout = state_layout(states) if layout is None else layout
     if layout is None:
-        layout = state_layout(states)
-    if layout is None:
+        return None
+    nbytes = states_nbytes(states, layout)
+    if nbytes is None or nbytes > capacity or start + nbytes > arena.nbytes:
         return None
     dtype, ndim = layout
     count = len(states)
-    if is_record_block(states):
-        data = np.ascontiguousarray(states).view(np.uint8)
-    elif ndim == 0:
-        data = np.frombuffer(b"".join([state.tobytes() for state in states]), np.uint8)
-    else:
-        data = None
-    nbytes = data.nbytes if data is not None else sum(state.nbytes for state in states)
-    if nbytes > capacity or start + nbytes > arena.nbytes:
-        return None
-    if data is not None:
+    if ndim == 0:  # a record block, or 0-d states: their bytes back to back
+        if is_record_block(states):
+            data = np.ascontiguousarray(states).view(np.uint8)
+        else:
+            data = np.frombuffer(b"".join([state.tobytes() for state in states]), np.uint8)
         arena[start : start + nbytes] = data
         return SharedStates(dtype, None, start, count)
     if nbytes:

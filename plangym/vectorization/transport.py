@@ -1,10 +1,6 @@
 """A chunk's observations, rewards and flags through the caller's shared buffers.
 
-A worker writes the fixed-shape outputs of its chunk into the caller's
-:class:`~plangym.vectorization.shared_memory.SharedOutputs` at the chunk's row offset and
-the caller reads them back once. Anything that does not fit exactly (observations of
-another shape or dtype, rewards that are not Python floats, ...) travels with the reply
-instead, so results stay bit-identical.
+What does not fit a buffer exactly travels with the reply, so results stay bit-identical.
 """
 
 from __future__ import annotations

@@ -148,10 +148,3 @@ def decode(blob: bytes) -> Request | Reply:
 
 
 _STEP_REQUEST = Request(0, Step())
-
-
-def encode_reply(request_id: int, payload: Any) -> bytes:
-    """:func:`encode` of ``Reply(request_id, True, payload)``, the worker's hot path."""
-    if type(payload) is dict and not payload:
-        return EMPTY_INFO
-    return dumps(to_wire(Reply(request_id, True, payload)))

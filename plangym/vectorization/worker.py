@@ -1,13 +1,7 @@
 """The one loop every worker process runs: build a handler, then answer requests.
 
-Requests and replies are the types of :mod:`plangym.vectorization.messages`, flattened on
-the pipe. The loop maps the caller's shared buffers when told to
-(:class:`~plangym.vectorization.messages.Attach`), restores the states' dtype tokens of a
-chunk (:class:`~plangym.vectorization.packing.DtypeChannel`), and hands everything else to
-its :class:`~plangym.vectorization.handler.Handler`. A worker ignores Ctrl-C (the caller
-decides what an interrupt means) and exits when its caller's process is gone, removing
-the caller's shared memory on the way out (see :mod:`plangym.vectorization.orphans`).
-None of this prints anything.
+A worker prints nothing, ignores Ctrl-C (the caller decides what an interrupt means) and
+exits when its caller is gone (see :mod:`plangym.vectorization.orphans`).
 """
 
 from __future__ import annotations
@@ -15,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 from multiprocessing.connection import Connection
-from typing import Any
 
 import cloudpickle
 
@@ -32,27 +25,12 @@ from plangym.vectorization.messages import (
 from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import AttachedOutputs
-from plangym.vectorization.wire import decode, encode, encode_reply, error_reply
-
-
-class Channels:
-    """The worker's end of the state dtype channels (see :class:`DtypeChannel`)."""
-
-    def __init__(self):
-        self.incoming, self.outgoing = DtypeChannel(), DtypeChannel()
-
-    def step_chunk(self, handler: Handler, body: StepChunk) -> Any:
-        """Run a chunk on ``handler``, with the dtypes of its states restored."""
-        body = replaced(body, states=self.incoming.decode_states(body.states))
-        payload = handler.handle(body)
-        if type(payload) is StepChunkReply:
-            payload = replaced(payload, states=self.outgoing.encode_states(payload.states))
-        return payload
+from plangym.vectorization.wire import decode, encode, error_reply
 
 
 def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
     """Answer requests until told to close; return whether the caller was lost."""
-    channels = Channels()
+    incoming, outgoing = DtypeChannel(), DtypeChannel()  # the states' dtype tokens
     try:
         while True:
             try:
@@ -70,14 +48,15 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
                 continue
             try:
                 if type(body) is StepChunk:
-                    payload = channels.step_chunk(handler, body)
-                else:
-                    payload = handler.handle(body)
+                    body = replaced(body, states=incoming.decode_states(body.states))
+                payload = handler.handle(body)
+                if type(payload) is StepChunkReply:
+                    payload = replaced(payload, states=outgoing.encode_states(payload.states))
             except BaseException as error:
                 message = encode(error_reply(request_id, error))
             else:
                 try:
-                    message = encode_reply(request_id, payload)
+                    message = encode(Reply(request_id, True, payload))
                 except Exception as error:  # an unpicklable result: report it instead
                     message = encode(error_reply(request_id, error))
             try:

@@ -3,10 +3,7 @@
 stable-retro runs one emulator per process, so a vectorized env of such a family (its
 class says ``SINGLETON``) keeps the env that serves its single steps, properties and input
 checks in a worker process, not in the caller: it works whether or not the caller holds an
-emulator, and the caller can build one while it is open. The worker is an ordinary
-:class:`~plangym.vectorization.process_backend.ProcessBackend` worker, asked through the
-:class:`~plangym.vectorization.scheduler.Scheduler` (a dead one is replaced and the call
-raises, as for any worker).
+emulator, and the caller can build one while it is open.
 
 >>> import functools
 >>> from plangym.control.classic_control import ClassicControl

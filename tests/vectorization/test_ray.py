@@ -29,6 +29,7 @@ from plangym.vectorization import (
 )
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import RemoteTraceback
+from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.packing import ArrayStates, pack_actions, pack_states
 from plangym.vectorization.ray import RayEnv
 from plangym.vectorization.ray_actor import PackedError, RemoteEnv, import_ray, remote_error
@@ -122,8 +123,8 @@ def test_the_actor_class_packs_a_chunk_into_a_few_arrays():
     actor = RemoteEnv(cloudpickle.dumps(lambda: plangym.make("CartPole-v1")))
     states = random_states(local, 5)
     actions = [0, 1, 1, 0, 1]
-    payload, compute_s = actor.step_batch_chunk(
-        pack_actions(np.array(actions)), pack_states(states), [1] * 5, True
+    payload, compute_s = actor.handle(
+        StepChunk(pack_actions(np.array(actions)), pack_states(states), [1] * 5, True)
     )
     assert 0 < compute_s < 10
     packed_states, observs, rewards, terminals, truncateds, infos = payload
