@@ -340,8 +340,10 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def close(self) -> None:
         """Free the task, its rendering contexts and any show_game window."""
-        self.close_window()
         env = getattr(self, "_gym_env", None)
         if env is not None:
             self._gym_env = None
+            # Before the window: SDL's offscreen driver may share MuJoCo's EGL display and
+            # end it when the window closes, after which freeing the context fails.
             env.physics.free()
+        self.close_window()
