@@ -4,15 +4,16 @@ Each run is one ``plangym plan ALE/<Game>-v5 --preset fmc`` game (one episode, u
 30,000 agent steps): the swarm is the ``fmc`` planner with the game's published horizon,
 walkers and budget of samples per action, each sample ``3 x repeat`` frames (the published
 repeat of gym's ``-v0`` steps of 2-4 frames); UCT plays at the same frameskip and budget.
-Every run writes its directory under ``--runs`` (summary, actions, GIF, checkpoint); each
-run's summary is also kept in ``--results`` (in the repository, so the table
-outlives the runs), and the script then writes a Markdown table beside the published
-numbers (``--table``, by default docs/published_games.md) with the GIFs copied next to it.
+Every run writes its directory under ``--runs`` (summary, actions, GIF, checkpoint). Each
+run's summary, and the checkpoint of a game not over, are also kept in ``--results`` (in
+the repository, so the table outlives the runs and a long game can go on on another
+machine), and the script then writes a Markdown table beside the published numbers
+(``--table``, by default docs/published_games.md) with the GIFs copied next to it.
 
-Runs are resumable: a finished run (its summary.json, not interrupted) is skipped unless
-``--force``; an unfinished one with a checkpoint goes on from it (``plangym plan --resume``).
-Ctrl-C stops the game being played (which keeps its checkpoint) and the script, after
-writing the table of what is done.
+Runs are resumable: a game over (or stopped at a step cap at least ``--max-steps``) is
+skipped unless ``--force``; any other goes on from its checkpoint, in ``--runs`` or kept
+(``plangym plan --resume``), replayed exactly. Ctrl-C (or SIGTERM) stops the game being
+played, which keeps its checkpoint, and the script, after writing the table of what is done.
 
 ``--curve GAME`` plays GAME at fractions of the published budget (``--fractions``, by
 default 25%, 50% and 100%): walkers and budget are scaled together, the horizon kept, so
@@ -38,7 +39,14 @@ import sys
 import time
 from pathlib import Path
 
-from plangym.planning.presets import FMC_PRESETS, UCT_PUBLISHED, FMCPreset, fmc_preset
+from plangym.cli.checkpoint import CHECKPOINT
+from plangym.planning.presets import (
+    FMC_PRESETS,
+    FULL_GAME_STEPS,
+    UCT_PUBLISHED,
+    FMCPreset,
+    fmc_preset,
+)
 from plangym.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,31 +87,65 @@ def common_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
-def finished(run: Path) -> bool:
-    """Whether ``run`` holds the summary of a game played to its end (or its step cap)."""
-    summary = run / "summary.json"
-    if not summary.exists():
+def done(summary: dict | None, args: argparse.Namespace) -> bool:
+    """Whether ``summary`` is of a game over, or stopped at a cap at least this run's."""
+    if summary is None or summary.get("interrupted", True):
         return False
-    return not json.loads(summary.read_text()).get("interrupted", True)
+    return summary["episode_ended"] or summary["max_steps"] >= (args.max_steps or FULL_GAME_STEPS)
+
+
+def read_summary(path: Path) -> dict | None:
+    """The summary at ``path``, if there is one."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def keep(run: Path, args: argparse.Namespace) -> None:
+    """Keep ``run``'s summary in ``--results``; and its checkpoint, while its game goes on.
+
+    The kept checkpoint lets another machine (or a later session) resume the game.
+    """
+    summary = read_summary(run / "summary.json")
+    kept_checkpoint = args.results / "checkpoints" / f"{run.name}.pkl"
+    if summary is not None:
+        args.results.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run / "summary.json", args.results / f"{run.name}.json")
+    if summary is not None and summary["episode_ended"]:
+        kept_checkpoint.unlink(missing_ok=True)
+    elif (run / CHECKPOINT).exists():
+        kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run / CHECKPOINT, kept_checkpoint)
 
 
 def play_run(
     preset: FMCPreset, planner: str, seed: int, fraction: float, args: argparse.Namespace
 ) -> int:
-    """Play (or resume, or skip) one run; return ``plangym plan``'s exit status."""
+    """Play (or resume, or skip) one run and keep it; return ``plangym plan``'s exit status.
+
+    A game found in ``--runs`` or kept in ``--results`` goes on from its checkpoint, unless
+    it is over (or stopped at a cap at least ``--max-steps``): then it is skipped.
+    """
     run = args.runs / run_name(preset.game, planner, seed, fraction)
+    kept_checkpoint = args.results / "checkpoints" / f"{run.name}.pkl"
     if args.force and run.exists():
         shutil.rmtree(run)
-    if finished(run):
+    summary = read_summary(run / "summary.json")
+    if summary is None and not args.force:
+        summary = read_summary(args.results / f"{run.name}.json")
+    if done(summary, args) and not args.force:
         print(f"skip {run.name}: done (--force plays it again)", flush=True)
         return 0
-    if (run / "checkpoint.pkl").exists():
+    if not (run / CHECKPOINT).exists() and kept_checkpoint.exists() and not args.force:
+        run.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kept_checkpoint, run / CHECKPOINT)
+    if (run / CHECKPOINT).exists():
         command = [sys.executable, "-m", "plangym", "plan", preset.env_name, "--resume", str(run)]
         print(f"resume {run.name}", flush=True)
     else:
         command = [*plan_command(preset, planner, seed, fraction, args), "--out", str(run)]
         print(f"play {run.name}", flush=True)
-    return subprocess.call([*command, *common_options(args)])
+    status = subprocess.call([*command, *common_options(args)])
+    keep(run, args)
+    return status
 
 
 def machine() -> str:
@@ -125,15 +167,11 @@ def load_runs(args: argparse.Namespace) -> list[tuple[str, dict]]:
     """Every run with a summary, by name: the kept ones, then those in ``--runs`` (newer).
 
     Each summary is kept in ``--results`` as ``<run>.json`` (an interrupted game's too: the
-    table says it was interrupted).
+    table says it was interrupted; see :func:`keep`).
     """
-    found = {path.stem: json.loads(path.read_text()) for path in args.results.glob("*.json")}
-    for path in args.runs.glob("*/summary.json"):
-        summary = json.loads(path.read_text())
-        found[path.parent.name] = summary
-        args.results.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, args.results / f"{path.parent.name}.json")
-    return sorted(found.items())
+    for run in args.runs.glob("*/"):
+        keep(run, args)
+    return sorted((path.stem, json.loads(path.read_text())) for path in args.results.glob("*.json"))
 
 
 def gif_link(name: str, summary: dict, args: argparse.Namespace) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,7 +96,9 @@ def test_resume_refuses_new_planner_options(tmp_path):
     assert other.returncode == 2 and "plays 'ALE/Boxing-v5'" in other.stderr
 
 
-def test_benchmark_script_plays_writes_the_table_and_skips_done_runs(tmp_path):
+def test_benchmark_script_plays_writes_the_table_skips_done_runs_and_resumes_kept_ones(
+    tmp_path,
+):
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "published_games.py"
     command = [sys.executable, str(script), "--games", "Boxing", "--max-steps", "2"]
     command += ["--fraction", "0.02", "--workers", "1", "--baseline-games", "0"]
@@ -110,3 +113,11 @@ def test_benchmark_script_plays_writes_the_table_and_skips_done_runs(tmp_path):
     assert (tmp_path / "docs" / "img" / "published_games" / "boxing-swarm-seed0-x0.02.gif").exists()
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert again.stdout.count("skip ") == 2
+    # On a machine without the runs, the kept checkpoints carry the games on to a new cap.
+    shutil.rmtree(tmp_path / "runs")
+    assert (tmp_path / "kept" / "checkpoints" / "boxing-swarm-seed0-x0.02.pkl").exists()
+    longer = [*command[:5], "3", *command[6:]]
+    on = subprocess.run(longer, capture_output=True, text=True, timeout=120, check=False)
+    assert on.returncode == 0 and on.stdout.count("resume ") == 2, on.stderr[-2000:]
+    kept = json.loads((tmp_path / "kept" / "boxing-swarm-seed0-x0.02.json").read_text())
+    assert kept["agent_steps"] == 3 and kept["max_steps"] == 3
