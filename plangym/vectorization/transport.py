@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from plangym.columns import BatchColumns
-from plangym.vectorization.obs_pool import ObservationPool
+from plangym.core.obs_pool import ObservationPool
 
 FIELDS = ("observs", "rewards", "terminals", "truncateds")
 

@@ -265,8 +265,8 @@ def test_lossy_cartridge_saves_do_not_split_the_timeline():
 
 @pytest.mark.parametrize("obs_type", ["rgb", "grayscale", "ram"])
 def test_observations_written_in_place_equal_the_generic_path(obs_type):
-    """Workers have the emulator write screens into shared memory; nothing may change."""
-    from plangym.core import PlanEnv
+    """The emulator writes screens into shared memory or pooled arrays; nothing may change."""
+    from plangym.core.batch import Batch
 
     env = AtariEnv("ALE/MsPacman-v5", obs_type=obs_type, repeat_action_probability=0.25)
     env.seed(3)
@@ -277,11 +277,26 @@ def test_observations_written_in_place_equal_the_generic_path(obs_type):
         states.append(env.get_state())
     actions = np.random.default_rng(1).integers(env.n_actions, size=40).tolist()
     dts = np.random.default_rng(2).integers(1, 4, size=40).tolist()
-    generic = PlanEnv.run_batch_columns(env, actions, states, dts, True).as_lists()
+    generic = env.run_batch_generic(Batch(actions, states, dts, True, None)).as_lists()
     observs_out = np.zeros((40, *env.obs_shape), np.uint8)
     columns = env.run_batch_columns(actions, states, dts, True, observs_out)
     assert columns.observs is observs_out
     assert_identical(columns.as_lists(), generic)
+    assert_identical(env.step_batch(actions, states, dts), generic)  # into pooled arrays
+    env.close()
+
+
+def test_batch_observations_are_the_callers_and_recycled_once_dropped():
+    env = AtariEnv("ALE/Pong-v5")
+    states = [env.step(action, return_state=True)[0] for action in [0, 1, 2, 3, 4, 5]]
+    first = env.step_batch([1] * 6, states)[1]
+    assert len({id(obs) for obs in first}) == 6 and all(obs.base is None for obs in first)
+    kept, kept_bytes, seen = first[2], first[2].tobytes(), {id(obs) for obs in first}
+    del first
+    second = env.step_batch([2] * 6, states)[1]
+    assert kept.tobytes() == kept_bytes  # what the caller holds is never written again
+    assert id(kept) not in {id(obs) for obs in second}
+    assert len(seen & {id(obs) for obs in second}) == 5  # the dropped ones were reused
     env.close()
 
 

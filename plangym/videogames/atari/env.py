@@ -27,6 +27,7 @@ replay exact with ``repeat_action_probability > 0``. The distribution is the ALE
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,6 +38,7 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments, read_only
 from plangym.core.batch import Batch
+from plangym.core.obs_pool import ObservationPool
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
 from plangym.videogames.atari.state import StateCodec, saves_lossily
@@ -351,21 +353,29 @@ class AtariEnv(VideogameEnv):
         return out
 
     def run_batch_fast(self, batch: Batch) -> BatchColumns:
-        """Step a checked batch; observations go straight into ``observs_out`` when given.
+        """Step a checked batch, the emulator writing each observation where it is returned.
 
-        The emulator writes each observation into its row of ``observs_out`` (a worker's
-        shared output buffer), which spares allocating and copying a screen per element.
-        The steps are those of the generic path, so results are bit-identical.
+        Into its row of ``observs_out`` when given (a worker's shared output buffer), else
+        into an array of this env's :class:`~plangym.core.obs_pool.ObservationPool`: no
+        screen is copied, and no fresh memory is taken for one while the caller drops the
+        observations of earlier batches. The steps are those of the generic path, so results
+        are bit-identical.
         """
         actions, states, dts, want_state, observs_out = batch
-        if observs_out is None or not self._fits_rows(observs_out):
+        rows: np.ndarray | list[np.ndarray]
+        if observs_out is None:
+            space = self.observation_space
+            rows = self._observation_pool.arrays(len(actions), space.shape, space.dtype)
+        elif self._fits_rows(observs_out):
+            rows = observs_out
+        else:
             return self.run_batch_generic(batch)
         new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
         for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
             if states is not None:
                 self.set_state(states[i])
             run = self.play(action, dt)
-            self.observe(observs_out[i])
+            self.observe(rows[i])
             infos.append(self.step_info(run, dt))
             if want_state:
                 new_states.append(self.get_state())
@@ -376,12 +386,16 @@ class AtariEnv(VideogameEnv):
                 self.reset(return_state=False)
         return BatchColumns(
             new_states if want_state else None,
-            observs_out,
+            rows,
             rewards,
             terminals,
             truncateds,
             infos,
         )
+
+    @functools.cached_property
+    def _observation_pool(self) -> ObservationPool:
+        return ObservationPool()
 
     def _fits_rows(self, observs_out: np.ndarray) -> bool:
         """Whether this env writes its observations into the rows of ``observs_out``."""

@@ -7,7 +7,7 @@ import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
-from plangym.vectorization.obs_pool import ObservationPool
+from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.transport import read_outputs
 
 
