@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import is_record_block
+from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
-from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
 from plangym.vectorization.shared_memory import SharedArray, SharedOutputs
