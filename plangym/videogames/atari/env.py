@@ -364,8 +364,7 @@ class AtariEnv(VideogameEnv):
         actions, states, dts, want_state, observs_out = batch
         rows: np.ndarray | list[np.ndarray]
         if observs_out is None:
-            space = self.observation_space
-            rows = self._observation_pool.arrays(len(actions), space.shape, space.dtype)
+            rows = self._observation_pool.arrays(len(actions), self.obs_shape, np.uint8)
         elif self._fits_rows(observs_out):
             rows = observs_out
         else:
