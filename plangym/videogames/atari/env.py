@@ -364,7 +364,8 @@ class AtariEnv(VideogameEnv):
         actions, states, dts, want_state, observs_out = batch
         rows: np.ndarray | list[np.ndarray]
         if observs_out is None:
-            rows = self._observation_pool.arrays(len(actions), self.obs_shape, np.uint8)
+            space = self.observation_space
+            rows = self._observation_pool.arrays(len(actions), self.obs_shape, space.dtype)
         elif self._fits_rows(observs_out):
             rows = observs_out
         else:
