@@ -51,6 +51,7 @@ from plangym.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANNER_OF = {"swarm": "fmc", "uct": "uct"}  # the benchmark's names: plan's planners
+KEEP_CHECKPOINT_BYTES = 1_000_000  # a swarm's game: tens of KB (actions, generator states)
 
 
 def run_name(game: str, planner: str, seed: int, fraction: float) -> str:
@@ -102,7 +103,9 @@ def read_summary(path: Path) -> dict | None:
 def keep(run: Path, args: argparse.Namespace) -> None:
     """Keep ``run``'s summary in ``--results``; and its checkpoint, while its game goes on.
 
-    The kept checkpoint lets another machine (or a later session) resume the game.
+    The kept checkpoint lets another machine (or a later session) resume the game. One
+    over ``KEEP_CHECKPOINT_BYTES`` (UCT's, which holds its search tree) is not kept: the
+    repository is no place for it.
     """
     summary = read_summary(run / "summary.json")
     kept_checkpoint = args.results / "checkpoints" / f"{run.name}.pkl"
@@ -112,6 +115,11 @@ def keep(run: Path, args: argparse.Namespace) -> None:
     if summary is not None and summary["episode_ended"]:
         kept_checkpoint.unlink(missing_ok=True)
     elif (run / CHECKPOINT).exists():
+        size = (run / CHECKPOINT).stat().st_size
+        if size > KEEP_CHECKPOINT_BYTES:
+            print(f"{run.name}: checkpoint not kept ({size / 1e6:,.1f} MB)", flush=True)
+            kept_checkpoint.unlink(missing_ok=True)
+            return
         kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run / CHECKPOINT, kept_checkpoint)
 
