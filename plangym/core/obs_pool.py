@@ -41,7 +41,9 @@ def _references(arrays: list[np.ndarray], index: int) -> int:
 
 
 class ObservationPool:
-    """Hands out copies of observation rows, reusing arrays that only the pool still holds.
+    """Hands out observation arrays (copies of rows, or to write into), reusing free ones.
+
+    An array is free when only the pool still holds it.
 
     The pool keeps at most twice as many arrays as the largest batch it has served.
     """

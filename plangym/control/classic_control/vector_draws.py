@@ -121,9 +121,7 @@ def _scaled(draws: np.ndarray, low: Any, high: Any) -> np.ndarray:
     return low + np.subtract(high, low, dtype=np.float64) * draws
 
 
-def uniform_draws(
-    words: np.ndarray, rows: np.ndarray, k: int, low: Any, high: Any, terms: Any = None
-) -> np.ndarray:
+def uniform_draws(words: np.ndarray, rows: np.ndarray, k: int, low: Any, high: Any) -> np.ndarray:
     """Draw ``Generator.uniform(low, high, size=k)`` from each generator of ``rows``.
 
     Args:
@@ -132,13 +130,12 @@ def uniform_draws(
         k: Draws per generator.
         low: The lower bound, a float or ``k`` floats.
         high: The upper bound, a float or ``k`` floats.
-        terms: :func:`inc_terms` of the rows' words, if known.
 
     Returns:
         ``(len(rows), k)`` float64 draws, as each generator gives them in order.
     """
     picked = words[rows]
-    draws, after = _unit_draws(picked, k, inc_terms(picked, k) if terms is None else terms)
+    draws, after = _unit_draws(picked, k, inc_terms(picked, k))
     words[rows, :2] = after.T
     return _scaled(draws.T, low, high)
 
