@@ -320,6 +320,23 @@ def test_cartpole_settings(batch, euler, sutton_barto, forced):
         env.kinematics_integrator = "euler"
 
 
+@settings(max_examples=60)
+@given(
+    batch=cartpole_batches(),
+    force_mag=st.sampled_from([10.0, 3.3, -7.1, 0.0, -0.0, 1e308, -1e308, np.inf]),
+)
+def test_cartpole_forces_of_any_magnitude(batch, force_mag):
+    """The kernel's forces are the env's, bit for bit, zeros' signs and overflows included."""
+    physics, actions, steps_beyond = batch
+    env = scalar_env("CartPole-v1")
+    env.force_mag = force_mag
+    try:
+        with np.errstate(all="ignore"):
+            assert_batch_exact(env, physics, actions, steps_beyond=steps_beyond)
+    finally:
+        env.force_mag = 10.0
+
+
 @settings(max_examples=150)
 @given(batch=acrobot_batches(), forced=st.booleans())
 def test_acrobot_batches(batch, forced):

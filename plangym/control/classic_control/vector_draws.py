@@ -57,12 +57,24 @@ def seeded_words(seeds: Sequence[int | None]) -> tuple[np.ndarray, list[int]]:
 
 
 def _mulhi(a: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray) -> np.ndarray:
-    """Return the high 64 bits of each ``a * b``, ``b`` given as its 32-bit limbs."""
+    """Return the high 64 bits of each ``a * b``, ``b`` given as its 32-bit limbs.
+
+    In place where it can be: at a thousand generators the temporaries cost about as much
+    as the arithmetic.
+    """
     a_lo, a_hi = a & _MASK32, a >> _32
     low, cross = a_lo * b_lo, a_hi * b_lo
-    cross += low >> _32  # cannot carry out: a product of 32-bit limbs leaves room
-    middle = (cross & _MASK32) + a_lo * b_hi
-    return a_hi * b_hi + (cross >> _32) + (middle >> _32)
+    low >>= _32
+    cross += low  # cannot carry out: a product of 32-bit limbs leaves room
+    middle = np.bitwise_and(cross, _MASK32, out=low)
+    product = a_lo * b_hi
+    middle += product
+    middle >>= _32
+    cross >>= _32
+    high = np.multiply(a_hi, b_hi, out=product)
+    high += cross
+    high += middle
+    return high
 
 
 @functools.cache
@@ -84,7 +96,11 @@ def _jumps(k: int) -> tuple[np.ndarray, ...]:
 def _times(hi: np.ndarray, lo: np.ndarray, m: tuple[np.ndarray, ...]) -> tuple:
     """Return ``(hi, lo)`` of ``(hi, lo) * m`` modulo 2**128 (``m``: four parts of _jumps)."""
     m_hi, m_lo, m_lo_low, m_lo_high = m
-    return _mulhi(lo, m_lo_low, m_lo_high) + hi * m_lo + lo * m_hi, lo * m_lo
+    high = _mulhi(lo, m_lo_low, m_lo_high)
+    part = hi * m_lo
+    high += part
+    high += np.multiply(lo, m_hi, out=part)
+    return high, lo * m_lo
 
 
 def inc_terms(words: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,10 +120,14 @@ def _unit_draws(words: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, np.n
     s_lo += c_lo
     s_hi += c_hi
     s_hi += s_lo < c_lo  # the carry
-    mixed, rotation = s_hi ^ s_lo, s_hi >> _58
+    after = np.stack((s_hi[-1], s_lo[-1]))
     # XSL-RR; NumPy shifts a uint64 by 64 to 0, so a rotation by 0 needs no mask.
-    out = (mixed >> rotation) | (mixed << (_64 - rotation))
-    return (out >> _11) * _TO_DOUBLE, np.stack((s_hi[-1], s_lo[-1]))
+    mixed, rotation = np.bitwise_xor(s_lo, s_hi, out=s_lo), np.right_shift(s_hi, _58, out=s_hi)
+    left = np.left_shift(mixed, np.subtract(_64, rotation))
+    mixed >>= rotation
+    mixed |= left
+    mixed >>= _11
+    return mixed * _TO_DOUBLE, after
 
 
 def _scaled(draws: np.ndarray, low: Any, high: Any) -> np.ndarray:
@@ -145,11 +165,12 @@ class Generators:
 
     Each generator's next ``k`` draws are computed ahead, for many generators in one pass:
     below a thousand or so values NumPy's cost per operation is mostly the call, and a
-    vector step resets a few generators at a time. A generator drawn from (or given new
-    words) is computed again once a quarter of them wait (at most ``CHUNK`` at a time,
-    which stay in the CPU's cache), or when it is drawn from before. Its ``words`` stay those
-    of the state before its next draws, as a state record holds them. The terms of its
-    increment (:func:`inc_terms`) are kept until its words change.
+    vector step resets a few generators at a time. The generators drawn from (or given new
+    words) are computed again together once a quarter of them wait (in parts of
+    ``CHUNK`` to ``2 * CHUNK`` generators, which stay in the CPU's cache), or one by one
+    when drawn from again before. The terms of a generator's increment (:func:`inc_terms`)
+    are kept until its words change. (Computing several resets ahead halves the work per
+    reset on its own, but its arrays leave the CPU's cache: slower in a vector step.)
 
     >>> generators = Generators([5, 6], k=2)
     >>> values = generators.uniform(np.array([1]), -1.0, 1.0)
@@ -161,16 +182,27 @@ class Generators:
 
     def __init__(self, seeds: Sequence[int | None], k: int):
         self.k = k
-        self.words, self.seeds = seeded_words(seeds)
-        n = len(self.words)
-        # Each generator's next k next_double draws, and its state words after them; a
-        # column per generator, as they are computed and as the vector env stores physics.
-        self._draws = np.empty((k, n))
-        self._after = np.empty((2, n), dtype=_U64)
-        self._ready = np.zeros(n, dtype=np.bool_)  # whether the two above are its own
-        self._terms = np.empty((2, k, n), dtype=_U64)  # (hi, lo) of inc_terms
+        self._words, self.seeds = seeded_words(seeds)
+        n = len(self._words)
+        # A row per generator (a reset gathers a few rows): its next k next_double draws
+        # and its state words after them, valid where _ready says so.
+        self._draws = np.empty((n, k))
+        self._after = np.empty((n, 2), dtype=_U64)
+        self._ready = np.zeros(n, dtype=np.bool_)
+        self._waiting = n  # how many are not ready
+        # Drawn from since computed: its state words are in _after, not yet in _words (a
+        # reset does not copy them; computing its next draws does, or reading them).
+        self._drawn = np.zeros(n, dtype=np.bool_)
+        # (hi, lo) of inc_terms, a row per generator: a refresh gathers contiguous rows.
+        self._terms = np.empty((n, 2, k), dtype=_U64)
         self._known = np.zeros(n, dtype=np.bool_)  # whether _terms are its own
         self._refresh_at = min(self.CHUNK, max(1, n // 4))
+
+    @property
+    def words(self) -> np.ndarray:
+        """Every generator's six words (:func:`plangym.rng.generator_words`), ``(n, 6)``."""
+        self._catch_up(slice(None))
+        return self._words
 
     def seed(self, rows: Sequence[int], seeds: Sequence[int]) -> None:
         """Seed the generators of ``rows`` as gymnasium's ``reset(seed=...)`` does."""
@@ -181,35 +213,48 @@ class Generators:
 
     def set_words(self, where: Any, words: np.ndarray) -> None:
         """Put ``words`` in the generators ``where`` (rows or a slice)."""
-        self.words[where] = words
+        self._words[where] = words
+        self._drawn[where] = False
         self._ready[where] = False
         self._known[where] = False
+        self._waiting = len(self._ready) - int(np.count_nonzero(self._ready))
 
     def uniform(self, rows: np.ndarray, low: Any, high: Any) -> np.ndarray:
-        """``Generator.uniform(low, high, size=k)`` from the generators of ``rows``."""
+        """``Generator.uniform(low, high, size=k)`` from the generators of ``rows`` (distinct)."""
         ready = self._ready[rows]
-        if not ready.all():
+        if np.count_nonzero(ready) != len(rows):  # cheaper than ready.all() on a few rows
             self._compute(rows[~ready])
-        draws = self._draws[:, rows]
-        self.words[rows, :2] = self._after[:, rows].T
+        draws = np.take(self._draws, rows, axis=0)
         self._ready[rows] = False
-        if len(self._ready) - np.count_nonzero(self._ready) >= self._refresh_at:
+        self._drawn[rows] = True
+        self._waiting += len(rows)
+        if self._waiting >= self._refresh_at:
             waiting = np.flatnonzero(~self._ready)
-            for part in np.array_split(waiting, -(-len(waiting) // self.CHUNK)):
+            for part in np.array_split(waiting, max(1, len(waiting) // self.CHUNK)):
                 self._compute(part)
-        return _scaled(draws.T, low, high)  # (len(rows), k), a column per draw
+        return _scaled(draws, low, high)  # (len(rows), k), a column per draw
+
+    def _catch_up(self, rows: Any) -> None:
+        """Bring the words of the generators ``rows`` drawn from up to date."""
+        drawn = self._drawn[rows]
+        if drawn.any():
+            stale = np.arange(len(self._drawn))[rows][drawn]
+            self._words[stale, :2] = np.take(self._after, stale, axis=0)
+            self._drawn[stale] = False
 
     def _compute(self, rows: np.ndarray) -> None:
-        """Compute the next draws of the generators ``rows``."""
-        picked = self.words[rows]
+        """Compute the next draws of the generators ``rows`` (none of them ready)."""
+        self._catch_up(rows)
         known = self._known[rows]
         if not known.all():
             new = rows[~known]
-            self._terms[:, :, new] = inc_terms(self.words[new], self.k)
+            self._terms[new] = np.stack(inc_terms(self._words[new], self.k)).transpose(2, 0, 1)
             self._known[new] = True
-        terms = self._terms[:, :, rows]
-        self._draws[:, rows], self._after[:, rows] = _unit_draws(picked, self.k, terms)
+        terms = np.take(self._terms, rows, axis=0).transpose(1, 2, 0)  # (2, k, len(rows))
+        draws, after = _unit_draws(np.take(self._words, rows, axis=0), self.k, terms)
+        self._draws[rows], self._after[rows] = draws.T, after.T
         self._ready[rows] = True
+        self._waiting -= len(rows)
 
 
 # What each env's reset draws -------------------------------------------------------------------

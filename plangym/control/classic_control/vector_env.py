@@ -132,7 +132,7 @@ class ClassicVectorEnv(VectorEnv):
         if not self._reset_once:
             raise RuntimeError("step: call reset() before the first step")
         mode, ended = self.autoreset_mode, self._ended
-        restart = np.flatnonzero(ended) if mode is AutoresetMode.NEXT_STEP else None
+        restart = ended.nonzero()[0] if mode is AutoresetMode.NEXT_STEP else None
         if mode is AutoresetMode.DISABLED and ended.any():
             raise RuntimeError(
                 f"step: sub-envs {np.flatnonzero(ended).tolist()} ended their episodes and were "
@@ -276,13 +276,15 @@ class ClassicVectorEnv(VectorEnv):
         physics, rewards, terminated = kernel.step(
             self._physics, actions, beyond, last_u, kinds=kinds
         )
-        self._physics, truncated = physics, np.zeros(self.num_envs, dtype=np.bool_)
+        self._physics = physics
         self._kinds[:] = kernel.physics_kind
         if last_u is not None:
             self._has_last_u[:] = True
-        if max_steps is not None:
+        if max_steps is None:
+            truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        else:
             self._elapsed += 1
-            np.greater_equal(self._elapsed, max_steps, out=truncated)
+            truncated = self._elapsed >= max_steps
         if self._frameskip > 1:
             rewards = self._repeat(actions, rewards, terminated, truncated)
         return rewards, terminated, truncated

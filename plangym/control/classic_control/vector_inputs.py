@@ -35,7 +35,7 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
         if array.dtype.kind not in "iu":
             raise ValueError(f"actions: expected integers for {space}, got dtype {array.dtype}")
         low, high = int(space.start), int(space.start + space.n)
-        if array.min() < low or array.max() >= high:
+        if _out_of_range(array, low, high):
             bad = int(np.argmax((array < low) | (array >= high)))
             raise ValueError(f"actions: sub-env {bad}'s action = {array[bad]} is not in {space}")
         return array
@@ -46,6 +46,19 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
     except (TypeError, ValueError) as error:  # named by position: say it is a sub-env
         raise ValueError(str(error).replace("actions[", "actions: sub-env [", 1)) from None
     return array
+
+
+def _out_of_range(array: np.ndarray, low: int, high: int) -> bool:
+    """Whether any integer of ``array`` is outside ``[low, high)``.
+
+    With ``low`` 0 (the usual Discrete space) one pass is enough: as unsigned integers of
+    the same width, negative values are larger than any ``high``.
+    """
+    if not array.size:
+        return False
+    if low == 0:
+        return int(array.view(array.dtype.str.replace("i", "u")).max()) >= high
+    return int(array.min()) < low or int(array.max()) >= high
 
 
 def check_records(states: Any, dtype: np.dtype, kernel: Any, name: str) -> np.ndarray:

@@ -20,6 +20,8 @@ kernel does not warn, where the env warns on the first such step.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from plangym.control.classic_control.kernels import Kernel
@@ -59,7 +61,7 @@ class CartPoleKernel(Kernel):
         # thetaacc = (gravity * sintheta - costheta * temp)
         #     / (length * (4.0 / 3.0 - masspole * costheta ** 2 / total_mass))
         thetaacc = np.multiply(env.gravity, sintheta, out=sintheta)
-        thetaacc -= costheta * temp
+        thetaacc -= np.multiply(costheta, temp, out=force)  # the forces are spent: reuse them
         scale = np_square(costheta)
         scale *= env.masspole
         scale /= total_mass
@@ -94,31 +96,39 @@ class CartPoleKernel(Kernel):
     def _forces(self, env, actions) -> np.ndarray:
         """Return the env's force for each action (``force_mag`` for 1, else its negative).
 
-        Written into an array kept from step to step: at thousands of rows, writing a new
-        array (memory not in the CPU's cache) costs several times the lookup itself.
+        ``2 * force_mag * [action == 1] - force_mag`` is exact (doubling is, and so is
+        Sterbenz's subtraction), two passes into an array kept from step to step: at
+        thousands of rows, writing a new array (memory not in the CPU's cache) costs
+        several times the arithmetic.
         """
-        equal_one = np.equal(actions, 1)
-        if self._force_buffer is None or self._force_buffer.shape != equal_one.shape:
-            self._force_buffer = np.empty(equal_one.shape)
-        table = np.array([-env.force_mag, env.force_mag], dtype=np.float64)
-        return np.take(table, equal_one, out=self._force_buffer)
+        force_mag = float(env.force_mag)
+        if force_mag == 0.0 or not math.isfinite(2.0 * force_mag):  # -0.0, or it overflows
+            return np.where(np.equal(actions, 1), force_mag, -force_mag)
+        shape = np.shape(actions)
+        if self._force_buffer is None or self._force_buffer.shape != shape:
+            self._force_buffer = np.empty(shape)
+        forces = np.multiply(np.equal(actions, 1), 2.0 * force_mag, out=self._force_buffer)
+        forces -= force_mag
+        return forces
 
 
 def _rewards(env, terminated: np.ndarray, steps_beyond: np.ndarray | None) -> np.ndarray:
     """Return the rewards, and count ``steps_beyond_terminated`` on, as the env does.
 
-    Only the rows that ended are looked at one by one: a few in a batch of thousands.
+    ``steps_beyond`` holds -1 for the env's None; None: every episode was still going on.
     """
     sutton_barto = env._sutton_barto_reward
-    rewards = np.where(terminated, -1.0, 0.0) if sutton_barto else np.ones(len(terminated))
-    ended = np.flatnonzero(terminated)
-    if ended.size == 0 or steps_beyond is None:  # None: every episode was still going on
-        return rewards
-    beyond = steps_beyond[ended]
-    past = beyond != -1  # stepping on past the end; the others just fell
-    if not sutton_barto:
-        rewards[ended[past]] = 0.0
-    steps_beyond[ended] = np.where(past, beyond + 1, 0)
+    if sutton_barto:
+        rewards = np.where(terminated, -1.0, 0.0)
+    if steps_beyond is None:
+        return rewards if sutton_barto else np.ones(len(terminated))
+    if not sutton_barto:  # 0.0 for a step past the end of its episode, else 1.0
+        past = np.not_equal(steps_beyond, -1)
+        past &= terminated
+        rewards = np.logical_not(past, out=past).astype(np.float64)
+    # Where the pole fell, None becomes 0 and a count goes on: both are "add one" (a plain
+    # add of the flags: a masked add costs several times more).
+    steps_beyond += terminated
     return rewards
 
 
