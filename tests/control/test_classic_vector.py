@@ -190,6 +190,41 @@ def test_states_move_between_the_sync_mode_and_this_one(built, name):
         same(ours.step(actions), sync.step(actions))
 
 
+@pytest.mark.parametrize("mode", MODES, ids=[m.name for m in MODES])
+def test_a_sub_env_restored_after_its_episode_ended_steps_on_past_the_end(built, mode):
+    """CartPole's rewards and steps_beyond_terminated past the end, as the per-env path."""
+    ours = plangym.make_vec("CartPole-v1", 4, "vector_entry_point", autoreset_mode=mode)
+    sync = plangym.make_vec("CartPole-v1", 4, "sync", autoreset_mode=mode)
+    built.extend([ours, sync])
+    source = plangym.make_vec("CartPole-v1", 4, "sync")  # NEXT_STEP: ended states are seen
+    built.append(source)
+    source.reset(seed=3)
+    actions = np.ones(4, dtype=np.int64)  # pushing one way: the poles fall within steps
+    for _ in range(100):
+        _, _, terminated, _, _ = source.step(actions)
+        if terminated.any():
+            break
+    states = source.get_states()  # 0-d records, some of episodes over
+    assert any(state["steps_beyond_terminated"] >= 0 for state in states)
+    ours.reset(seed=3)
+    sync.reset(seed=3)
+    for envs in (ours, sync):
+        envs.set_states(states)
+
+    def step_both(label):
+        for step in range(40):
+            out = ours.step(actions)
+            same(out, sync.step(actions), f"{label}, step {step}")
+            assert list(ours.get_states()) == sync.get_states()
+            if mode is AutoresetMode.DISABLED and (out[2] | out[3]).any():
+                return  # stepping an ended sub-env raises in this mode
+
+    step_both("restored")
+    ours.reset(seed=5)  # every sub-env reset: none is past its end any more
+    sync.reset(seed=5)
+    step_both("after reset")
+
+
 @pytest.mark.parametrize("name", TASKS)
 def test_step_batch_is_classic_controls(built, name):
     envs = plangym.make_vec(name, 2, "vector_entry_point")
