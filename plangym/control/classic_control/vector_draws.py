@@ -179,20 +179,20 @@ class Generators:
     """
 
     CHUNK = 1024
+    # What a generator's row of the caches holds.
+    READY, DRAWN, STALE = 0, 1, 2  # its next draws; the state after them; nothing yet
 
     def __init__(self, seeds: Sequence[int | None], k: int):
         self.k = k
         self._words, self.seeds = seeded_words(seeds)
         n = len(self._words)
         # A row per generator (a reset gathers a few rows): its next k next_double draws
-        # and its state words after them, valid where _ready says so.
+        # and its state words after them. Once drawn from, the latter are its state until
+        # its next draws are computed (a reset does not copy them into _words).
         self._draws = np.empty((n, k))
         self._after = np.empty((n, 2), dtype=_U64)
-        self._ready = np.zeros(n, dtype=np.bool_)
-        self._waiting = n  # how many are not ready
-        # Drawn from since computed: its state words are in _after, not yet in _words (a
-        # reset does not copy them; computing its next draws does, or reading them).
-        self._drawn = np.zeros(n, dtype=np.bool_)
+        self._status = np.full(n, self.STALE, dtype=np.uint8)
+        self._waiting = n  # how many are not READY
         # (hi, lo) of inc_terms, a row per generator: a refresh gathers contiguous rows.
         self._terms = np.empty((n, 2, k), dtype=_U64)
         self._known = np.zeros(n, dtype=np.bool_)  # whether _terms are its own
@@ -201,7 +201,7 @@ class Generators:
     @property
     def words(self) -> np.ndarray:
         """Every generator's six words (:func:`plangym.rng.generator_words`), ``(n, 6)``."""
-        self._catch_up(slice(None))
+        self._catch_up(np.flatnonzero(self._status == self.DRAWN))
         return self._words
 
     def seed(self, rows: Sequence[int], seeds: Sequence[int]) -> None:
@@ -214,37 +214,32 @@ class Generators:
     def set_words(self, where: Any, words: np.ndarray) -> None:
         """Put ``words`` in the generators ``where`` (rows or a slice)."""
         self._words[where] = words
-        self._drawn[where] = False
-        self._ready[where] = False
+        self._status[where] = self.STALE
         self._known[where] = False
-        self._waiting = len(self._ready) - int(np.count_nonzero(self._ready))
+        self._waiting = int(np.count_nonzero(self._status))
 
     def uniform(self, rows: np.ndarray, low: Any, high: Any) -> np.ndarray:
         """``Generator.uniform(low, high, size=k)`` from the generators of ``rows`` (distinct)."""
-        ready = self._ready[rows]
-        if np.count_nonzero(ready) != len(rows):  # cheaper than ready.all() on a few rows
-            self._compute(rows[~ready])
+        status = self._status[rows]
+        if np.count_nonzero(status):  # drawn from again before a refresh, or new words
+            self._compute(rows[status != self.READY])
         draws = np.take(self._draws, rows, axis=0)
-        self._ready[rows] = False
-        self._drawn[rows] = True
+        self._status[rows] = self.DRAWN
         self._waiting += len(rows)
         if self._waiting >= self._refresh_at:
-            waiting = np.flatnonzero(~self._ready)
+            waiting = np.flatnonzero(self._status)
             for part in np.array_split(waiting, max(1, len(waiting) // self.CHUNK)):
                 self._compute(part)
         return _scaled(draws, low, high)  # (len(rows), k), a column per draw
 
-    def _catch_up(self, rows: Any) -> None:
-        """Bring the words of the generators ``rows`` drawn from up to date."""
-        drawn = self._drawn[rows]
-        if drawn.any():
-            stale = np.arange(len(self._drawn))[rows][drawn]
-            self._words[stale, :2] = np.take(self._after, stale, axis=0)
-            self._drawn[stale] = False
+    def _catch_up(self, drawn: np.ndarray) -> None:
+        """Copy the state words of the generators ``drawn`` (all DRAWN) into ``_words``."""
+        self._words[drawn, :2] = np.take(self._after, drawn, axis=0)
+        self._status[drawn] = self.STALE
 
     def _compute(self, rows: np.ndarray) -> None:
-        """Compute the next draws of the generators ``rows`` (none of them ready)."""
-        self._catch_up(rows)
+        """Compute the next draws of the generators ``rows`` (none of them READY)."""
+        self._catch_up(rows[self._status[rows] == self.DRAWN])
         known = self._known[rows]
         if not known.all():
             new = rows[~known]
@@ -253,7 +248,7 @@ class Generators:
         terms = np.take(self._terms, rows, axis=0).transpose(1, 2, 0)  # (2, k, len(rows))
         draws, after = _unit_draws(np.take(self._words, rows, axis=0), self.k, terms)
         self._draws[rows], self._after[rows] = draws.T, after.T
-        self._ready[rows] = True
+        self._status[rows] = self.READY
         self._waiting -= len(rows)
 
 
