@@ -144,9 +144,18 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
     raw = RawLimit([single.ale_bytes(state) for state in states], actions)
     parallel.step_batch(actions, states=states)
     frames = 256 * 5
-    samples: dict[str, list[float]] = {"ours": [], "single": [], "raw": [], "base": []}
+    samples: dict[str, list[float]] = {
+        "ours": [],
+        "views": [],
+        "single": [],
+        "raw": [],
+        "base": [],
+    }
     contenders = {
         "ours": lambda: frames / timed(lambda: parallel.step_batch(actions, states=states)),
+        "views": lambda: (
+            frames / timed(lambda: parallel.step_batch(actions, states=states, copy=False))
+        ),
         "raw": lambda: frames / raw.round(),
         "single": lambda: frames / timed(lambda: single.step_batch(actions, states=states)),
     }
@@ -171,15 +180,17 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
         [2 * a / b for a, b in zip(samples["single"], samples["raw"], strict=True)]
     )
 
-    def per_round(name: str) -> float:
-        """The median over rounds of ours / ``name`` measured in the same round."""
-        return median([a / b for a, b in zip(samples["ours"], samples[name], strict=True)])
+    def per_round(name: str, ours: str = "ours") -> float:
+        """The median over rounds of ``ours`` / ``name`` measured in the same round."""
+        return median([a / b for a, b in zip(samples[ours], samples[name], strict=True)])
 
     rows += [
         ("W1 MsPacman 256x5", "ParallelEnv frames/s", f"{ours:,.0f}"),
         ("W1 MsPacman 256x5", "raw limit (2 raw ALE loops) frames/s", f"{limit:,.0f}"),
         ("W1 MsPacman 256x5", "single-process frames/s", f"{median(samples['single']):,.0f}"),
         ("W1 MsPacman 256x5", "ParallelEnv / raw limit (per-round)", f"{per_round('raw'):.2f}"),
+        ("W1 MsPacman 256x5", "  copy=False (views) frames/s", f"{median(samples['views']):,.0f}"),
+        ("W1 MsPacman 256x5", "  copy=False / raw limit", f"{per_round('raw', 'views'):.2f}"),
         ("W1 MsPacman 256x5", "single process / half the raw limit", f"{single_ratio:.2f}"),
         ("W1 MsPacman 256x5", "  same, each side in sustained blocks", f"{block_ratio:.2f}"),
     ]

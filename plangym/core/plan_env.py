@@ -207,6 +207,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         dt: int | Iterable[int] = 1,
         return_state: bool | None = None,
         arrays: bool = False,
+        copy: bool = True,
     ) -> tuple[list, ...]:
         """Step many (state, action, dt) triples; element i equals ``step(actions[i], ...)``.
 
@@ -220,6 +221,10 @@ class PlanEnv(StepHooks, InputChecks, ABC):
             dt: One integer for every element, or one per element.
             return_state: Return the new states too. None means "when states were passed".
             arrays: Return arrays instead of lists (see below).
+            copy: False lets an env that steps batches in worker processes
+                (``ParallelEnv``) return observations that are views of its shared
+                buffers, valid until its next call, as gymnasium's ``copy=False``: no copy
+                of each picture. Every observation is otherwise the caller's own.
 
         Returns:
             A tuple of lists ``(new_states, observs, rewards, terminals, truncateds, infos)``
@@ -237,12 +242,11 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         >>> [info["n_step"] for info in infos]
         [1, 2, 3]
         """
-        arrays = check_flag("arrays", arrays)
+        arrays, copy = check_flag("arrays", arrays), check_flag("copy", copy)
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
-        if arrays:
-            return self.run_batch_columns(actions, states, dts, want_state).as_arrays()
-        return self.run_batch(actions, states, dts, want_state)
+        columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
+        return columns.as_arrays() if arrays else columns.as_lists()
 
     def run_batch(
         self, actions: Any, states: list | None, dts: list[int], want_state: bool
@@ -257,6 +261,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         dts: list[int],
         want_state: bool,
         observs_out: np.ndarray | None = None,
+        copy: bool = True,
     ) -> BatchColumns:
         """Step a checked batch and return its results as :class:`BatchColumns`.
 
@@ -271,6 +276,9 @@ class PlanEnv(StepHooks, InputChecks, ABC):
             observs_out: An array with one row per element that an env may write the
                 observations into (then ``observs`` is that array); envs that cannot
                 write there in place return a list, as the generic path does.
+            copy: False allows observations that are views of buffers the env writes
+                again at its next call (see :meth:`step_batch`); a single env's
+                observations are always its own.
         """
         batch = Batch(actions, states, dts, want_state, observs_out)
         if self._batch_path == "generic":

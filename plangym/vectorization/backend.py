@@ -23,12 +23,17 @@ STALE = object()
 
 @dataclass(frozen=True)
 class BatchInputs:
-    """A checked batch: one action, state (or none) and dt per element."""
+    """A checked batch: one action, state (or none) and dt per element.
+
+    ``copy_observs``: False lets the observations be views of the backend's shared
+    buffers, valid until its next batch (``step_batch(..., copy=False)``).
+    """
 
     actions: Sequence | np.ndarray
     states: list | np.ndarray | None
     dts: list[int]
     want_state: bool
+    copy_observs: bool = True
 
     def __len__(self) -> int:
         return len(self.dts)
@@ -36,10 +41,15 @@ class BatchInputs:
 
 @dataclass
 class ChunkResult:
-    """A chunk's result columns, and the seconds its worker spent computing them."""
+    """A chunk's result columns, and the seconds its worker spent computing them.
 
-    columns: list[list]
+    ``shared_observs``: the observations column is rows of a shared buffer (an array the
+    next batch overwrites), which the scheduler copies unless the batch says not to.
+    """
+
+    columns: list
     compute_s: float | None = None
+    shared_observs: bool = False
 
 
 def packed_chunk(inputs: BatchInputs, start: int, stop: int) -> StepChunk:

@@ -58,6 +58,7 @@ class Batch:
     label: str
     on_crash: OnCrash
     want_state: bool = False
+    copy_observs: bool = True  # False: chunks' observations stay views of shared rows
     in_order: bool = False  # read in the order sent, no wait(): answers cheap to read
     unsent: deque[Task] = field(default_factory=deque)
     abandoned: list[int] = field(default_factory=list)  # workers replaced on giving up

@@ -20,7 +20,7 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_positive_int
+from plangym.validation import check_flag, check_positive_int
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.chunks import chunk_bounds
@@ -187,13 +187,19 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     @idle_only
     def run_batch_columns(
-        self, actions: Any, states: Any, dts: list[int], want_state: bool, observs_out: Any = None
+        self,
+        actions: Any,
+        states: Any,
+        dts: list[int],
+        want_state: bool,
+        observs_out: Any = None,
+        copy: bool = True,
     ) -> BatchColumns:
         """Step a checked batch (see :meth:`PlanEnv.run_batch_columns`) with :meth:`run_columns`.
 
         ``observs_out`` is not written: the observations come back as the workers send them.
         """
-        return self.run_columns(BatchInputs(actions, states, dts, want_state))
+        return self.run_columns(BatchInputs(actions, states, dts, want_state, copy))
 
     def run_columns(self, inputs: BatchInputs) -> BatchColumns:
         """Step a checked batch where it is cheapest: here for a few cheap states."""
@@ -224,14 +230,17 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         states: Sequence | None = None,
         dt: int | Sequence[int] = 1,
         return_state: bool | None = None,
+        copy: bool = True,
     ) -> None:
         """Check a batch and send it to the workers; collect it with :meth:`step_batch_wait`.
 
         Any other call before :meth:`step_batch_wait` raises ``AlreadyPendingCallError``.
+        ``copy=False``: see :meth:`PlanEnv.step_batch`.
         """
+        copy = check_flag("copy", copy)
         actions, checked_states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else checked_states is not None
-        inputs = BatchInputs(actions, checked_states, dts, want_state)
+        inputs = BatchInputs(actions, checked_states, dts, want_state, copy)
         self.call_state.start("step_batch", self.scheduler.dispatch(inputs))
 
     def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import is_record_block
-from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
@@ -236,7 +235,7 @@ class ProcessBackend(Backend):
         assert outputs is not None  # made by prepare() for this batch
         arrays = {f: buffer.array for f, buffer in outputs.buffers.items()}
         count = len(request.dts)
-        columns = read_outputs(arrays, request.offset, count, reply.fallback, resources.obs_pool)
+        columns, shared = read_outputs(arrays, request.offset, count, reply.fallback)
         columns.append(reply.infos)
         if request.want_state:
             assert reply.states is not None  # a worker asked for new states sends them
@@ -245,7 +244,7 @@ class ProcessBackend(Backend):
                 resources.state_bytes = new_states[0].nbytes
             columns.insert(0, new_states)
         started, finished = reply.times
-        return ChunkResult(columns, finished - started)
+        return ChunkResult(columns, finished - started, shared_observs=shared)
 
     def restart(self, worker: int) -> None:
         """Kill ``worker``'s process and start a fresh one, mapping the same buffers."""
@@ -270,7 +269,6 @@ class _Resources:
         self.actions: SharedArray | None = None
         self.actions_specs: dict[str, tuple] = {}
         self.state_bytes = 0  # size of the last new state seen, to size the arena
-        self.obs_pool = ObservationPool()
 
     def all_specs(self) -> dict[str, tuple]:
         """Every shared buffer held, by field."""

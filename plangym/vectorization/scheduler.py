@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from plangym.vectorization.backend import STALE, Backend, BatchInputs
+from plangym.core.obs_pool import ObservationPool
+from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.calls import UNSENT, Batch, OnCrash, Task
 from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
 from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, add_note
@@ -50,6 +51,7 @@ class Scheduler:
         crash_error: type[WorkerCrashedError] = WorkerCrashedError,
     ):
         self.backend = backend
+        self.obs_pool = ObservationPool()  # the arrays batches' observations are copied into
         self.chunks_per_worker = chunks_per_worker
         self._queue_depth = queue_depth or (lambda chunk_size: 1)
         self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
@@ -62,7 +64,9 @@ class Scheduler:
         bounds = plan_chunks(len(inputs), n_workers, has_states, self.chunks_per_worker)
         depth = self._queue_depth(bounds[0][1] - bounds[0][0]) if bounds else 1
         on_crash = OnCrash.RERUN if has_states else OnCrash.RAISE
-        batch = Batch([], "step_batch", on_crash, want_state=inputs.want_state)
+        batch = Batch(
+            [], "step_batch", on_crash, inputs.want_state, copy_observs=inputs.copy_observs
+        )
         try:
             layout = backend.prepare(inputs, bounds)
             for index, (start, stop) in enumerate(bounds):
@@ -244,8 +248,21 @@ class Scheduler:
             return
         if result is STALE:
             return
+        if isinstance(result, ChunkResult) and result.shared_observs:
+            self._hand_out_observs(result, batch)
         task.done, task.result = True, result
         self._send_next(batch, task.worker)
+
+    def _hand_out_observs(self, result: ChunkResult, batch: Batch) -> None:
+        """Turn a chunk's rows of a shared buffer into its observations, one per element.
+
+        Copied as each chunk arrives, while the workers compute the others (every
+        observation then owns its memory, recycled by :attr:`obs_pool`), or, for a batch
+        that asked for no copies, views of the rows, valid until the next batch.
+        """
+        column = 1 if batch.want_state else 0
+        rows = result.columns[column]
+        result.columns[column] = self.obs_pool.copies(rows) if batch.copy_observs else list(rows)
 
     def _send_next(self, batch: Batch, free_worker: int) -> None:
         """Send the next unsent task: to its own worker, or a chunk to ``free_worker``."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from plangym.columns import BatchColumns
-from plangym.core.obs_pool import ObservationPool
 
 FIELDS = ("observs", "rewards", "terminals", "truncateds")
 
@@ -58,25 +57,19 @@ def write_outputs(arrays: dict[str, np.ndarray], offset: int, columns: BatchColu
 
 
 def read_outputs(
-    arrays: dict[str, np.ndarray],
-    offset: int,
-    count: int,
-    fallback: dict,
-    pool: ObservationPool | None = None,
-) -> list:
-    """Read back what :func:`write_outputs` wrote: [observs, rewards, terminals, truncateds].
+    arrays: dict[str, np.ndarray], offset: int, count: int, fallback: dict
+) -> tuple[list, bool]:
+    """Read back what :func:`write_outputs` wrote: ``[observs, rewards, terminals, truncateds]``.
 
-    Every observation comes back in an array of its own, as a single env returns them:
-    keeping one must not keep a whole batch alive. ``pool`` recycles those arrays.
+    Returns the columns and whether the observations are rows of the shared array (a view
+    the next batch overwrites: the caller copies them, or hands them out as views).
     """
-    columns = []
+    columns: list = []
     for field in FIELDS:
         if fallback[field] is not None:
             columns.append(fallback[field])
         elif field == "observs":
-            rows = arrays[field][offset : offset + count]
-            copies = [row.copy() for row in rows] if pool is None else pool.copies(rows)
-            columns.append(copies)
+            columns.append(arrays[field][offset : offset + count])
         else:
             columns.append(arrays[field][offset : offset + count].tolist())
-    return columns
+    return columns, fallback["observs"] is None

@@ -71,15 +71,15 @@ def test_observations_kept_from_a_parallel_batch_survive_later_batches():
         env.close()
 
 
-def test_read_outputs_copies_observations_through_the_pool_even_an_empty_one():
-    # An empty pool has length 0: it must still be the one that hands out the copies.
-    pool = ObservationPool()
+def test_read_outputs_gives_the_shared_rows_to_copy_or_hand_out():
     arrays = {
         "observs": screens(7),
         "rewards": np.zeros(4),
         "terminals": np.zeros(4, bool),
         "truncateds": np.zeros(4, bool),
     }
-    fallback = dict.fromkeys(arrays)
-    observs, *_ = read_outputs(arrays, 0, 4, fallback, pool)
-    assert len(pool) == 4 and all(int(obs[0, 0, 0]) == 7 for obs in observs)
+    (observs, *_), shared = read_outputs(arrays, 1, 2, dict.fromkeys(arrays))
+    assert shared and np.shares_memory(observs, arrays["observs"]) and len(observs) == 2
+    fallback = {**dict.fromkeys(arrays), "observs": [np.ones(3)] * 2}  # did not fit
+    (observs, *_), shared = read_outputs(arrays, 1, 2, fallback)
+    assert not shared and observs is fallback["observs"]

@@ -163,6 +163,33 @@ def test_refused_calls_change_nothing(cartpole):
     check_refused_calls_change_nothing(cartpole)
 
 
+def test_copy_false_hands_out_views_of_the_shared_rows_until_the_next_call():
+    env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
+    try:
+        state, *_ = env.reset()
+        states, actions = [state] * 6, [0, 1] * 3
+        copied = env.step_batch(actions, states=states)
+        viewed = env.step_batch(actions, states=states, copy=False)
+        assert_identical(copied, viewed)
+        assert all(obs.base is None for obs in copied[1])  # each its own
+        assert all(obs.base is not None for obs in viewed[1])  # rows of the shared buffer
+        kept = [obs.copy() for obs in viewed[1]]
+        later = env.step_batch([1] * 6, states=states, copy=False)
+        assert np.shares_memory(viewed[1][0], later[1][0])  # the same rows, written again
+        assert any((obs != old).any() for obs, old in zip(viewed[1], kept, strict=True))
+        stacked = env.step_batch(actions, states=states, arrays=True, copy=False)
+        assert np.array_equal(stacked[1], np.stack(kept))
+        env.step_batch_async(actions, states=states, copy=False)
+        assert_identical(env.step_batch_wait(), copied)
+        with pytest.raises(TypeError, match="copy: expected True or False"):
+            env.step_batch(actions, states=states, copy="no")
+        assert_identical(env.step_batch(actions, states=states), copied)  # still usable
+        single = plangym.make("CartPole-v1")  # its observations are always its own
+        assert_identical(single.step_batch(actions, states=states, copy=False), copied)
+    finally:
+        env.close()
+
+
 def test_calls_after_close_raise():
     check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2))
 

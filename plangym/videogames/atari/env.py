@@ -246,9 +246,9 @@ class AtariEnv(VideogameEnv):
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
         self.check_state(state)
-        self._restore_checked(state)
+        self._set_checked_state(state)
 
-    def _restore_checked(self, state: np.ndarray) -> None:
+    def _set_checked_state(self, state: np.ndarray) -> None:
         """Restore the emulator and the sticky-action bookkeeping from a checked state."""
         ale_bytes, self._last_action, words = self._codec.decode(state)
         self.ale.restoreState(ale_py.ALEState(ale_bytes))
@@ -372,8 +372,8 @@ class AtariEnv(VideogameEnv):
             return self.run_batch_generic(batch)
         new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
         for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
-            if states is not None:
-                self.set_state(states[i])
+            if states is not None:  # checked with the batch
+                self._set_checked_state(states[i])
             run = self.play(action, dt)
             self.observe(rows[i])
             infos.append(self.step_info(run, dt))

@@ -223,10 +223,9 @@ class MontezumaEnv(AtariEnv):
         """Bytes of tracker bookkeeping before the Atari state (more in pixel mode)."""
         return PIXEL_HEADER_SIZE if self.objects_from_pixels else HEADER_SIZE
 
-    def set_state(self, state: np.ndarray) -> None:
-        """Restore a state from :meth:`get_state`: no reset, only the emulator and bookkeeping."""
-        self.check_state(state)
-        self._restore_checked(state[self.header_size :])
+    def _set_checked_state(self, state: np.ndarray) -> None:
+        """Restore a checked state: no reset, only the emulator and the bookkeeping."""
+        super()._set_checked_state(state[self.header_size :])
         data = unpack_header(state)
         self.tracker.restore((*data, *unpack_seen(state)) if self.objects_from_pixels else data)
 
