@@ -188,7 +188,10 @@ def check_small_cheap_batches_run_in_the_caller(env) -> None:
 
 
 def check_the_array_form_equals_the_single_env(env) -> None:
-    """``arrays=True`` gives the single env's arrays, from a list or a record array of states."""
+    """``arrays=True`` gives the single env's arrays, from a list or a record array of states.
+
+    With ``copy=False`` too (observations that may be views of a backend's shared rows).
+    """
     size = 40  # above the kernels' threshold: both sides step in NumPy passes
     states = random_states(env.plan_env, size, seed=3)
     actions = np.random.default_rng(3).integers(2, size=size)
@@ -201,6 +204,8 @@ def check_the_array_form_equals_the_single_env(env) -> None:
             expected = env.plan_env.step_batch(actions, states=given, dt=dts, arrays=True)
         result = env.step_batch(actions, states=given, dt=dts, arrays=True)
         assert_same_array_form(result, expected)
+        viewed = env.step_batch(actions, states=given, dt=dts, arrays=True, copy=False)
+        assert_same_array_form(viewed, expected)  # views where a backend has shared rows
         no_states = env.step_batch(actions, states=given, dt=dts, arrays=True, return_state=False)
         assert_same_array_form(no_states, expected[1:])
 
