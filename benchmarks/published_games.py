@@ -1,9 +1,10 @@
 """Whole Atari games with Fractal Monte Carlo's published parameters, beside the published scores.
 
-Each run is one ``plangym plan ALE/<Game>-v5 --preset fmc`` game (one episode, up to
-30,000 agent steps): the swarm is the ``fmc`` planner with the game's published horizon,
-walkers and budget of samples per action, each sample ``3 x repeat`` frames (the published
-repeat of gym's ``-v0`` steps of 2-4 frames); UCT plays at the same frameskip and budget.
+Each run is one ``plangym plan ALE/<Game>-v5 --preset fmc`` game (one v5 episode: over at
+the game's end or at the v5 limit of 108,000 frames, and up to 30,000 agent steps): the
+swarm is the ``fmc`` planner with the game's published horizon, walkers and budget of
+samples per action, each sample ``3 x repeat`` frames (the published repeat of gym's
+``-v0`` steps of 2-4 frames); UCT plays at the same frameskip and budget.
 Every run writes its directory under ``--runs`` (summary, actions, GIF, checkpoint). Each
 run's summary, and the checkpoint of a game not over, are also kept in ``--results`` (in
 the repository, so the table outlives the runs and a long game can go on on another
@@ -219,6 +220,8 @@ def table_rows(runs: list[tuple[str, dict]], args: argparse.Namespace, curve: bo
         published = preset.score if planner == "swarm" else UCT_PUBLISHED.get(preset.game)
         params = summary["planner_params"]
         state = "ended" if summary["episode_ended"] else f"cap {summary['max_steps']:,}"
+        if summary.get("episode_truncated"):
+            state = "time limit"
         if summary["interrupted"]:
             state = "interrupted"
         cells = [preset.game, planner, str(summary["seed"]), str(summary["frameskip"])]
@@ -264,7 +267,9 @@ def write_table(args: argparse.Namespace) -> None:
         "`frameskip` = 3 x the published repeat (a published sample repeats a `-v0` step of",
         "2-4 frames); UCT plays at the same frameskip and budget. *Samples / action* counts",
         "agent steps simulated per action played (each of `frameskip` frames). *Published* is",
-        "FractalAI's README for the swarm, Guo et al. (2014) for UCT.",
+        "FractalAI's README for the swarm, Guo et al. (2014) for UCT. A game is one episode of",
+        "`ALE/<Game>-v5`: *ended* at the game's end, or *time limit* when cut at the v5 frame",
+        "limit (108,000 frames, 30 minutes of play) with the game not over.",
         "",
         f"Machine: {machine()}; {summarise_workers(runs)}; plangym {__version__}; {when}.",
         "",

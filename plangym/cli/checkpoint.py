@@ -81,6 +81,7 @@ class Checkpointer:
             "samples_simulated": record.samples_simulated,
             "wall_s": record.wall_s,
             "ended": record.ended,
+            "truncated": record.truncated,
             "planner_state": self.planner.get_planner_state(),
         }
         payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
@@ -129,5 +130,6 @@ def restore_trajectory(env: Any, data: dict[str, Any]) -> Trajectory:
         frames_simulated=data["frames_simulated"],
         wall_s=data["wall_s"],
         ended=data["ended"],
+        truncated=data.get("truncated", False),  # not in checkpoints before 0.2
         samples_simulated=data["samples_simulated"],
     )

@@ -74,6 +74,7 @@ def played_part(trajectory: Trajectory) -> Trajectory:
         frames_simulated=trajectory.frames_simulated,
         wall_s=trajectory.wall_s,
         ended=trajectory.ended and steps == len(trajectory.actions),
+        truncated=trajectory.truncated and steps == len(trajectory.actions),
         samples_simulated=trajectory.samples_simulated,
     )
 
@@ -169,6 +170,7 @@ def make_summary(
         "agent_steps": trajectory.agent_steps,
         "max_steps": args.steps,
         "episode_ended": trajectory.ended,
+        "episode_truncated": trajectory.truncated,
         "interrupted": stop is not None,
         "signal": None if stop is None else stop.signal_name,
         "frames_simulated": trajectory.frames_simulated,

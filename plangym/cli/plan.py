@@ -8,7 +8,8 @@ replayed from the saved states in a fresh env that draws the screen: that replay
 A uniformly random policy plays ``--baseline-games`` games of as many agent steps from the
 same start, for comparison.
 
-``--preset fmc`` plays a whole game (up to 30,000 agent steps) with the published Fractal
+``--preset fmc`` plays a whole game (one ``-v5`` episode: cut at its frame limit of 108,000
+frames if not over before, and up to 30,000 agent steps) with the published Fractal
 Monte Carlo parameters of the game (:mod:`plangym.cli.plan_settings`). A checkpoint is
 saved every ``--checkpoint-every`` steps, and ``--resume DIR`` continues the game from it
 exactly as if it had not stopped (:mod:`plangym.cli.checkpoint`).
@@ -177,7 +178,8 @@ def plan_game(
     The env (and its workers) is closed however this ends.
     """
     workers = {"n_workers": args.workers} if args.workers > 1 else {}
-    env = plangym.make(args.name, **workers, **env_keywords(args.name, frameskip))
+    keywords = env_keywords(args.name, frameskip, whole_game=args.preset is not None)
+    env = plangym.make(args.name, **workers, **keywords)
     try:
         try:
             planner = planner_class(env, seed=args.seed, **params)

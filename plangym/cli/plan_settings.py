@@ -8,6 +8,7 @@ from the planner's default. ``--resume DIR`` takes every setting from the checkp
 from __future__ import annotations
 
 import argparse
+import inspect
 from typing import Any
 
 from plangym.cli.args import (
@@ -82,11 +83,20 @@ PLANNERS: dict[str, tuple[type, dict[str, Option], dict[str, Any]]] = {
 }
 
 
-def env_keywords(name: str, frameskip: int) -> dict[str, Any]:
-    """Return the keywords ``plan`` builds its env with: RAM observations where there are some."""
+def env_keywords(name: str, frameskip: int, whole_game: bool = False) -> dict[str, Any]:
+    """Return the keywords ``plan`` builds its env with: RAM observations where there are some.
+
+    ``whole_game`` (``--preset fmc``): the episode is gymnasium's ``ALE/<Game>-v5`` episode,
+    cut at its frame limit (108,000 frames, 30 minutes of play) if the game is not over
+    before; plangym's Atari envs drop that limit by default, and a planner that never loses
+    would otherwise play to the step cap.
+    """
+    env_class = check_env_name(name)
     keywords: dict[str, Any] = {"frameskip": frameskip}
-    if "ram" in getattr(check_env_name(name), "AVAILABLE_OBS_TYPES", ()):
+    if "ram" in getattr(env_class, "AVAILABLE_OBS_TYPES", ()):
         keywords["obs_type"] = "ram"
+    if whole_game and "remove_time_limit" in inspect.signature(env_class).parameters:
+        keywords["remove_time_limit"] = False
     return keywords
 
 

@@ -71,6 +71,7 @@ class Trajectory:
         frames_simulated: Underlying steps simulated in total: planning plus playing.
         wall_s: Seconds the whole game took.
         ended: Whether the episode ended (terminal or truncated) before the step budget.
+        truncated: Whether it ended cut by the env's time limit, the game not over.
         samples_simulated: Agent steps the planner simulated (planning only), or None if
             it does not count them.
     """
@@ -82,6 +83,7 @@ class Trajectory:
     wall_s: float = 0.0
     ended: bool = False
     samples_simulated: int | None = None
+    truncated: bool = False
 
     @property
     def score(self) -> float:
@@ -200,6 +202,7 @@ def play(
             trajectory.samples_simulated = (trajectory.samples_simulated or 0) + decision.samples
         trajectory.wall_s = time.perf_counter() - start
         trajectory.ended = bool(terminal or truncated)
+        trajectory.truncated = bool(truncated and not terminal)
         if on_step is not None:
             on_step(
                 Progress(

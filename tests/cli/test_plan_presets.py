@@ -121,3 +121,10 @@ def test_benchmark_script_plays_writes_the_table_skips_done_runs_and_resumes_kep
     assert on.returncode == 0 and on.stdout.count("resume ") == 2, on.stderr[-2000:]
     kept = json.loads((tmp_path / "kept" / "boxing-swarm-seed0-x0.02.json").read_text())
     assert kept["agent_steps"] == 3 and kept["max_steps"] == 3
+
+
+def test_a_preset_game_is_a_v5_episode_cut_at_its_frame_limit():
+    from plangym.cli.plan_settings import env_keywords
+
+    assert env_keywords("ALE/Qbert-v5", 15, whole_game=True)["remove_time_limit"] is False
+    assert "remove_time_limit" not in env_keywords("ALE/Qbert-v5", 15)  # plangym's default

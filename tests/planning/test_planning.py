@@ -256,3 +256,22 @@ def test_self_checks_catch_a_state_that_leaves_something_out():
         check_same_instance(Corridor(slip=0.5, seed=0, max_steps=10_000, length=1001), 30, 0)
         is None
     )
+
+
+def test_play_tells_a_time_limit_from_a_game_over():
+    class Idle:
+        def decide(self, state):
+            return Decision(action=1, frames=0)  # MountainCar's "do nothing": never at the flag
+
+    env = plangym.make("MountainCar-v0", remove_time_limit=False)
+    try:
+        cut = play(env, Idle(), max_steps=1000, seed=0)
+    finally:
+        env.close()
+    assert (cut.agent_steps, cut.ended, cut.truncated) == (200, True, True)
+    env = plangym.make("CartPole-v1")
+    try:
+        over = play(env, Idle(), max_steps=1000, seed=0)  # pushing right: the pole falls
+    finally:
+        env.close()
+    assert over.ended and not over.truncated and over.agent_steps < 200
