@@ -234,7 +234,7 @@ class Generators:
 
     def _catch_up(self, drawn: np.ndarray) -> None:
         """Copy the state words of the generators ``drawn`` (all DRAWN) into ``_words``."""
-        self._words[drawn, :2] = np.take(self._after, drawn, axis=0)
+        self._words[drawn, 0], self._words[drawn, 1] = np.take(self._after, drawn, axis=0).T
         self._status[drawn] = self.STALE
 
     def _compute(self, rows: np.ndarray) -> None:
@@ -247,7 +247,10 @@ class Generators:
             self._known[new] = True
         terms = np.take(self._terms, rows, axis=0).transpose(1, 2, 0)  # (2, k, len(rows))
         draws, after = _unit_draws(np.take(self._words, rows, axis=0), self.k, terms)
-        self._draws[rows], self._after[rows] = draws.T, after.T
+        # A column at a time: scattering the transposed (k, m) blocks row by row is slower.
+        for j, column in enumerate(draws):
+            self._draws[rows, j] = column
+        self._after[rows, 0], self._after[rows, 1] = after
         self._status[rows] = self.READY
         self._waiting -= len(rows)
 
