@@ -45,10 +45,10 @@ CHECKS: dict[str, str] = {
     ),
     "viz": (
         "import subprocess, sys, tempfile, pathlib\n"
-        "out = tempfile.mkdtemp()\n"
-        "subprocess.run([pathlib.Path(sys.executable).parent / 'plangym', 'plan', 'ALE/Pong-v5',"
-        " '--steps', '3', '--workers', '1', '--out', out], check=True)\n"
-        "assert (pathlib.Path(out) / 'trajectory.gif').stat().st_size > 0\n"
+        "with tempfile.TemporaryDirectory() as out:\n"
+        "    subprocess.run([pathlib.Path(sys.executable).parent / 'plangym', 'plan',"
+        " 'ALE/Pong-v5', '--steps', '3', '--workers', '1', '--out', out], check=True)\n"
+        "    assert (pathlib.Path(out) / 'trajectory.gif').stat().st_size > 0\n"
     ),
 }
 
