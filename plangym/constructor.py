@@ -4,6 +4,7 @@
 * :func:`constructor_call`: the call an env was built with (``clone()``, pickling).
 * :func:`parent_arguments`, :func:`takes_parameters_of`: a family forwards its base's
   parameters without restating them; :func:`read_only`: a kept parameter as a property.
+* :func:`show_init_signature`: a class's signature is that of the ``__init__`` it runs.
 
 Vectorized envs build their workers' envs from the user's keywords alone, so every default
 (frameskip, autoreset, obs_type, ...) is the env class's own. They still need to know a few
@@ -153,3 +154,35 @@ def takes_parameters_of(parent: Callable[..., Any]) -> Callable[[Init], Init]:
         return init
 
     return decorate
+
+
+def show_init_signature(cls: type) -> None:
+    """Make ``inspect.signature(cls)`` give the parameters of the ``__init__`` ``cls`` runs.
+
+    :class:`~plangym.core.PlanEnv` defines ``__new__`` (it records the constructor call),
+    and ``inspect.signature`` prefers a ``__new__`` a class defines to its ``__init__``.
+    Python 3.10 also prefers an inherited ``__new__`` to an inherited ``__init__``, so a
+    family without an ``__init__`` of its own would show ``PlanEnv``'s parameters there
+    (3.11 takes whichever the nearest class defines). A class that defines its
+    ``__init__`` and no ``__new__`` is left to ``inspect``.
+
+    >>> class Base:
+    ...     def __new__(cls, *args, **kwargs):
+    ...         return super().__new__(cls)
+    ...     def __init__(self, name, frameskip=1): ...
+    >>> class Game(Base):
+    ...     def __init__(self, name, mode=0): ...
+    >>> class Family(Game):
+    ...     pass
+    >>> for cls in (Base, Game, Family):
+    ...     show_init_signature(cls)
+    >>> inspect.signature(Base), inspect.signature(Family)
+    (<Signature (name, frameskip=1)>, <Signature (name, mode=0)>)
+    """
+    own = vars(cls)
+    signature = None  # inspect's own reading: the __init__ the class defines
+    if "__new__" in own or "__init__" not in own:
+        init_signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+        signature = init_signature.replace(parameters=list(init_signature.parameters.values())[1:])
+    # A class attribute is inherited: a subclass defining its own __init__ must reset it.
+    setattr(cls, "__signature__", signature)  # noqa: B010 - type has no such attribute

@@ -18,15 +18,14 @@ stepping the same actions from a restored state gives bit-identical results.
 from __future__ import annotations
 
 import contextlib
-import inspect
 from abc import ABC
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from plangym.columns import BatchColumns, is_record_block, records_to_states
-from plangym.constructor import constructor_call, read_only
+from plangym.constructor import constructor_call, read_only, show_init_signature
 from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
@@ -62,6 +61,10 @@ class PlanEnv(StepHooks, InputChecks, ABC):
     # The constructor call, set by __new__ (see _constructor_call).
     _init_args: tuple[Any, ...]
     _init_kwargs: dict[str, Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        show_init_signature(cls)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:  # noqa: D102
         # Remember the constructor call so clone() and pickling can repeat it exactly,
@@ -393,13 +396,4 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         return constructor_call(self)
 
 
-# inspect.signature(PlanEnv) reads __new__ before __init__ when a class defines both: let it
-# show __init__'s parameters, as it does for every subclass that defines its own __init__.
-_init_signature = inspect.signature(PlanEnv.__init__)
-cast(Any, PlanEnv.__new__).__signature__ = _init_signature.replace(
-    parameters=[
-        inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        *list(_init_signature.parameters.values())[1:],
-    ]
-)
-del _init_signature
+show_init_signature(PlanEnv)
