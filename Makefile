@@ -21,7 +21,7 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,docs,ray,mujoco,dm-control,box2d,retro]"
 	$(BIN)/python -m pip install --quiet --no-deps \
-		fragile-gym==1.21.1 fragile-nes-py==10.0.1 fragile-gym-super-mario-bros==7.4.1
+		fragile-gym==1.21.1 fragile-nes-py==10.0.1 fragile-gym-super-mario-bros==7.4.1 setuptools
 	touch $(INSTALLED)
 
 install: $(INSTALLED)

@@ -20,7 +20,10 @@ bit-exact; ``==`` compares games.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
 import warnings
+from collections.abc import Iterator
 from typing import Any, cast
 
 import gymnasium as gym
@@ -61,13 +64,40 @@ _FOLLOW_RENDER_MODE = _FollowRenderMode("rgb_array")
 
 
 def nes_import(module: str) -> Any:
-    """Import a module of the ``nes`` extra quietly.
+    """Import a module of the ``nes`` extra quietly, on every Python plangym supports.
 
-    The fork's ``gym`` warns about a deprecated importlib interface while registering ids.
+    The fork's ``gym`` warns about a deprecated importlib interface while registering ids
+    (and needs it: see :func:`entry_points_by_group`).
     """
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), entry_points_by_group():
         warnings.simplefilter("ignore", DeprecationWarning)
         return require(module, extra="nes", family="NES")
+
+
+@contextlib.contextmanager
+def entry_points_by_group() -> Iterator[None]:
+    """Serve ``importlib.metadata.entry_points().get(group, default)`` on Python 3.12+ too.
+
+    nes-py imports the fork's ``gym`` (0.21), whose registration reads its plugins with
+    ``entry_points().get("gym.envs", [])``: a dict of groups up to Python 3.11, an
+    ``EntryPoints`` without ``get`` from 3.12, where importing nes-py raised
+    AttributeError. While the block runs, ``EntryPoints.get`` selects a group.
+
+    >>> with entry_points_by_group():
+    ...     importlib.metadata.EntryPoints([]).get("gym.envs", [])
+    []
+    >>> hasattr(importlib.metadata.EntryPoints, "get")
+    False
+    """
+    entry_points: Any = importlib.metadata.EntryPoints
+    if hasattr(entry_points, "get"):
+        yield
+        return
+    entry_points.get = lambda self, group, default=None: self.select(group=group) or default
+    try:
+        yield
+    finally:
+        del entry_points.get
 
 
 def _nes_py() -> Any:
