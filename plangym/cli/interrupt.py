@@ -51,10 +51,15 @@ class Interrupted(KeyboardInterrupt):
 
 
 class StopSignals:
-    """Raises :class:`Interrupted` for each stop signal; remembers them in ``received``."""
+    """Raises :class:`Interrupted` for each stop signal; remembers them in ``received``.
+
+    Inside :meth:`held` a signal is remembered and raised when the block ends.
+    """
 
     def __init__(self) -> None:
         self.received: list[Interrupted] = []
+        self._holds = 0
+        self._held: Interrupted | None = None  # the first signal a held block received
 
     @property
     def first(self) -> Interrupted | None:
@@ -62,10 +67,45 @@ class StopSignals:
         return self.received[0] if self.received else None
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
-        """Raise :class:`Interrupted` (the signal handler)."""
+        """Raise :class:`Interrupted` (the signal handler), or hold it (see :meth:`held`)."""
         stop = Interrupted(signum)
         self.received.append(stop)
+        if self._holds:
+            self._held = self._held or stop
+            return
         raise stop
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Run the block whole: a signal that arrives meanwhile is raised when it ends.
+
+        For two steps that must not be parted (a file renamed into place, and noted as
+        written).
+
+        >>> import os, signal
+        >>> with stop_signals_raise() as stops:
+        ...     try:
+        ...         with stops.held():
+        ...             os.kill(os.getpid(), signal.SIGINT)
+        ...             for _ in range(1000):  # the handler runs, and holds the signal
+        ...                 pass
+        ...             print("the block ran to its end")
+        ...     except Interrupted as stop:
+        ...         print("then", stop.signal_name)
+        the block ran to its end
+        then SIGINT
+        """
+        self._holds += 1
+        try:
+            yield
+        except BaseException:
+            self._held = None  # the block's own error goes on; the signal is in received
+            raise
+        finally:
+            self._holds -= 1
+        if not self._holds and self._held is not None:
+            stop, self._held = self._held, None
+            raise stop
 
 
 # The StopSignals of the block being run, if any (a list: no global statement needed).
@@ -98,3 +138,13 @@ def stop_signals_raise() -> Iterator[StopSignals]:
         for signum, handler in previous.items():
             # getsignal returns None for a handler not installed from Python.
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+@contextlib.contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """:meth:`StopSignals.held` of the active :func:`stop_signals_raise` block, if any."""
+    if not _ACTIVE:
+        yield
+        return
+    with _ACTIVE[0].held():
+        yield

@@ -28,20 +28,31 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from plangym.cli.interrupt import Interrupted
+from plangym.cli.interrupt import Interrupted, stop_signals_held
 from plangym.planning.common import Trajectory
 from plangym.planning.display import drawing_env, real_time_delay_cs, replay_frames
 from plangym.planning.gif import write_gif
 from plangym.version import __version__
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Call ``write(file)`` on a temporary file next to ``path``, then rename it to ``path``."""
+def write_atomically(
+    path: Path,
+    write: Callable[[BinaryIO], object],
+    on_written: Callable[[Path], object] | None = None,
+) -> None:
+    """Call ``write(file)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    ``on_written(path)`` runs right after the rename, with no stop signal in between: a
+    file in place is always one the command reports as written.
+    """
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "wb") as file:
             write(file)
-        os.replace(temporary, path)
+        with stop_signals_held():
+            os.replace(temporary, path)
+            if on_written is not None:
+                on_written(path)
     finally:
         temporary.unlink(missing_ok=True)  # still there only if the writing was stopped
 
@@ -53,10 +64,15 @@ def numpy_scalar(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def write_json(path: Path, data: Any, indent: int | None = 2) -> None:
+def write_json(
+    path: Path,
+    data: Any,
+    indent: int | None = 2,
+    on_written: Callable[[Path], object] | None = None,
+) -> None:
     """Write ``data`` as JSON (one line with ``indent=None``), atomically."""
     text = json.dumps(data, indent=indent, default=numpy_scalar) + "\n"
-    write_atomically(path, lambda file: file.write(text.encode()))
+    write_atomically(path, lambda file: file.write(text.encode()), on_written)
 
 
 def played_part(trajectory: Trajectory) -> Trajectory:
@@ -108,26 +124,33 @@ class PlanOutputs:
         self._write_json("summary.json", summary)
         path = self.out / "trajectory.gif"
         gif_frames, replay_exact, self.gif_problem = save_gif(
-            self.args.name, self.frameskip, trajectory, path, self.args.gif_every
+            self.args.name, self.frameskip, trajectory, path, self.args.gif_every, self._record
         )
         if gif_frames:
-            self.written.append(path.name)
             summary.update(gif=str(path), gif_frames=gif_frames, replay_exact=replay_exact)
             self._write_json("summary.json", summary)
         return summary
 
     def _write_json(self, name: str, data: Any, indent: int | None = 2) -> None:
-        write_json(self.out / name, data, indent)
-        if name not in self.written:
-            self.written.append(name)
+        write_json(self.out / name, data, indent, on_written=self._record)
+
+    def _record(self, path: Path) -> None:
+        if path.name not in self.written:
+            self.written.append(path.name)
 
 
 def save_gif(
-    name: str, frameskip: int, trajectory: Trajectory, path: Path, every: int
+    name: str,
+    frameskip: int,
+    trajectory: Trajectory,
+    path: Path,
+    every: int,
+    on_written: Callable[[Path], object] | None = None,
 ) -> tuple[int, bool | None, str | None]:
     """Replay the game from its saved states in a drawing env and write the GIF.
 
-    Returns ``(frames written, replay exact or None, why no GIF or None)``.
+    Returns ``(frames written, replay exact or None, why no GIF or None)``;
+    ``on_written``: see :func:`write_atomically`.
     """
     if not trajectory.actions:
         return 0, None, "no steps were played"
@@ -142,7 +165,7 @@ def save_gif(
         return 0, None, f"cannot draw {name}: {error}"
     finally:
         env.close()
-    write_atomically(path, lambda file: write_gif(file, frames, delay_cs=delay_cs))
+    write_atomically(path, lambda file: write_gif(file, frames, delay_cs=delay_cs), on_written)
     return len(frames), exact, None
 
 
