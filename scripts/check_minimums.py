@@ -20,7 +20,7 @@ from pathlib import Path
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10 (the virtualenv it makes may be 3.10; it is not)
+except ModuleNotFoundError:  # the script runs on 3.11+; the virtualenv it makes may be 3.10
     sys.exit("scripts/check_minimums.py needs Python 3.11+ (tomllib) to read pyproject.toml")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,9 +97,11 @@ def main() -> int:
         venv_python = str(venv / "bin" / "python")
         constraints = Path(workdir) / "floors.txt"
         constraints.write_text("\n".join(pins) + "\n")
+        # As constraints, the floors hold for whatever asks for these packages (the clone,
+        # or a test tool that would pull a newer numpy).
         install = [venv_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         installed = subprocess.run(
-            [*install, "-c", str(constraints), str(ROOT), *pins, *TEST_TOOLS], check=False
+            [*install, "-c", str(constraints), str(ROOT), *TEST_TOOLS], check=False
         )
         if installed.returncode != 0:
             print("pip could not install the floors with the clone", file=sys.stderr)
