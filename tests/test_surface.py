@@ -57,15 +57,6 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
-            "plangym.videogames.atari:AtariEnv.__init__(clone_seeds)",
-        ],
-        (
-            "`clone_seeds=True`: the ALE's generator is in the state so sticky actions "
-            "replay; see the [first table](#coming-from-plangym-01x)"
-        ),
-    ),
-    **dict.fromkeys(
-        [
             "plangym.vectorization.env:VectorizedEnv.__init__(autoreset)",
             "plangym.vectorization.env:VectorizedEnv.__init__(frameskip)",
             "plangym.vectorization.parallel:ParallelEnv.__init__(autoreset)",

@@ -44,7 +44,8 @@ def random_play(env: AtariEnv, steps: int, seed: int) -> list[tuple]:
 
 @pytest.fixture(scope="module", params=GAMES)
 def played(request):
-    env = AtariEnv(request.param, repeat_action_probability=0.25, autoreset=False)
+    # With the ALE's generator, which moves every frame: its text varies in length.
+    env = AtariEnv(request.param, repeat_action_probability=0.25, autoreset=False, clone_seeds=True)
     yield env, random_play(env, 240, seed=GAMES.index(request.param))
     env.close()
 
@@ -77,12 +78,10 @@ def test_restoring_any_state_replays_the_live_run(played):
 
 
 def test_without_the_ale_generator_states_also_have_one_shape():
-    env = AtariEnv(
-        "ALE/MsPacman-v5", repeat_action_probability=0.25, clone_seeds=False, autoreset=False
-    )
+    env = AtariEnv("ALE/MsPacman-v5", repeat_action_probability=0.25, autoreset=False)
     record = random_play(env, 60, seed=1)
     states = np.stack([live[0] for *_, live, _ in record])
-    assert len(states[0]) < len(AtariEnv("ALE/MsPacman-v5").get_state())
+    assert len(states[0]) < len(AtariEnv("ALE/MsPacman-v5", clone_seeds=True).get_state())
     for state, action, dt, live, raw in record[::4]:
         assert env.ale_bytes(live[0]) == raw
         assert_identical(env.step(action, state=state, dt=dt, return_state=True), live)

@@ -75,7 +75,8 @@ class MontezumaEnv(AtariEnv):
     """Montezuma's Revenge for planning: Joe's room, level, position and objects, exact states.
 
     The parameters are :class:`~plangym.videogames.atari.AtariEnv`'s (with 0.1's defaults:
-    one frame per step, mode and difficulty 0) and :class:`CustomMontezuma`'s. A state is
+    one frame per step, mode and difficulty 0, ``clone_seeds=True``, which only makes
+    states bigger and slower: pass False) and :class:`CustomMontezuma`'s. A state is
     the tracker's bookkeeping (:data:`HEADER_SIZE` bytes, tagged ``PLANMZ01``; in pixel
     mode :data:`PIXEL_HEADER_SIZE` bytes tagged ``PLANMZP1``, with Joe as last seen)
     followed by an Atari state of the game; plain Atari Montezuma states and states of the
