@@ -6,8 +6,8 @@ transitions the round trip dominates: stepping them in the calling process, with
 local env, is faster and gives the same results. :class:`DispatchCosts` keeps smoothed
 estimates of both costs from the batches actually run and says which way is cheaper.
 
-The same estimate decides how many chunks a worker is sent at once: a second one keeps it
-busy while the caller reads the first one's results, which matters when chunks are short.
+The same estimate sets how short a chunk of a batch may be cut (:meth:`min_chunk`): about
+a millisecond and a half of work, so that the round trips stay a small share.
 
 Small batches (at most :attr:`DispatchCosts.max_inline` elements) are judged by that
 one-number model. Larger ones are judged by what whole batches of their size cost
@@ -23,8 +23,8 @@ False
 >>> costs.record_remote(chunk_size=4, compute_s=60e-6, wall_s=400e-6)
 >>> costs.prefer_local(8), costs.prefer_local(512)
 (True, False)
->>> costs.chunks_to_queue(64), costs.chunks_to_queue(512)  # 1 ms and 8 ms of work
-(2, 1)
+>>> costs.min_chunk()  # 15 us an element: 100 elements make 1.5 ms of work
+100
 >>> costs.record_remote(chunk_size=512, compute_s=1e-3, wall_s=20e-3, size=4096)
 >>> costs.prefer_local(4096)  # a size seen only on the workers: tried here once
 True
@@ -37,15 +37,19 @@ from __future__ import annotations
 
 import math
 
+from plangym.vectorization.chunks import MIN_CHUNK
+
 
 class DispatchCosts:
     """Smoothed per-element env cost and per-call round-trip overhead of the workers."""
 
     max_inline = 64
     probe_every = 256
-    # A worker waits for its next chunk while the caller reads its last one's results:
-    # queue a second chunk when that wait is a sizeable share of a chunk's work.
-    short_chunk_s = 5e-3
+    # The shortest chunk worth a round trip: several times what one costs the caller (about
+    # 0.1 ms to send and read), and about how far apart two workers finish a batch. W1 (256
+    # MsPacman states) ran at 0.87, 0.88, 0.90-0.92 and 0.90 of its raw limit with 6, 3,
+    # 1.5 and 0.5 ms (benchmarks/parallel.py's W1, rotated rounds, 2026-11-27).
+    min_chunk_s = 1.5e-3
 
     def __init__(
         self,
@@ -111,8 +115,8 @@ class DispatchCosts:
         remote = self.overhead + math.ceil(size / self.n_workers) * self.per_element
         return local < remote
 
-    def chunks_to_queue(self, chunk_size: int) -> int:
-        """How many chunks of ``chunk_size`` elements to queue at each worker at once."""
-        if self.per_element is None or self.per_element * chunk_size < self.short_chunk_s:
-            return 2
-        return 1
+    def min_chunk(self) -> int:
+        """Return the fewest elements a chunk of a batch is cut to: :attr:`min_chunk_s` of work."""
+        if not self.per_element:
+            return MIN_CHUNK
+        return max(1, math.ceil(self.min_chunk_s / self.per_element))

@@ -78,8 +78,8 @@ class ParallelEnv(VectorizedEnv):
         return backend
 
     def create_scheduler(self, backend: Backend) -> Scheduler:
-        """Return a scheduler that queues a second short chunk when the costs say so."""
-        return Scheduler(backend, queue_depth=self.dispatch_costs.chunks_to_queue)
+        """Return a scheduler that cuts chunks down to a few milliseconds of measured work."""
+        return Scheduler(backend, min_chunk=self.dispatch_costs.min_chunk)
 
     @property
     def batch_env(self) -> BatchEnv:

@@ -25,6 +25,7 @@ from plangym.vectorization import (
     ParallelEnv,
     WorkerCrashedError,
 )
+from plangym.vectorization.chunks import MIN_CHUNK
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.parallel import plan_chunks
@@ -275,9 +276,10 @@ def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
     try:
         good = faulty_state(env.plan_env, 0.0)
         doomed = faulty_state(env.plan_env, DIE)
-        # 512 states make 8 short chunks; worker 0 gets chunks 0 and 2 and dies in chunk 0.
-        assert len(plan_chunks(512, 2, has_states=True)) == 8
-        assert DispatchCosts(2).chunks_to_queue(64) == 2  # nothing measured: two at once
+        # 512 states make 6 chunks, two queued at each worker: worker 0 gets chunks 0 and 2
+        # and dies in chunk 0.
+        assert len(plan_chunks(512, 2, has_states=True)) == 6
+        assert DispatchCosts(2).min_chunk() == MIN_CHUNK  # nothing measured yet
         states = [doomed] + [good] * 511
         actions = [i % 2 for i in range(512)]
         env.die_marker_path.write_text("kill once")

@@ -267,6 +267,15 @@ def depth_of(depth: int) -> Callable[[int], int]:
     return lambda chunk_size: depth
 
 
+def equal_chunks(backend: FakeBackend, depth: int = 1, **kwargs: Any) -> Scheduler:
+    """A scheduler that cuts 1000 elements into 4 equal chunks per worker, ``depth`` deep.
+
+    Most tests script faults at fixed chunks (250..374 of 1000 on 2 workers); the default,
+    shrinking chunks have tests of their own.
+    """
+    return Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(depth), **kwargs)
+
+
 def assert_all_done(batch: Batch) -> None:
     assert all(task.done for task in batch.tasks)
     assert not batch.unsent
@@ -280,9 +289,9 @@ def assert_all_done(batch: Batch) -> None:
 def test_results_come_back_in_input_order(n_workers: int, depth: int, seed: int | None):
     order: Order = last_worker_first if seed is None else RandomOrder(seed)
     backend = FakeBackend(n_workers, order=order)
-    scheduler = Scheduler(backend, queue_depth=depth_of(depth))
+    scheduler = equal_chunks(backend, depth)
     inputs = make_inputs(1000)
-    bounds = plan_chunks(1000, n_workers, has_states=True)
+    bounds = plan_chunks(1000, n_workers, has_states=True, chunks_per_worker=4)
     assert len(bounds) > n_workers  # several chunks per worker, handed out as they free up
 
     batch = scheduler.run(inputs)
@@ -304,7 +313,7 @@ def test_without_states_chunk_i_goes_to_worker_i(want_state: bool):
     backend = FakeBackend(3, order=last_worker_first)
     inputs = make_inputs(10, states=False, want_state=want_state)
 
-    batch = Scheduler(backend, queue_depth=depth_of(4)).run(inputs)
+    batch = equal_chunks(backend, 4).run(inputs)
 
     assert backend.bounds == plan_chunks(10, 3, has_states=False) == [(0, 4), (4, 7), (7, 10)]
     assert [(w, r.start) for w, r in backend.submitted] == [(0, 0), (1, 4), (2, 7)]
@@ -313,15 +322,70 @@ def test_without_states_chunk_i_goes_to_worker_i(want_state: bool):
     assert len(batch.columns()) == (6 if want_state else 5)
 
 
+# 1b. The default plan: shrinking chunks, two queued at each worker -----------------------------
+@pytest.mark.parametrize("seed", [None, 0, 7], ids=["last-worker-first", "random-0", "random-7"])
+@pytest.mark.parametrize("n_workers", [2, 3])
+def test_shrinking_chunks_come_back_in_input_order(n_workers: int, seed: int | None):
+    order: Order = last_worker_first if seed is None else RandomOrder(seed)
+    backend = FakeBackend(n_workers, order=order)
+    inputs = make_inputs(1000)
+    bounds = plan_chunks(1000, n_workers, has_states=True)
+    sizes = [stop - start for start, stop in bounds]
+    assert sizes[:-1] == sorted(sizes[:-1], reverse=True) and len(bounds) > 2 * n_workers
+
+    batch = Scheduler(backend).run(inputs)
+
+    assert backend.bounds == bounds
+    first_answer = next(i for i, (kind, *_) in enumerate(backend.events) if kind == "answer")
+    assert first_answer == 2 * n_workers  # two chunks at each worker before any answer
+    assert batch.columns() == expected_columns(inputs)
+    assert_all_done(batch)
+    assert backend.idle()
+
+
+def test_a_worker_that_answers_first_takes_the_chunks_left():
+    backend = FakeBackend(2, order=first_worker_first)  # worker 1 answers only at the end
+    batch = Scheduler(backend).run(make_inputs(1000))
+
+    chunks_of = Counter(worker for worker, _ in backend.submitted)
+    assert chunks_of[1] == 2 and chunks_of[0] == len(batch.tasks) - 2
+    elements_of_1 = sum(len(r.actions) for worker, r in backend.submitted if worker == 1)
+    assert elements_of_1 < 400  # the second and fourth chunks: the first chunks are the longest
+    assert batch.columns() == expected_columns(make_inputs(1000))
+
+
+def test_the_shortest_chunk_is_asked_at_every_batch():
+    floor = [64]
+    backend = FakeBackend(2)
+    scheduler = Scheduler(backend, min_chunk=lambda: floor[0])
+    scheduler.run(make_inputs(1000))
+    assert backend.bounds == plan_chunks(1000, 2, has_states=True, min_chunk=64)
+    floor[0] = 300  # learned: an element costs more than thought
+    scheduler.run(make_inputs(1000))
+    assert backend.bounds == plan_chunks(1000, 2, has_states=True, min_chunk=300)
+    assert len(backend.bounds) == 3
+
+
+def test_a_shrinking_chunk_that_kills_its_worker_is_rerun():
+    backend = FakeBackend(2, chunk_faults={0: ["die"]}, order=RandomOrder(5))
+    inputs = make_inputs(1000)
+
+    batch = Scheduler(backend).run(inputs)
+
+    assert backend.runs_of(0) == 2
+    assert batch.columns() == expected_columns(inputs)
+    assert backend.idle()
+
+
 # 2. Re-runs -----------------------------------------------------------------------------------
 def test_a_chunk_killing_its_worker_every_time_is_rerun_max_reruns_times():
     backend = FakeBackend(2, chunk_faults={250: ["die"] * (MAX_RERUNS + 5)})
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
 
     with pytest.raises(WorkerCrashedError, match=r"elements 250\.\.374 killed") as caught:
         scheduler.run(make_inputs(1000))
 
-    assert plan_chunks(1000, 2, has_states=True)[2] == (250, 375)
+    assert plan_chunks(1000, 2, has_states=True, chunks_per_worker=4)[2] == (250, 375)
     assert backend.runs_of(250) == MAX_RERUNS + 1
     assert sum(backend.restarts.values()) == MAX_RERUNS + 1  # replaced after every death
     message = str(caught.value)
@@ -347,10 +411,10 @@ def test_a_chunk_lost_once_is_rerun_and_the_result_is_unchanged(
     chunk_faults: dict[int, list[Fault | None]],
 ):
     inputs = make_inputs(1000)
-    clean = Scheduler(FakeBackend(2), queue_depth=depth_of(depth)).run(inputs).columns()
+    clean = equal_chunks(FakeBackend(2), depth).run(inputs).columns()
     backend = FakeBackend(2, faults, chunk_faults, order=RandomOrder(3))
 
-    batch = Scheduler(backend, queue_depth=depth_of(depth)).run(inputs)
+    batch = equal_chunks(backend, depth).run(inputs)
 
     assert batch.columns() == clean == expected_columns(inputs)
     assert sum(backend.restarts.values()) == 1
@@ -363,7 +427,7 @@ def test_a_chunk_lost_once_is_rerun_and_the_result_is_unchanged(
 def test_a_lost_chunk_without_states_is_not_rerun():
     backend = FakeBackend(2, faults={(1, 0): "die"})
     with pytest.raises(WorkerCrashedError, match=r"elements 5\.\.9 could not be re-run"):
-        Scheduler(backend).run(make_inputs(10, states=False))
+        equal_chunks(backend).run(make_inputs(10, states=False))
     assert backend.runs_of(5) == 1
     assert backend.restarts == Counter({1: 1})
 
@@ -371,7 +435,7 @@ def test_a_lost_chunk_without_states_is_not_rerun():
 # 3. Late replies ------------------------------------------------------------------------------
 def test_a_stale_reply_is_dropped_and_the_real_one_collected():
     backend = FakeBackend(2)
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     scheduler.abandon(scheduler.send({0: Call("first")}, "first", OnCrash.RAISE))
     assert backend.abandoned == [[0]]
 
@@ -386,7 +450,7 @@ def test_a_stale_reply_is_dropped_and_the_real_one_collected():
 
 def test_stale_chunk_replies_of_an_abandoned_batch_do_not_leak_into_the_next():
     backend = FakeBackend(3, order=RandomOrder(1))
-    scheduler = Scheduler(backend, queue_depth=depth_of(2))
+    scheduler = equal_chunks(backend, 2)
     old = scheduler.dispatch(make_inputs(1000, seed=1))
     scheduler.abandon(old)
     inputs = make_inputs(1000, seed=2)
@@ -401,7 +465,7 @@ def test_stale_chunk_replies_of_an_abandoned_batch_do_not_leak_into_the_next():
 # 4. Timeouts ----------------------------------------------------------------------------------
 def test_a_hanging_worker_times_the_batch_out_and_is_replaced():
     backend = FakeBackend(3, faults={(1, 0): "hang"}, order=RandomOrder(2))
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(CallTimeoutError) as caught:
@@ -423,7 +487,7 @@ def test_a_hanging_worker_times_the_batch_out_and_is_replaced():
 
 def test_a_send_timeout_names_the_call_and_every_busy_worker():
     backend = FakeBackend(3, faults={(0, 0): "hang", (2, 0): "hang"})
-    scheduler = Scheduler(backend, unit="sub-env")
+    scheduler = equal_chunks(backend, unit="sub-env")
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.REPORT)
 
     with pytest.raises(CallTimeoutError, match=r"reset_wait took longer .* sub-envs \[0, 2\]"):
@@ -437,7 +501,7 @@ def test_a_send_timeout_names_the_call_and_every_busy_worker():
 # 5. Abandon -----------------------------------------------------------------------------------
 def test_abandon_releases_the_busy_workers_and_drops_unsent_tasks():
     backend = FakeBackend(2)
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     batch = scheduler.dispatch(make_inputs(1000))
     assert len(batch.in_flight()) == 2
     assert len(batch.unsent) == len(batch.tasks) - 2
@@ -455,14 +519,14 @@ def test_abandon_releases_the_busy_workers_and_drops_unsent_tasks():
 
 def test_abandon_names_only_the_workers_still_busy():
     backend = FakeBackend(3)
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     scheduler.abandon(scheduler.send({2: Call("a")}, "a", OnCrash.RAISE))
     assert backend.abandoned == [[2]]
 
 
 def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
     backend = FakeBackend(3)
-    scheduler = Scheduler(backend, recovery=Recover())
+    scheduler = equal_chunks(backend, recovery=Recover())
     batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
 
     scheduler.abandon(batch)
@@ -477,7 +541,7 @@ def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
 # 6. Crash policies of send --------------------------------------------------------------------
 def test_rerun_sends_the_lost_request_again():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
 
     batch = scheduler.gather(scheduler.send({0: Call("r"), 1: Call("r")}, "reset", OnCrash.RERUN))
 
@@ -490,7 +554,7 @@ def test_rerun_sends_the_lost_request_again():
 
 def test_report_makes_the_recovery_answer_the_result():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = Scheduler(backend, recovery=Recover())
+    scheduler = equal_chunks(backend, recovery=Recover())
 
     batch = scheduler.gather(scheduler.send({0: Call("s"), 1: Call("s")}, "step", OnCrash.REPORT))
 
@@ -516,7 +580,7 @@ def test_report_makes_the_recovery_answer_the_result():
 )
 def test_raise_fails_the_call(kwargs: dict[str, Any], error: type[Exception], message: str):
     backend = FakeBackend(3, faults={(1, 0): "die"}, order=first_worker_first)
-    scheduler = Scheduler(backend, **kwargs)
+    scheduler = equal_chunks(backend, **kwargs)
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.RAISE)
 
     with pytest.raises(error, match=message) as caught:
@@ -533,7 +597,7 @@ def test_raise_fails_the_call(kwargs: dict[str, Any], error: type[Exception], me
 
 def test_an_env_error_is_raised_once_every_other_task_is_back():
     backend = FakeBackend(3, faults={(0, 0): "error"}, order=first_worker_first)
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.REPORT)
 
     with pytest.raises(ValueError, match="the env failed") as caught:
@@ -549,7 +613,7 @@ def test_an_env_error_is_raised_once_every_other_task_is_back():
 
 def test_the_note_names_the_other_workers_that_raised():
     backend = FakeBackend(3, faults={(0, 0): "error", (2, 0): "error"})
-    scheduler = Scheduler(backend, unit="sub-env")
+    scheduler = equal_chunks(backend, unit="sub-env")
     batch = scheduler.send({w: Call("step") for w in range(3)}, "step", OnCrash.REPORT)
 
     with pytest.raises(ValueError) as caught:
@@ -563,7 +627,7 @@ def test_the_note_names_the_other_workers_that_raised():
 
 def test_a_chunk_error_names_its_elements_after_the_other_chunks_are_back():
     backend = FakeBackend(2, chunk_faults={250: ["error"]}, order=RandomOrder(4))
-    scheduler = Scheduler(backend, queue_depth=depth_of(2))
+    scheduler = equal_chunks(backend, 2)
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(ValueError) as caught:
@@ -584,7 +648,7 @@ def test_a_chunk_error_names_its_elements_after_the_other_chunks_are_back():
 
 def test_raise_errors_false_returns_the_batch_with_the_errors():
     backend = FakeBackend(2, faults={(1, 0): "error"})
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     batch = scheduler.send({0: Call("r"), 1: Call("r")}, "reset", OnCrash.REPORT)
 
     assert scheduler.gather(batch, raise_errors=False) is batch
@@ -599,7 +663,7 @@ def test_raise_errors_false_returns_the_batch_with_the_errors():
 # 7. Ctrl-C ------------------------------------------------------------------------------------
 def test_ctrl_c_in_wait_abandons_the_batch_and_goes_on():
     backend = FakeBackend(2, interrupt_on_wait=2)
-    scheduler = Scheduler(backend)
+    scheduler = equal_chunks(backend)
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(KeyboardInterrupt):
@@ -616,7 +680,7 @@ def test_ctrl_c_in_wait_abandons_the_batch_and_goes_on():
 def test_ctrl_c_while_encoding_abandons_what_was_sent():
     backend = FakeBackend(2, interrupt_on_encode=3)
     with pytest.raises(KeyboardInterrupt):
-        Scheduler(backend).dispatch(make_inputs(1000))
+        equal_chunks(backend).dispatch(make_inputs(1000))
     assert backend.abandoned == [[0, 1]]
 
 
@@ -630,7 +694,7 @@ def test_a_nested_recovery_does_not_run_a_lost_chunk_twice():
     backend = FakeBackend(2, faults={(0, 0): "die", (0, 2): "dead_on_submit"})
     inputs = make_inputs(1000)
 
-    batch = Scheduler(backend, queue_depth=depth_of(2)).run(inputs)
+    batch = equal_chunks(backend, 2).run(inputs)
 
     assert batch.columns() == expected_columns(inputs)  # right, thanks to STALE
     assert backend.runs_of(250) == 2  # not sent twice to the second replacement
@@ -641,7 +705,7 @@ def test_a_chunk_given_up_by_a_nested_recovery_is_not_sent_after_the_call():
     # chunk 250..374 must not be sent after that, to run after the call is over.
     faults: dict[tuple[int, int], Fault] = {(0, 0): "die", (0, 2): "die", (0, 4): "dead_on_submit"}
     backend = FakeBackend(2, faults)
-    scheduler = Scheduler(backend, queue_depth=depth_of(2))
+    scheduler = equal_chunks(backend, 2)
 
     with pytest.raises(WorkerCrashedError, match=r"elements 0\.\.124 killed"):
         scheduler.run(make_inputs(1000))
