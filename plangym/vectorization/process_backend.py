@@ -6,12 +6,13 @@ go through shared memory; only a small request and its reply cross the pipe.
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
+import select
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
-from multiprocessing.connection import wait
 from typing import Any
 
 import numpy as np
@@ -213,10 +214,9 @@ class ProcessBackend(Backend):
         """Workers with a reply (or EOF, if dead) to read."""
         if len(tickets) == 1 and timeout is None:
             return list(tickets)  # a blocking read returns on the reply or on EOF
-        connections = {self.workers[worker].connection: worker for worker in tickets}
-        ready = wait(list(connections), timeout)
-        # typeshed's wait returns any kind of waitable, not the kind it was given.
-        return [connections[connection] for connection in ready]  # type: ignore[index]
+        return readable(
+            {self.workers[worker].connection.fileno(): worker for worker in tickets}, timeout
+        )
 
     def result(self, worker: int, ticket: int, request: Any) -> Any:
         """Read ``worker``'s next reply: the answer to ``ticket``, or STALE."""
@@ -256,6 +256,20 @@ class ProcessBackend(Backend):
             for worker in self.workers:
                 worker.terminate()
         self._finalizer()
+
+
+def readable(workers_by_fd: dict[int, int], timeout: float | None) -> list[int]:
+    """Return the workers whose pipe holds a reply or was closed (died), within ``timeout``.
+
+    A bare ``poll(2)``: ``multiprocessing.connection.wait`` builds a selector per call,
+    about 50 us of the caller's CPU, and a batch waits once per chunk.
+    """
+    poller = select.poll()
+    for fd in workers_by_fd:
+        poller.register(fd, select.POLLIN)
+    milliseconds = -1 if timeout is None else math.ceil(max(timeout, 0.0) * 1000)
+    # POLLHUP and POLLERR come whether asked or not: a dead worker is ready too.
+    return [workers_by_fd[fd] for fd, _ in poller.poll(milliseconds)]
 
 
 class _Resources:
