@@ -13,7 +13,7 @@ import pytest
 
 from plangym.api_tests import assert_identical
 from plangym.videogames import AtariEnv
-from plangym.videogames.atari.state import TRAILER_SIZE, StateCodec
+from plangym.videogames.atari.state import _PASSED_KEPT, TRAILER_SIZE, StateCodec
 
 GAMES = [
     "ALE/MsPacman-v5",
@@ -128,3 +128,24 @@ def test_the_codec_refuses_text_it_could_not_rebuild():
     assert env.ale.cloneState(include_rng=True).serialize() == raw
     with pytest.raises(RuntimeError, match=r"ALE/Pong-v5: .* cannot rebuild byte for byte"):
         codec.encode(b"", spelt, 0, words)
+
+
+def test_a_state_is_checked_in_full_once_and_other_bytes_always():
+    env = AtariEnv("ALE/Pong-v5")
+    state, *_ = env.reset()
+    codec = env._codec
+    env.check_state(state)  # made by get_state: a whole bytes object, now remembered
+    assert codec._passed.get(id(state.base)) is state.base
+    env.check_state(state)
+    # The same content in other bytes is checked in full: corrupt bytes are still refused.
+    corrupt = bytearray(state.tobytes())
+    corrupt[-TRAILER_SIZE - 4 : -TRAILER_SIZE] = (10**9).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="corrupt"):
+        env.check_state(np.frombuffer(bytes(corrupt), np.uint8))
+    with pytest.raises(ValueError, match="corrupt"):
+        env.check_state(np.frombuffer(bytes(corrupt), np.uint8)[::-1][::-1])  # a view
+    # At most _PASSED_KEPT states are remembered; the oldest go first.
+    copies = [np.frombuffer(state.tobytes(), np.uint8) for _ in range(_PASSED_KEPT + 10)]
+    env.check_states(copies)
+    assert len(codec._passed) == _PASSED_KEPT
+    assert id(copies[0].base) not in codec._passed and id(copies[-1].base) in codec._passed
