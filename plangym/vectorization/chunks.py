@@ -1,27 +1,27 @@
 """How a batch is cut into contiguous chunks, one request each.
 
-A batch with states is cut into chunks that shrink as the batch goes: each takes
-``1 / (2 * n_workers)`` of the elements left, none is shorter than ``min_chunk`` elements
-(a round trip each; the last may have half that), and every worker gets one. The first
-chunks are long, so there are few round trips; the last are short and go to whichever
-worker frees up first, so workers running at different speeds (one shares its core with
-the caller) finish close together. On W1 (256 MsPacman states, 2 workers, chunks down to
-1.5 ms of work) a batch ran at 0.91 of the raw limit this way and at 0.89-0.90 with four
-equal chunks per worker (``benchmarks/parallel.py``, 2026-11-27).
+By default each worker gets one chunk, an equal share. More chunks per worker, handed out
+as workers free up, would let a worker slowed down (by the caller sharing its core, by a
+costly part of the batch) take fewer of them, but every chunk costs a round trip: the
+worker waits for the caller to wake up, read its results and send it the next chunk (or,
+with two queued, the caller wakes up on a worker's core). On the 2-core VM
+(``benchmarks/parallel.py``'s W1, 256 MsPacman states, rotated rounds, 2026-11-27) one
+chunk per worker ran at 0.91-0.92 of the raw limit, four equal chunks at 0.89-0.90, and
+chunks shrinking down to 1.5 ms of work at 0.88-0.90; in batches of 32 states, 0.85
+against 0.78-0.80.
 
->>> plan_chunks(256, 2, has_states=True, min_chunk=8)[:4]
-[(0, 64), (64, 112), (112, 148), (148, 175)]
->>> plan_chunks(256, 2, has_states=True, min_chunk=8)[-3:]
-[(232, 240), (240, 248), (248, 256)]
+>>> plan_chunks(4096, 2, has_states=True)
+[(0, 2048), (2048, 4096)]
+>>> plan_chunks(4096, 2, has_states=True, chunks_per_worker=4)[:2]
+[(0, 512), (512, 1024)]
 >>> plan_chunks(5, 2, has_states=False)
 [(0, 3), (3, 5)]
->>> plan_chunks(4096, 2, has_states=True, chunks_per_worker=1)  # equal chunks (Ray)
-[(0, 2048), (2048, 4096)]
 """
 
 from __future__ import annotations
 
-# Chunks are not cut shorter than this many elements while the cost of one is unknown.
+CHUNKS_PER_WORKER = 1
+# With more chunks per worker, none is made smaller than this many elements.
 MIN_CHUNK = 64
 
 
@@ -38,36 +38,13 @@ def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
 
 
 def plan_chunks(
-    n: int,
-    n_workers: int,
-    has_states: bool,
-    chunks_per_worker: int | None = None,
-    min_chunk: int = MIN_CHUNK,
+    n: int, n_workers: int, has_states: bool, chunks_per_worker: int = CHUNKS_PER_WORKER
 ) -> list[tuple[int, int]]:
     """Bounds of the chunks a batch of ``n`` elements is cut into.
 
-    Args:
-        n: Elements in the batch.
-        n_workers: Workers that share it.
-        has_states: Whether the elements carry states. Without them every worker gets
-            exactly one chunk: it steps on from its own state.
-        chunks_per_worker: None: shrinking chunks (see the module docstring). A number:
-            equal chunks, at most that many per worker and none under ``min_chunk``.
-        min_chunk: The fewest elements a chunk is cut to (the last one may have half).
+    Without states every worker gets exactly one chunk: it steps on from its own state.
     """
     if not has_states:
         return chunk_bounds(n, n_workers)
-    min_chunk = max(1, min_chunk)
-    if chunks_per_worker is not None:
-        return chunk_bounds(n, min(n_workers * chunks_per_worker, max(n_workers, n // min_chunk)))
-    bounds: list[tuple[int, int]] = []
-    share = -(-n // n_workers)  # every worker gets a chunk, however small the batch
-    start = 0
-    while start < n:
-        left = n - start
-        size = min(max(min_chunk, -(-left // (2 * n_workers))), share, left)
-        if len(bounds) >= n_workers - 1 and 2 * (left - size) < min_chunk:
-            size = left  # no sliver after this one
-        bounds.append((start, start + size))
-        start += size
-    return bounds
+    pieces = min(n_workers * chunks_per_worker, max(n_workers, n // MIN_CHUNK))
+    return chunk_bounds(n, pieces)

@@ -6,9 +6,6 @@ transitions the round trip dominates: stepping them in the calling process, with
 local env, is faster and gives the same results. :class:`DispatchCosts` keeps smoothed
 estimates of both costs from the batches actually run and says which way is cheaper.
 
-The same estimate sets how short a chunk of a batch may be cut (:meth:`min_chunk`): about
-a millisecond and a half of work, so that the round trips stay a small share.
-
 Small batches (at most :attr:`DispatchCosts.max_inline` elements) are judged by that
 one-number model. Larger ones are judged by what whole batches of their size cost
 (within a factor of two) each way, measured: an env whose batches are stepped in NumPy
@@ -23,8 +20,6 @@ False
 >>> costs.record_remote(chunk_size=4, compute_s=60e-6, wall_s=400e-6)
 >>> costs.prefer_local(8), costs.prefer_local(512)
 (True, False)
->>> costs.min_chunk()  # 15 us an element: 100 elements make 1.5 ms of work
-100
 >>> costs.record_remote(chunk_size=512, compute_s=1e-3, wall_s=20e-3, size=4096)
 >>> costs.prefer_local(4096)  # a size seen only on the workers: tried here once
 True
@@ -37,19 +32,12 @@ from __future__ import annotations
 
 import math
 
-from plangym.vectorization.chunks import MIN_CHUNK
-
 
 class DispatchCosts:
     """Smoothed per-element env cost and per-call round-trip overhead of the workers."""
 
     max_inline = 64
     probe_every = 256
-    # The shortest chunk worth a round trip: several times what one costs the caller (about
-    # 0.1 ms to send and read), and about how far apart two workers finish a batch. W1 (256
-    # MsPacman states) ran at 0.87, 0.88, 0.90-0.92 and 0.90 of its raw limit with 6, 3,
-    # 1.5 and 0.5 ms (benchmarks/parallel.py's W1, rotated rounds, 2026-11-27).
-    min_chunk_s = 1.5e-3
 
     def __init__(
         self,
@@ -114,9 +102,3 @@ class DispatchCosts:
         local = size * self.per_element
         remote = self.overhead + math.ceil(size / self.n_workers) * self.per_element
         return local < remote
-
-    def min_chunk(self) -> int:
-        """Return the fewest elements a chunk of a batch is cut to: :attr:`min_chunk_s` of work."""
-        if not self.per_element:
-            return MIN_CHUNK
-        return max(1, math.ceil(self.min_chunk_s / self.per_element))

@@ -35,7 +35,6 @@ from plangym.vectorization.compat import (
 )
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.process_backend import ProcessBackend
-from plangym.vectorization.scheduler import Scheduler
 
 __all__ = [
     "BatchEnv",
@@ -76,10 +75,6 @@ class ParallelEnv(VectorizedEnv):
         constructors = [self.create_env_callable()] * self.n_workers
         backend.start(constructors, self._start_method, worker_class=ExternalProcess)
         return backend
-
-    def create_scheduler(self, backend: Backend) -> Scheduler:
-        """Return a scheduler that cuts chunks down to a few milliseconds of measured work."""
-        return Scheduler(backend, min_chunk=self.dispatch_costs.min_chunk)
 
     @property
     def batch_env(self) -> BatchEnv:

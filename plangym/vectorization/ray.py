@@ -27,7 +27,6 @@ from plangym.vectorization.lifecycle import idle_only
 from plangym.vectorization.messages import Location
 from plangym.vectorization.ray_actor import RemoteEnv, import_ray
 from plangym.vectorization.ray_backend import RayBackend
-from plangym.vectorization.scheduler import Scheduler
 
 __all__ = ["RAY_AVAILABLE", "RayEnv", "RemoteEnv", "connect", "import_ray"]
 
@@ -103,10 +102,6 @@ class RayEnv(VectorizedEnv):
         ray = connect(self._address)
         factory_blob = cloudpickle.dumps(self.create_env_callable())
         return RayBackend(ray, [factory_blob] * self.n_workers, self._actor_options)
-
-    def create_scheduler(self, backend: Backend) -> Scheduler:
-        """One chunk per actor: a round trip through Ray costs far more than a pipe's."""
-        return Scheduler(backend, chunks_per_worker=1)
 
     @property
     def pool(self) -> RayBackend:

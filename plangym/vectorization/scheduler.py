@@ -20,13 +20,10 @@ from typing import Any
 from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.calls import UNSENT, Batch, OnCrash, Task
-from plangym.vectorization.chunks import MIN_CHUNK, plan_chunks
+from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
 from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, add_note
 
 MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
-# Shrinking chunks are queued two deep: a worker starts its next one while the caller reads
-# the last one's results, and the short ones at the end still go to whoever frees up first.
-SHRINKING_QUEUE_DEPTH = 2
 
 
 class Scheduler:
@@ -34,13 +31,10 @@ class Scheduler:
 
     Args:
         backend: The workers.
-        chunks_per_worker: None: a batch with states is cut into shrinking chunks, queued
-            two deep (:mod:`plangym.vectorization.chunks`). A number: into equal chunks, at
-            most that many per worker, queued ``queue_depth`` deep (Ray: one per worker).
-        queue_depth: How many equal chunks of a given size each worker is sent at once
-            (default: one).
-        min_chunk: The fewest elements worth a chunk (a round trip each), asked at every
-            batch (default: :data:`~plangym.vectorization.chunks.MIN_CHUNK`).
+        chunks_per_worker: At most this many chunks per worker in a batch with states.
+        queue_depth: How many chunks of a given size each worker is sent at once (default:
+            one). A second one keeps a worker busy while the caller reads the results of
+            its first, which pays off for short chunks.
         unit: What a worker is called in messages ("worker", "sub-env").
         recovery: A request every replaced worker runs before anything else (a sub-env
             is reset); its answer is the result of a task lost under ``OnCrash.REPORT``.
@@ -50,9 +44,8 @@ class Scheduler:
     def __init__(
         self,
         backend: Backend,
-        chunks_per_worker: int | None = None,
+        chunks_per_worker: int = CHUNKS_PER_WORKER,
         queue_depth: Callable[[int], int] | None = None,
-        min_chunk: Callable[[], int] | None = None,
         unit: str = "worker",
         recovery: Any = None,
         crash_error: type[WorkerCrashedError] = WorkerCrashedError,
@@ -61,7 +54,6 @@ class Scheduler:
         self.obs_pool = ObservationPool()  # the arrays batches' observations are copied into
         self.chunks_per_worker = chunks_per_worker
         self._queue_depth = queue_depth or (lambda chunk_size: 1)
-        self._min_chunk = min_chunk or (lambda: MIN_CHUNK)
         self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
 
     # Sending ------------------------------------------------------------------------------
@@ -69,14 +61,8 @@ class Scheduler:
         """Encode a checked batch and send every worker its first chunks."""
         backend, n_workers = self.backend, self.backend.n_workers
         has_states = inputs.states is not None
-        shrinking = has_states and self.chunks_per_worker is None
-        bounds = plan_chunks(
-            len(inputs), n_workers, has_states, self.chunks_per_worker, self._min_chunk()
-        )
-        if shrinking:
-            depth = SHRINKING_QUEUE_DEPTH
-        else:
-            depth = self._queue_depth(bounds[0][1] - bounds[0][0]) if bounds else 1
+        bounds = plan_chunks(len(inputs), n_workers, has_states, self.chunks_per_worker)
+        depth = self._queue_depth(bounds[0][1] - bounds[0][0]) if bounds else 1
         on_crash = OnCrash.RERUN if has_states else OnCrash.RAISE
         batch = Batch(
             [], "step_batch", on_crash, inputs.want_state, copy_observs=inputs.copy_observs

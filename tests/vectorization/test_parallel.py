@@ -25,10 +25,10 @@ from plangym.vectorization import (
     ParallelEnv,
     WorkerCrashedError,
 )
-from plangym.vectorization.chunks import MIN_CHUNK
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.parallel import plan_chunks
+from plangym.vectorization.scheduler import Scheduler
 from tests.helpers.faulty_env import (
     DIE,
     HANG,
@@ -270,16 +270,28 @@ def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
     assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
 
 
+class QueuingParallelEnv(ParallelEnv):
+    """Four chunks per worker, two sent at once: chunks wait at a worker that may die."""
+
+    def create_scheduler(self, backend):
+        return Scheduler(backend, chunks_per_worker=4, queue_depth=lambda chunk_size: 2)
+
+
 def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
-    # A fresh env: the shared one has learned from slow faults that its chunks are long.
-    env = make_faulty(tmp_path / "die")
+    marker = tmp_path / "die"
+    env = QueuingParallelEnv(
+        FaultyCartPole,
+        "CartPole-v1",
+        n_workers=2,
+        die_marker=str(marker),
+        inline_small_batches=False,
+    )
+    env.die_marker_path = marker
     try:
         good = faulty_state(env.plan_env, 0.0)
         doomed = faulty_state(env.plan_env, DIE)
-        # 512 states make 6 chunks, two queued at each worker: worker 0 gets chunks 0 and 2
-        # and dies in chunk 0.
-        assert len(plan_chunks(512, 2, has_states=True)) == 6
-        assert DispatchCosts(2).min_chunk() == MIN_CHUNK  # nothing measured yet
+        # 512 states make 8 chunks; worker 0 gets chunks 0 and 2 and dies in chunk 0.
+        assert len(plan_chunks(512, 2, has_states=True, chunks_per_worker=4)) == 8
         states = [doomed] + [good] * 511
         actions = [i % 2 for i in range(512)]
         env.die_marker_path.write_text("kill once")

@@ -267,15 +267,6 @@ def depth_of(depth: int) -> Callable[[int], int]:
     return lambda chunk_size: depth
 
 
-def equal_chunks(backend: FakeBackend, depth: int = 1, **kwargs: Any) -> Scheduler:
-    """A scheduler that cuts 1000 elements into 4 equal chunks per worker, ``depth`` deep.
-
-    Most tests script faults at fixed chunks (250..374 of 1000 on 2 workers); the default,
-    shrinking chunks have tests of their own.
-    """
-    return Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(depth), **kwargs)
-
-
 def assert_all_done(batch: Batch) -> None:
     assert all(task.done for task in batch.tasks)
     assert not batch.unsent
@@ -289,7 +280,7 @@ def assert_all_done(batch: Batch) -> None:
 def test_results_come_back_in_input_order(n_workers: int, depth: int, seed: int | None):
     order: Order = last_worker_first if seed is None else RandomOrder(seed)
     backend = FakeBackend(n_workers, order=order)
-    scheduler = equal_chunks(backend, depth)
+    scheduler = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(depth))
     inputs = make_inputs(1000)
     bounds = plan_chunks(1000, n_workers, has_states=True, chunks_per_worker=4)
     assert len(bounds) > n_workers  # several chunks per worker, handed out as they free up
@@ -313,7 +304,7 @@ def test_without_states_chunk_i_goes_to_worker_i(want_state: bool):
     backend = FakeBackend(3, order=last_worker_first)
     inputs = make_inputs(10, states=False, want_state=want_state)
 
-    batch = equal_chunks(backend, 4).run(inputs)
+    batch = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(4)).run(inputs)
 
     assert backend.bounds == plan_chunks(10, 3, has_states=False) == [(0, 4), (4, 7), (7, 10)]
     assert [(w, r.start) for w, r in backend.submitted] == [(0, 0), (1, 4), (2, 7)]
@@ -322,65 +313,25 @@ def test_without_states_chunk_i_goes_to_worker_i(want_state: bool):
     assert len(batch.columns()) == (6 if want_state else 5)
 
 
-# 1b. The default plan: shrinking chunks, two queued at each worker -----------------------------
-@pytest.mark.parametrize("seed", [None, 0, 7], ids=["last-worker-first", "random-0", "random-7"])
-@pytest.mark.parametrize("n_workers", [2, 3])
-def test_shrinking_chunks_come_back_in_input_order(n_workers: int, seed: int | None):
-    order: Order = last_worker_first if seed is None else RandomOrder(seed)
-    backend = FakeBackend(n_workers, order=order)
-    inputs = make_inputs(1000)
-    bounds = plan_chunks(1000, n_workers, has_states=True)
-    sizes = [stop - start for start, stop in bounds]
-    assert sizes[:-1] == sorted(sizes[:-1], reverse=True) and len(bounds) > 2 * n_workers
-
-    batch = Scheduler(backend).run(inputs)
-
-    assert backend.bounds == bounds
-    first_answer = next(i for i, (kind, *_) in enumerate(backend.events) if kind == "answer")
-    assert first_answer == 2 * n_workers  # two chunks at each worker before any answer
-    assert batch.columns() == expected_columns(inputs)
-    assert_all_done(batch)
-    assert backend.idle()
-
-
-def test_a_worker_that_answers_first_takes_the_chunks_left():
-    backend = FakeBackend(2, order=first_worker_first)  # worker 1 answers only at the end
-    batch = Scheduler(backend).run(make_inputs(1000))
-
-    chunks_of = Counter(worker for worker, _ in backend.submitted)
-    assert chunks_of[1] == 2 and chunks_of[0] == len(batch.tasks) - 2
-    elements_of_1 = sum(len(r.actions) for worker, r in backend.submitted if worker == 1)
-    assert elements_of_1 < 400  # the second and fourth chunks: the first chunks are the longest
-    assert batch.columns() == expected_columns(make_inputs(1000))
-
-
-def test_the_shortest_chunk_is_asked_at_every_batch():
-    floor = [64]
-    backend = FakeBackend(2)
-    scheduler = Scheduler(backend, min_chunk=lambda: floor[0])
-    scheduler.run(make_inputs(1000))
-    assert backend.bounds == plan_chunks(1000, 2, has_states=True, min_chunk=64)
-    floor[0] = 300  # learned: an element costs more than thought
-    scheduler.run(make_inputs(1000))
-    assert backend.bounds == plan_chunks(1000, 2, has_states=True, min_chunk=300)
-    assert len(backend.bounds) == 3
-
-
-def test_a_shrinking_chunk_that_kills_its_worker_is_rerun():
-    backend = FakeBackend(2, chunk_faults={0: ["die"]}, order=RandomOrder(5))
+def test_by_default_each_worker_gets_one_chunk():
+    backend = FakeBackend(3, order=RandomOrder(2))
     inputs = make_inputs(1000)
 
     batch = Scheduler(backend).run(inputs)
 
-    assert backend.runs_of(0) == 2
+    assert (
+        backend.bounds
+        == plan_chunks(1000, 3, has_states=True)
+        == [(0, 334), (334, 667), (667, 1000)]
+    )
+    assert sorted(worker for worker, _ in backend.submitted) == [0, 1, 2]
     assert batch.columns() == expected_columns(inputs)
-    assert backend.idle()
 
 
 # 2. Re-runs -----------------------------------------------------------------------------------
 def test_a_chunk_killing_its_worker_every_time_is_rerun_max_reruns_times():
     backend = FakeBackend(2, chunk_faults={250: ["die"] * (MAX_RERUNS + 5)})
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
 
     with pytest.raises(WorkerCrashedError, match=r"elements 250\.\.374 killed") as caught:
         scheduler.run(make_inputs(1000))
@@ -411,10 +362,14 @@ def test_a_chunk_lost_once_is_rerun_and_the_result_is_unchanged(
     chunk_faults: dict[int, list[Fault | None]],
 ):
     inputs = make_inputs(1000)
-    clean = equal_chunks(FakeBackend(2), depth).run(inputs).columns()
+    clean = (
+        Scheduler(FakeBackend(2), chunks_per_worker=4, queue_depth=depth_of(depth))
+        .run(inputs)
+        .columns()
+    )
     backend = FakeBackend(2, faults, chunk_faults, order=RandomOrder(3))
 
-    batch = equal_chunks(backend, depth).run(inputs)
+    batch = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(depth)).run(inputs)
 
     assert batch.columns() == clean == expected_columns(inputs)
     assert sum(backend.restarts.values()) == 1
@@ -427,7 +382,7 @@ def test_a_chunk_lost_once_is_rerun_and_the_result_is_unchanged(
 def test_a_lost_chunk_without_states_is_not_rerun():
     backend = FakeBackend(2, faults={(1, 0): "die"})
     with pytest.raises(WorkerCrashedError, match=r"elements 5\.\.9 could not be re-run"):
-        equal_chunks(backend).run(make_inputs(10, states=False))
+        Scheduler(backend, chunks_per_worker=4).run(make_inputs(10, states=False))
     assert backend.runs_of(5) == 1
     assert backend.restarts == Counter({1: 1})
 
@@ -435,7 +390,7 @@ def test_a_lost_chunk_without_states_is_not_rerun():
 # 3. Late replies ------------------------------------------------------------------------------
 def test_a_stale_reply_is_dropped_and_the_real_one_collected():
     backend = FakeBackend(2)
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     scheduler.abandon(scheduler.send({0: Call("first")}, "first", OnCrash.RAISE))
     assert backend.abandoned == [[0]]
 
@@ -450,7 +405,7 @@ def test_a_stale_reply_is_dropped_and_the_real_one_collected():
 
 def test_stale_chunk_replies_of_an_abandoned_batch_do_not_leak_into_the_next():
     backend = FakeBackend(3, order=RandomOrder(1))
-    scheduler = equal_chunks(backend, 2)
+    scheduler = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(2))
     old = scheduler.dispatch(make_inputs(1000, seed=1))
     scheduler.abandon(old)
     inputs = make_inputs(1000, seed=2)
@@ -465,7 +420,7 @@ def test_stale_chunk_replies_of_an_abandoned_batch_do_not_leak_into_the_next():
 # 4. Timeouts ----------------------------------------------------------------------------------
 def test_a_hanging_worker_times_the_batch_out_and_is_replaced():
     backend = FakeBackend(3, faults={(1, 0): "hang"}, order=RandomOrder(2))
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(CallTimeoutError) as caught:
@@ -487,7 +442,7 @@ def test_a_hanging_worker_times_the_batch_out_and_is_replaced():
 
 def test_a_send_timeout_names_the_call_and_every_busy_worker():
     backend = FakeBackend(3, faults={(0, 0): "hang", (2, 0): "hang"})
-    scheduler = equal_chunks(backend, unit="sub-env")
+    scheduler = Scheduler(backend, chunks_per_worker=4, unit="sub-env")
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.REPORT)
 
     with pytest.raises(CallTimeoutError, match=r"reset_wait took longer .* sub-envs \[0, 2\]"):
@@ -501,7 +456,7 @@ def test_a_send_timeout_names_the_call_and_every_busy_worker():
 # 5. Abandon -----------------------------------------------------------------------------------
 def test_abandon_releases_the_busy_workers_and_drops_unsent_tasks():
     backend = FakeBackend(2)
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     batch = scheduler.dispatch(make_inputs(1000))
     assert len(batch.in_flight()) == 2
     assert len(batch.unsent) == len(batch.tasks) - 2
@@ -519,14 +474,14 @@ def test_abandon_releases_the_busy_workers_and_drops_unsent_tasks():
 
 def test_abandon_names_only_the_workers_still_busy():
     backend = FakeBackend(3)
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     scheduler.abandon(scheduler.send({2: Call("a")}, "a", OnCrash.RAISE))
     assert backend.abandoned == [[2]]
 
 
 def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
     backend = FakeBackend(3)
-    scheduler = equal_chunks(backend, recovery=Recover())
+    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=Recover())
     batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
 
     scheduler.abandon(batch)
@@ -541,7 +496,7 @@ def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
 # 6. Crash policies of send --------------------------------------------------------------------
 def test_rerun_sends_the_lost_request_again():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
 
     batch = scheduler.gather(scheduler.send({0: Call("r"), 1: Call("r")}, "reset", OnCrash.RERUN))
 
@@ -554,7 +509,7 @@ def test_rerun_sends_the_lost_request_again():
 
 def test_report_makes_the_recovery_answer_the_result():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = equal_chunks(backend, recovery=Recover())
+    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=Recover())
 
     batch = scheduler.gather(scheduler.send({0: Call("s"), 1: Call("s")}, "step", OnCrash.REPORT))
 
@@ -580,7 +535,7 @@ def test_report_makes_the_recovery_answer_the_result():
 )
 def test_raise_fails_the_call(kwargs: dict[str, Any], error: type[Exception], message: str):
     backend = FakeBackend(3, faults={(1, 0): "die"}, order=first_worker_first)
-    scheduler = equal_chunks(backend, **kwargs)
+    scheduler = Scheduler(backend, chunks_per_worker=4, **kwargs)
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.RAISE)
 
     with pytest.raises(error, match=message) as caught:
@@ -597,7 +552,7 @@ def test_raise_fails_the_call(kwargs: dict[str, Any], error: type[Exception], me
 
 def test_an_env_error_is_raised_once_every_other_task_is_back():
     backend = FakeBackend(3, faults={(0, 0): "error"}, order=first_worker_first)
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     batch = scheduler.send({w: Call("reset") for w in range(3)}, "reset", OnCrash.REPORT)
 
     with pytest.raises(ValueError, match="the env failed") as caught:
@@ -613,7 +568,7 @@ def test_an_env_error_is_raised_once_every_other_task_is_back():
 
 def test_the_note_names_the_other_workers_that_raised():
     backend = FakeBackend(3, faults={(0, 0): "error", (2, 0): "error"})
-    scheduler = equal_chunks(backend, unit="sub-env")
+    scheduler = Scheduler(backend, chunks_per_worker=4, unit="sub-env")
     batch = scheduler.send({w: Call("step") for w in range(3)}, "step", OnCrash.REPORT)
 
     with pytest.raises(ValueError) as caught:
@@ -627,7 +582,7 @@ def test_the_note_names_the_other_workers_that_raised():
 
 def test_a_chunk_error_names_its_elements_after_the_other_chunks_are_back():
     backend = FakeBackend(2, chunk_faults={250: ["error"]}, order=RandomOrder(4))
-    scheduler = equal_chunks(backend, 2)
+    scheduler = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(2))
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(ValueError) as caught:
@@ -648,7 +603,7 @@ def test_a_chunk_error_names_its_elements_after_the_other_chunks_are_back():
 
 def test_raise_errors_false_returns_the_batch_with_the_errors():
     backend = FakeBackend(2, faults={(1, 0): "error"})
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     batch = scheduler.send({0: Call("r"), 1: Call("r")}, "reset", OnCrash.REPORT)
 
     assert scheduler.gather(batch, raise_errors=False) is batch
@@ -663,7 +618,7 @@ def test_raise_errors_false_returns_the_batch_with_the_errors():
 # 7. Ctrl-C ------------------------------------------------------------------------------------
 def test_ctrl_c_in_wait_abandons_the_batch_and_goes_on():
     backend = FakeBackend(2, interrupt_on_wait=2)
-    scheduler = equal_chunks(backend)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
     batch = scheduler.dispatch(make_inputs(1000))
 
     with pytest.raises(KeyboardInterrupt):
@@ -680,7 +635,7 @@ def test_ctrl_c_in_wait_abandons_the_batch_and_goes_on():
 def test_ctrl_c_while_encoding_abandons_what_was_sent():
     backend = FakeBackend(2, interrupt_on_encode=3)
     with pytest.raises(KeyboardInterrupt):
-        equal_chunks(backend).dispatch(make_inputs(1000))
+        Scheduler(backend, chunks_per_worker=4).dispatch(make_inputs(1000))
     assert backend.abandoned == [[0, 1]]
 
 
@@ -694,7 +649,7 @@ def test_a_nested_recovery_does_not_run_a_lost_chunk_twice():
     backend = FakeBackend(2, faults={(0, 0): "die", (0, 2): "dead_on_submit"})
     inputs = make_inputs(1000)
 
-    batch = equal_chunks(backend, 2).run(inputs)
+    batch = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(2)).run(inputs)
 
     assert batch.columns() == expected_columns(inputs)  # right, thanks to STALE
     assert backend.runs_of(250) == 2  # not sent twice to the second replacement
@@ -705,7 +660,7 @@ def test_a_chunk_given_up_by_a_nested_recovery_is_not_sent_after_the_call():
     # chunk 250..374 must not be sent after that, to run after the call is over.
     faults: dict[tuple[int, int], Fault] = {(0, 0): "die", (0, 2): "die", (0, 4): "dead_on_submit"}
     backend = FakeBackend(2, faults)
-    scheduler = equal_chunks(backend, 2)
+    scheduler = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(2))
 
     with pytest.raises(WorkerCrashedError, match=r"elements 0\.\.124 killed"):
         scheduler.run(make_inputs(1000))
