@@ -79,9 +79,9 @@ def pacman():
     env.close()
 
 
-def make_faulty(marker: Path) -> ParallelEnv:
+def make_faulty(marker: Path, env_class: type[ParallelEnv] = ParallelEnv) -> ParallelEnv:
     """A ParallelEnv of FaultyCartPole whose DIE states kill once per ``marker`` written."""
-    env = ParallelEnv(
+    env = env_class(
         FaultyCartPole,
         "CartPole-v1",
         n_workers=2,
@@ -278,15 +278,7 @@ class QueuingParallelEnv(ParallelEnv):
 
 
 def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
-    marker = tmp_path / "die"
-    env = QueuingParallelEnv(
-        FaultyCartPole,
-        "CartPole-v1",
-        n_workers=2,
-        die_marker=str(marker),
-        inline_small_batches=False,
-    )
-    env.die_marker_path = marker
+    env = make_faulty(tmp_path / "die", QueuingParallelEnv)
     try:
         good = faulty_state(env.plan_env, 0.0)
         doomed = faulty_state(env.plan_env, DIE)
