@@ -24,6 +24,7 @@ from plangym.validation.values import (
     check_flag,
     check_pictures_available,
     check_positive_int,
+    check_timeout,
     describe,
     is_integer,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "check_integer_actions",
     "check_pictures_available",
     "check_positive_int",
+    "check_timeout",
     "check_reset_mask",
     "check_seeds",
     "check_space_batch",

@@ -1,4 +1,4 @@
-"""Checks of single values: positive integers, flags, dt, choices, and how to name a value.
+"""Checks of single values: positive integers, flags, dt, timeouts, choices, and names.
 
 >>> check_dt(3)
 3
@@ -10,6 +10,7 @@ ValueError: dt: expected an integer >= 1, received 0
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,34 @@ def check_flag(name: str, value: Any) -> bool:
 def check_dt(dt: Any) -> int:
     """Validate the number of agent steps of one ``step`` call."""
     return check_positive_int("dt", dt)
+
+
+def check_timeout(timeout: Any) -> float | None:
+    """Return a wait's ``timeout`` in seconds, None to wait as long as it takes.
+
+    As in gymnasium's vector envs, a negative timeout waits not at all; ``math.inf``
+    waits as long as None does. Raised before the pending call is touched, so a bad
+    timeout leaves it pending.
+
+    >>> check_timeout(2), check_timeout(float("inf")), check_timeout(-1)
+    (2.0, None, 0.0)
+    >>> check_timeout("5")
+    Traceback (most recent call last):
+    ...
+    TypeError: timeout: expected None or a number of seconds, received '5' (str)
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool | np.bool_) or not isinstance(timeout, int | float | np.number):
+        raise TypeError(
+            f"timeout: expected None or a number of seconds, received {describe(timeout)}"
+        )
+    seconds = float(timeout)
+    if math.isnan(seconds):
+        raise ValueError(f"timeout: expected None or a number of seconds, received {seconds}")
+    if math.isinf(seconds):
+        return None if seconds > 0 else 0.0
+    return max(seconds, 0.0)
 
 
 def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:

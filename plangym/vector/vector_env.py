@@ -20,6 +20,7 @@ from plangym.validation import (
     check_reset_mask,
     check_seeds,
     check_space_batch,
+    check_timeout,
     check_values_per_env,
     check_vector_actions,
 )
@@ -173,6 +174,7 @@ class PlanVectorEnv(VectorEnv):
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the resets sent by :meth:`reset_async`: ``(obs, infos)``."""
+        timeout = check_timeout(timeout)  # a bad one leaves the resets pending
         batch = self._gather(self.call_state.take("reset"), timeout)
         infos: dict[str, Any] = {}
         for task in sorted(batch.tasks, key=lambda task: task.worker):
@@ -212,6 +214,7 @@ class PlanVectorEnv(VectorEnv):
         self, timeout: float | None = None
     ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Wait for the steps sent by :meth:`step_async`."""
+        timeout = check_timeout(timeout)  # a bad one leaves the steps pending
         batch = self._gather(self.call_state.take("step"), timeout, ended_if_abandoned=True)
         outputs = self.outputs
         infos: dict[str, Any] = {}
@@ -249,6 +252,7 @@ class PlanVectorEnv(VectorEnv):
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for the calls sent by :meth:`call_async`; one result per sub-env."""
+        timeout = check_timeout(timeout)  # a bad one leaves the calls pending
         batch = self._gather(self.call_state.take("call"), timeout)
         self._raise_errors(batch)
         return tuple(task.result for task in batch.tasks)
@@ -326,6 +330,7 @@ class PlanVectorEnv(VectorEnv):
         self, timeout: float | None = None, terminate: bool = False, **kwargs: Any
     ) -> None:
         """Stop the workers; a pending call is collected first (within ``timeout``)."""
+        timeout = check_timeout(timeout)
         if self._scheduler is None:
             return
         pending, batch = self.call_state.pending, self.call_state.close()

@@ -20,7 +20,7 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_flag, check_positive_int
+from plangym.validation import check_flag, check_positive_int, check_timeout
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.chunks import chunk_bounds
@@ -250,6 +250,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         after ``timeout`` seconds, in which case the batch is abandoned and the workers
         still on it are replaced, so the env stays usable.
         """
+        timeout = check_timeout(timeout)  # a bad one leaves the batch pending
         batch = self.call_state.take("step_batch")
         return self.scheduler.gather(batch, timeout).columns()
 

@@ -23,6 +23,7 @@ from typing import Any
 import cloudpickle
 
 from plangym.core import PlanEnv
+from plangym.validation import check_timeout
 from plangym.vectorization.errors import WorkerCrashedError, with_remote_traceback
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
@@ -210,6 +211,7 @@ class WorkerProcess:
         Raises the worker's error, :class:`WorkerCrashedError` if the process died, or
         :class:`TimeoutError`.
         """
+        timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if not self.poll(deadline):

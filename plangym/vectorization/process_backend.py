@@ -258,6 +258,9 @@ class ProcessBackend(Backend):
         self._finalizer()
 
 
+_LONGEST_POLL_MS = 2**31 - 1  # about 24.8 days
+
+
 def readable(workers_by_fd: dict[int, int], timeout: float | None) -> list[int]:
     """Return the workers whose pipe holds a reply or was closed (died), within ``timeout``.
 
@@ -267,7 +270,8 @@ def readable(workers_by_fd: dict[int, int], timeout: float | None) -> list[int]:
     poller = select.poll()
     for fd in workers_by_fd:
         poller.register(fd, select.POLLIN)
-    milliseconds = -1 if timeout is None else math.ceil(max(timeout, 0.0) * 1000)
+    # poll takes a C int of milliseconds: a longer timeout waits as long as it allows.
+    milliseconds = -1 if timeout is None else min(math.ceil(timeout * 1000), _LONGEST_POLL_MS)
     # POLLHUP and POLLERR come whether asked or not: a dead worker is ready too.
     return [workers_by_fd[fd] for fd, _ in poller.poll(milliseconds)]
 

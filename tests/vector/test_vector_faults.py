@@ -554,6 +554,27 @@ def test_a_call_wait_timeout_replaces_the_late_sub_env(make_lockstep):
         lock.step()
 
 
+@pytest.mark.parametrize(
+    ("timeout", "error"), [("5", TypeError), (True, TypeError), (float("nan"), ValueError)]
+)
+def test_a_bad_timeout_raises_before_the_pending_call_is_touched(make_lockstep, timeout, error):
+    lock = make_lockstep()
+    ours = lock.ours
+    lock.reset()
+    actions = lock.actions()
+    for start, wait in [
+        (lambda: ours.step_async(actions.copy()), ours.step_wait),
+        (lambda: ours.reset_async(seed=SEED + 3), ours.reset_wait),
+        (lambda: ours.call_async("pid"), ours.call_wait),
+    ]:
+        start()
+        with pytest.raises(error, match=r"^timeout: expected None or a number of seconds"):
+            wait(timeout=timeout)
+        wait(timeout=float("inf"))  # still pending, and inf waits as None does
+    lock.reset(SEED + 3)
+    lock.step()
+
+
 # 6. Calls out of turn --------------------------------------------------------------------------
 def raises_pending(name: str):
     """Expect an ``AlreadyPendingCallError`` (plangym's and gymnasium's) about ``name``."""

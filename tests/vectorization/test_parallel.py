@@ -318,6 +318,24 @@ def test_a_worker_killed_between_batches_is_noticed(faulty):
     assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[good] * 3))
 
 
+@pytest.mark.parametrize(
+    ("timeout", "error"), [("5", TypeError), (None, None), (float("nan"), ValueError)]
+)
+def test_a_bad_timeout_leaves_the_batch_pending(faulty, timeout, error):
+    env = faulty
+    state = faulty_state(env.plan_env, 0.0)
+    env.step_batch_async([0, 1], states=[state, state])
+    if error is not None:
+        with pytest.raises(error, match=r"^timeout: expected None or a number of seconds"):
+            env.step_batch_wait(timeout=timeout)
+    result = env.step_batch_wait(timeout=float("inf"))  # inf waits as None does
+    assert_identical(result, env.plan_env.step_batch([0, 1], states=[state, state]))
+    promise = env.workers[0].call("get_state")  # plangym 0.1's promises check it too
+    with pytest.raises(TypeError, match="timeout"):
+        promise(timeout="5")
+    promise(timeout=30)
+
+
 def test_a_timeout_abandons_the_batch_and_leaves_the_env_usable(faulty):
     env = faulty
     good = faulty_state(env.plan_env, 0.0)
