@@ -110,7 +110,8 @@ class Scheduler:
         """Collect every task of ``batch``; then raise the first error (see :meth:`raise_first`).
 
         On timeout the workers still busy are replaced and :class:`CallTimeoutError`
-        raised; on Ctrl-C they are given up (:meth:`abandon`) and the interrupt goes on.
+        raised; on Ctrl-C, or any other exception raised while gathering, they are given
+        up (:meth:`abandon`) and the exception goes on.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -137,7 +138,9 @@ class Scheduler:
                 for worker in ready:
                     self._collect(oldest[worker], batch)
                 in_flight = batch.in_flight()
-        except KeyboardInterrupt:
+        except CallTimeoutError:  # the busy workers were replaced already
+            raise
+        except BaseException:  # Ctrl-C, or anything unforeseen: no worker stays on the call
             self.abandon(batch)
             raise
         if raise_errors:

@@ -632,6 +632,27 @@ def test_ctrl_c_in_wait_abandons_the_batch_and_goes_on():
     assert len(backend.submitted) == 4  # no chunk sent after it
 
 
+def test_an_unforeseen_error_while_gathering_abandons_the_batch():
+    backend = FakeBackend(2)
+    scheduler = Scheduler(backend, chunks_per_worker=4)
+    batch = scheduler.dispatch(make_inputs(1000))
+    wait = backend.wait
+
+    def broken_once(tickets: dict, timeout: float | None) -> list[int]:
+        backend.wait = wait
+        raise OSError("the pipe broke")
+
+    backend.wait = broken_once  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="the pipe broke"):
+        scheduler.gather(batch)
+
+    assert backend.abandoned == [[0, 1]]  # no worker stays on the call
+    assert_all_done(batch)
+    inputs = make_inputs(300, seed=4)
+    assert scheduler.run(inputs).columns() == expected_columns(inputs)  # late replies dropped
+    assert backend.idle()
+
+
 def test_ctrl_c_while_encoding_abandons_what_was_sent():
     backend = FakeBackend(2, interrupt_on_encode=3)
     with pytest.raises(KeyboardInterrupt):
