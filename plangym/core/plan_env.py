@@ -30,7 +30,12 @@ from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
 from plangym.core.hooks import StepHooks
-from plangym.validation import check_dt, check_flag, check_positive_int, describe, is_integer
+from plangym.validation import (
+    check_dt,
+    check_flag,
+    check_positive_int,
+    check_seed,
+)
 
 
 class PlanEnv(StepHooks, InputChecks, ABC):
@@ -163,10 +168,9 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         """
         if options:
             raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
+        seed = check_seed(seed)
         if seed is not None:
-            if not is_integer(seed) or seed < 0:
-                raise ValueError(f"seed: expected None or an int >= 0, received {describe(seed)}")
-            self.seed_episode(int(seed))
+            self.seed_episode(seed)
         data = self.apply_reset()
         obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
         info = dict(info or {})

@@ -22,7 +22,7 @@ from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
 from plangym.utils import make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
-from plangym.validation import check_choice, check_pictures_available
+from plangym.validation import check_choice, check_pictures_available, check_seed
 
 wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
 
@@ -245,6 +245,7 @@ class PlangymEnv(PlanEnv):
 
         Two envs seeded alike produce identical resets and identical trajectories.
         """
+        seed = check_seed(seed)
         self.generator_moves()
         self.gym_env.reset(seed=seed)
         self.action_space.seed(seed)

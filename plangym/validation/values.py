@@ -1,4 +1,4 @@
-"""Checks of single values: positive integers, flags, dt, timeouts, choices, and names.
+"""Checks of single values: positive integers, flags, dt, seeds, timeouts, choices, names.
 
 >>> check_dt(3)
 3
@@ -68,6 +68,26 @@ def check_flag(name: str, value: Any) -> bool:
 def check_dt(dt: Any) -> int:
     """Validate the number of agent steps of one ``step`` call."""
     return check_positive_int("dt", dt)
+
+
+def check_seed(seed: Any) -> int | None:
+    """Return ``seed`` as an int, or None; raise ValueError unless it is None or an int >= 0.
+
+    ``reset(seed=...)`` and ``seed(...)`` take the same seeds (what gymnasium's ``reset``
+    takes) and refuse the others with the same error.
+
+    >>> check_seed(np.int64(3)), check_seed(None)
+    (3, None)
+    >>> check_seed("3")
+    Traceback (most recent call last):
+    ...
+    ValueError: seed: expected None or an int >= 0, received '3' (str)
+    """
+    if seed is None:
+        return None
+    if not is_integer(seed) or seed < 0:
+        raise ValueError(f"seed: expected None or an int >= 0, received {describe(seed)}")
+    return int(seed)
 
 
 def check_timeout(timeout: Any) -> float | None:

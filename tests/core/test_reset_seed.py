@@ -69,6 +69,19 @@ def test_reset_refuses_a_seed_that_is_not_a_non_negative_int(seed):
         env.reset(seed=seed)
 
 
+@pytest.mark.parametrize(("name", "same_as_gymnasium"), list(params()))
+@pytest.mark.parametrize("seed", [-1, "3", True])
+def test_seed_refuses_what_reset_refuses_before_touching_a_generator(name, same_as_gymnasium, seed):
+    env = plangym.make(name)
+    try:
+        state, *_ = env.reset(seed=5)
+        with pytest.raises(ValueError, match="seed: expected None or an int >= 0"):
+            env.seed(seed)
+        assert same_state(env.get_state(), state)  # nothing was reseeded or reset
+    finally:
+        env.close()
+
+
 def test_reset_refuses_options():
     env = plangym.make("CartPole-v1")
     with pytest.raises(ValueError, match="options: plangym envs take no reset options"):

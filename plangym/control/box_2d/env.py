@@ -45,7 +45,7 @@ from plangym.control.box_2d.world import episode_generator, fresh_world, replayi
 from plangym.core import PlangymEnv, wrapper_call
 from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_seed
 
 __all__ = ["DEFAULT_LIVE_ENVS", "Box2DEnv", "ReplayState", "episode_generator", "fresh_world"]
 
@@ -296,6 +296,7 @@ class Box2DEnv(PlangymEnv):
 
         The same as gymnasium's ``reset(seed=seed)``, in a fresh world.
         """
+        seed = check_seed(seed)
         live = self._current_live()
         _ENV_NP_RANDOM.fset(live.gym_env.unwrapped, seeding.np_random(seed)[0])
         self._start_episode(live)

@@ -58,6 +58,7 @@ from plangym.control.dm_control.state import (  # noqa: E402
     EPISODE_MODEL_FIELDS,
     DMControlStateCodec,
 )
+from plangym.validation import check_seed  # noqa: E402
 
 __all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED", "split_name"]
 
@@ -334,6 +335,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
+        seed = check_seed(seed)
         self.gym_env.task.random.seed(seed)
         self.action_space.seed(seed)
         self.apply_reset()

@@ -41,6 +41,7 @@ from plangym.core.batch import Batch
 from plangym.core.obs_pool import ObservationPool
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
+from plangym.validation import check_seed
 from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
@@ -277,6 +278,7 @@ class AtariEnv(VideogameEnv):
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
+        seed = check_seed(seed)
         self._sticky_rng = np.random.default_rng(seed)
         self._sticky_words.forget()
         super().seed(seed)

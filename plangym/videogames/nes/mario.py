@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from plangym.constructor import read_only
+from plangym.validation import check_seed
 from plangym.videogames.nes.env import NesEnv, nes_import
 from plangym.videogames.nes.joypad import COMPLEX_MOVEMENT, RIGHT_ONLY, SIMPLE_MOVEMENT, JoypadSpace
 from plangym.videogames.nes.state import N_STAGES, NO_STAGE
@@ -109,6 +110,7 @@ class MarioEnv(NesEnv):
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the stage draw and the action space, and start a new game."""
+        seed = check_seed(seed)
         self._stage_rng = np.random.default_rng(seed)
         super().seed(seed)
 
