@@ -311,8 +311,10 @@ def test_step_before_reset_and_after_close_raise(built):
     with pytest.raises(RuntimeError, match="reset"):
         envs.step(np.array([0, 1]))
     envs.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(RuntimeError, match="after a call to `close"):
         envs.reset()
+    with pytest.raises(gymnasium.error.ClosedEnvironmentError):  # as the other modes
+        envs.step(np.array([0, 1]))
 
 
 def test_disabled_mode_refuses_to_step_ended_envs(built):

@@ -35,6 +35,7 @@ from plangym.control.classic_control.vector_draws import RESET_RULES, Generators
 from plangym.control.classic_control.vector_inputs import check_actions, check_records
 from plangym.validation import check_indices, check_reset_mask, check_seeds
 from plangym.vector.spaces import autoreset_mode_of
+from plangym.vectorization.errors import ClosedEnvironmentError
 
 # The tasks that have a kernel: the ones this vector env steps.
 KERNEL_TASKS = KERNEL_ENV_IDS
@@ -240,7 +241,10 @@ class ClassicVectorEnv(VectorEnv):
     # Internals ----------------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self.closed:
-            raise RuntimeError(f"{type(self).__name__}: the vector env is closed")
+            # The other modes' error (a RuntimeError too), in gymnasium's words.
+            raise ClosedEnvironmentError(
+                f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
+            )
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         return check_actions(self.single_action_space, actions, self.num_envs)
