@@ -34,6 +34,7 @@ from plangym.validation import (
     check_dt,
     check_flag,
     check_positive_int,
+    check_return_state,
     check_seed,
 )
 
@@ -166,6 +167,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         >>> bool((env.reset(seed=7)[1] == obs).all()), bool((env.reset()[1] == obs).all())
         (True, False)
         """
+        with_state = bool(check_return_state(return_state))  # None: as False (0.1's falsy)
         if options:
             raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
         seed = check_seed(seed)
@@ -178,7 +180,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         info = self.process_info(info=info, obs=obs, reward=0.0, terminal=False, truncated=False)
         if self.return_image:
             info["rgb"] = self.get_image()
-        return (self.get_state(), obs, info) if return_state else (obs, info)
+        return (self.get_state(), obs, info) if with_state else (obs, info)
 
     def step(
         self,
@@ -200,7 +202,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
             returned, else ``(obs, reward, terminal, truncated, info)``. ``info["n_step"]``
             counts the underlying steps applied and ``info["dt"]`` echoes ``dt``.
         """
-        dt = check_dt(dt)
+        dt, return_state = check_dt(dt), check_return_state(return_state)
         self.check_action(action)
         if state is not None:
             self.check_state(state)
@@ -250,6 +252,7 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         [1, 2, 3]
         """
         arrays, copy = check_flag("arrays", arrays), check_flag("copy", copy)
+        return_state = check_return_state(return_state)
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)

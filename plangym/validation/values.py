@@ -1,4 +1,4 @@
-"""Checks of single values: positive integers, flags, dt, seeds, timeouts, choices, names.
+"""Checks of single values: integers, flags, dt, seeds, timeouts, choices, and names.
 
 >>> check_dt(3)
 3
@@ -68,6 +68,25 @@ def check_flag(name: str, value: Any) -> bool:
 def check_dt(dt: Any) -> int:
     """Validate the number of agent steps of one ``step`` call."""
     return check_positive_int("dt", dt)
+
+
+def check_return_state(return_state: Any) -> bool | None:
+    """Return ``return_state`` as a bool, or None (the call's default); raise otherwise.
+
+    >>> check_return_state(np.True_), check_return_state(None)
+    (True, None)
+    >>> check_return_state("yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: return_state: expected None, True or False, received 'yes' (str)
+    """
+    if return_state is None:
+        return None
+    if not isinstance(return_state, bool | np.bool_):
+        raise TypeError(
+            f"return_state: expected None, True or False, received {describe(return_state)}"
+        )
+    return bool(return_state)
 
 
 def check_seed(seed: Any) -> int | None:

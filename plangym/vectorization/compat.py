@@ -17,6 +17,7 @@ from plangym.validation import (
     check_batch_actions,
     check_batch_dt,
     check_batch_states,
+    check_return_state,
 )
 from plangym.vectorization.backend import BatchInputs
 from plangym.vectorization.messages import Call, GetAttr
@@ -231,6 +232,7 @@ class BatchEnv:
         Same contract as :meth:`PlanEnv.step_batch`; ``ParallelEnv`` checks with its local
         env instead and runs the scheduler itself.
         """
+        return_state = check_return_state(return_state)
         actions = check_batch_actions(actions)
         dts = check_batch_dt(dt, len(actions))
         states = check_batch_states(states, len(actions))

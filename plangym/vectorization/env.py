@@ -20,7 +20,7 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_flag, check_positive_int, check_timeout
+from plangym.validation import check_flag, check_positive_int, check_return_state, check_timeout
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.chunks import chunk_bounds
@@ -237,7 +237,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         Any other call before :meth:`step_batch_wait` raises ``AlreadyPendingCallError``.
         ``copy=False``: see :meth:`PlanEnv.step_batch`.
         """
-        copy = check_flag("copy", copy)
+        copy, return_state = check_flag("copy", copy), check_return_state(return_state)
         actions, checked_states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else checked_states is not None
         inputs = BatchInputs(actions, checked_states, dts, want_state, copy)

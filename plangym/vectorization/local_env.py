@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from plangym.core import PlanEnv, PlangymEnv
 from plangym.forwarding import forwarded_method, forwarded_property
+from plangym.validation import check_return_state
 from plangym.vectorization.lifecycle import CallState, idle_only
 
 T = TypeVar("T")
@@ -138,9 +139,10 @@ class LocalEnvAPI:
         self, return_state: bool = True, seed: int | None = None, options: dict | None = None
     ) -> tuple:
         """Reset the local env (seeded as :meth:`PlanEnv.reset` says) and sync every worker."""
+        with_state = bool(check_return_state(return_state))
         state, obs, info = self.plan_env.reset(return_state=True, seed=seed, options=options)
         self.sync_states(state)
-        return (state, obs, info) if return_state else (obs, info)
+        return (state, obs, info) if with_state else (obs, info)
 
     @idle_only
     def set_state(self, state: Any) -> None:

@@ -100,3 +100,22 @@ def test_a_parallel_env_resets_its_workers_to_the_seeded_episode():
         assert all(np.array_equal(a, b) for a, b in zip(observs, expected[1], strict=True))
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("n_workers", [None, 2])
+def test_return_state_is_none_true_or_false(n_workers):
+    env = plangym.make("CartPole-v1", **({} if n_workers is None else {"n_workers": n_workers}))
+    try:
+        state, *_ = env.reset()
+        for call in (
+            lambda flag: env.reset(return_state=flag),
+            lambda flag: env.step(0, state=state, return_state=flag),
+            lambda flag: env.step_batch([0, 1], states=[state, state], return_state=flag),
+        ):
+            with pytest.raises(TypeError, match="return_state: expected None, True or False"):
+                call("yes")
+            assert len(call(np.True_)) == len(call(True))
+            assert len(call(np.False_)) == len(call(False))
+        assert len(env.reset(return_state=None)) == 2  # 0.1's falsy None: no state
+    finally:
+        env.close()
