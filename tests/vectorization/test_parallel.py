@@ -152,19 +152,27 @@ def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     check_small_cheap_batches_run_in_the_caller(env)
 
 
+def where_batches_run(costs: DispatchCosts, batches: int, local_s: float, remote_s) -> str:
+    """Which way each of ``batches`` batches of 256 goes ("L"/"R"), each way taking its time.
+
+    ``remote_s``: the seconds of each batch on the workers, in turn.
+    """
+    picks = ""
+    for _ in range(batches):
+        if costs.prefer_local(256):
+            picks += "L"
+            costs.record_local(256, local_s)
+        else:
+            picks += "R"
+            costs.record_remote(128, 70e-3, next(remote_s), size=256)
+    return picks
+
+
 def test_a_cold_first_batch_on_the_workers_does_not_keep_large_batches_in_the_caller():
     # RayEnv's W1 as measured: the actors' first batch of 256 MsPacman states took 92 ms,
     # the later ones 70-74 ms; the caller takes 87 ms.
     costs = DispatchCosts(2, per_element=340e-6, overhead=1e-3)
-    remote_walls = iter([92e-3] + [72e-3] * 100)
-    picks = ""
-    for _ in range(40):
-        if costs.prefer_local(256):
-            picks += "L"
-            costs.record_local(256, 87e-3)
-        else:
-            picks += "R"
-            costs.record_remote(128, 70e-3, next(remote_walls), size=256)
+    picks = where_batches_run(costs, 40, 87e-3, iter([92e-3] + [72e-3] * 100))
     assert picks[:4] == "RRLL"  # each way measured twice, past its warm-up
     # Then the workers, but for the caller measured again every 16th batch (87 and 72 ms
     # are within a quarter of each other).
@@ -173,14 +181,7 @@ def test_a_cold_first_batch_on_the_workers_does_not_keep_large_batches_in_the_ca
 
 def test_ways_within_a_quarter_of_each_other_are_measured_again_often():
     costs = DispatchCosts(2, per_element=340e-6, overhead=1e-3)
-    picks = ""
-    for _ in range(64):
-        if costs.prefer_local(256):
-            picks += "L"
-            costs.record_local(256, 80e-3)
-        else:
-            picks += "R"
-            costs.record_remote(128, 70e-3, 88e-3, size=256)  # 10% slower on the workers
+    picks = where_batches_run(costs, 64, 80e-3, iter([88e-3] * 100))  # 10% slower there
     assert picks.count("R") == 2 + 64 // costs.probe_close  # warm-up, then every 16th
 
 
