@@ -291,6 +291,12 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         if self._plan_env is not None:
             self._plan_env.close()
 
+    def __getstate__(self) -> dict:
+        raise TypeError(
+            f"{type(self).__name__} cannot be pickled or deep-copied: it owns its workers. "
+            "Pickle its plan_env, or build a copy with clone()"
+        )
+
     @staticmethod
     def values_per_worker(values: Any, n_workers: int) -> list:
         """``values`` as one value per worker: a list or tuple of them, or one for all."""

@@ -470,3 +470,15 @@ def test_env_classes_defined_in_user_code_reach_spawned_workers():
     _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
     assert rewards == [2.0, 2.0, 2.0]
     env.close()
+
+
+def test_pickling_says_the_workers_cannot_travel(cartpole):
+    import copy
+    import pickle
+
+    with pytest.raises(TypeError, match=r"ParallelEnv cannot be pickled .* clone\(\)"):
+        pickle.dumps(cartpole)
+    with pytest.raises(TypeError, match="cannot be pickled or deep-copied"):
+        copy.deepcopy(cartpole)
+    assert pickle.loads(pickle.dumps(cartpole.plan_env)).name == "CartPole-v1"
+    cartpole.step_batch([0], states=[cartpole.reset()[0]])  # still usable
