@@ -62,42 +62,32 @@ def per_element_rows(env, states, actions, rounds: int) -> list[tuple[str, float
         "screen": (lambda i: env.observe(row), lambda i: ale.getScreenRGB()),
         "clone": (lambda i: env.get_state(), lambda i: ale.cloneState(include_rng=True)),
     }
+    sides = ("plangym", "raw")
+    restore = dict(zip(sides, stages["restore"], strict=True))
     samples: dict[tuple[str, str], list[float]] = {}
     for r in range(rounds):
         for stage, pair in stages.items():
             step = 1 - 2 * (r % 2)  # odd rounds time the raw side first
-            for side, call in zip(("plangym", "raw")[::step], pair[::step], strict=True):
-                if stage == "restore":
+            for side, call in zip(sides[::step], pair[::step], strict=True):
+                elapsed = 0.0
+                for i in range(len(states)):
+                    if stage != "restore":  # from each state, restored outside the timing
+                        restore[side](i)
                     start = time.perf_counter()
-                    for i in range(len(states)):
-                        call(i)
-                    elapsed = time.perf_counter() - start
-                else:  # from each state, restored outside the timing
-                    elapsed = 0.0
-                    for i in range(len(states)):
-                        if side == "plangym":
-                            env.set_state(states[i])
-                        else:
-                            ale.restoreState(with_rng[i])
-                        start = time.perf_counter()
-                        call(i)
-                        elapsed += time.perf_counter() - start
+                    call(i)
+                    elapsed += time.perf_counter() - start
                 samples.setdefault((stage, side), []).append(elapsed / len(states) * 1e6)
-    rows = [
-        (
-            stage,
-            statistics.median(samples[stage, "plangym"]),
-            statistics.median(samples[stage, "raw"]),
+
+    def median_of(side: str, stage: str | None = None) -> float:
+        """The median over rounds of one stage, or of the sum of the stages."""
+        if stage is not None:
+            return statistics.median(samples[stage, side])
+        return statistics.median(
+            [sum(samples[name, side][k] for name in stages) for k in range(rounds)]
         )
-        for stage in stages
-    ]
-    whole = [
-        sum(v[k] for (s, side), v in samples.items() if side == "plangym") for k in range(rounds)
-    ]
-    raw_whole = [
-        sum(v[k] for (s, side), v in samples.items() if side == "raw") for k in range(rounds)
-    ]
-    rows.append(("sum of the stages", statistics.median(whole), statistics.median(raw_whole)))
+
+    rows = [(stage, median_of("plangym", stage), median_of("raw", stage)) for stage in stages]
+    rows.append(("sum of the stages", median_of("plangym"), median_of("raw")))
     return rows
 
 

@@ -30,6 +30,7 @@ RUNS = {
         ["--rounds", "1", "--steps-cartpole", "50", "--steps-mspacman", "20"],
         "| CartPole-v1 x8 |",
     ),
+    "w1_stages.py": (["--rounds", "1"], "| raw limit / ours (per-round median) |"),
 }
 
 
