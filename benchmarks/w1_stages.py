@@ -153,8 +153,14 @@ def main() -> None:
     )
     parser.add_argument("--equal-chunks", action="store_true", help="4 equal chunks per worker")
     args = parser.parse_args()
+    # Every batch on the workers: the timeline is theirs (the cost model would run a batch
+    # in the caller now and then to measure it).
     parallel = plangym.make(
-        "ALE/MsPacman-v5", n_workers=2, frameskip=FRAMES, clone_seeds=args.clone_seeds
+        "ALE/MsPacman-v5",
+        n_workers=2,
+        frameskip=FRAMES,
+        clone_seeds=args.clone_seeds,
+        inline_small_batches=False,
     )
     if args.equal_chunks:
         parallel.scheduler.chunks_per_worker = 4
