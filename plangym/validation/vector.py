@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import iterate
 
+from plangym.validation.batches import check_action, check_box_batch
 from plangym.validation.values import is_integer
 
 
@@ -113,17 +114,52 @@ def check_vector_actions(
             ) from error
         if len(items) != n:
             raise ValueError(f"actions: expected {n} actions (one per sub-env), got {len(items)}")
-    if check_values and isinstance(space, INTEGER_SPACES):
-        batch = actions if isinstance(actions, np.ndarray) else np.asarray(items)
+    return checked_values(space, actions, items) if check_values else items
+
+
+def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
+    """Check every action as a plangym sub-env will: one bad action stops the whole batch.
+
+    Returns the actions to send. Integer actions given in a list go as the elements of one
+    integer array, so that a ``True`` among them is 1, as gymnasium's spaces take it.
+
+    >>> box = spaces.Box(-1.0, 1.0, shape=(1,))
+    >>> checked_values(box, None, [np.zeros(1), np.array([2.0])])
+    Traceback (most recent call last):
+    ...
+    ValueError: actions: sub-env [1]: expected values within [[-1.], [1.]] for Box(...), ...
+    >>> [int(action) for action in checked_values(spaces.Discrete(2), None, [0, True])]
+    [0, 1]
+    """
+    if isinstance(space, INTEGER_SPACES):
+        batch = actions if isinstance(actions, np.ndarray) else _integer_batch(items)
         check_integer_actions(space, batch)
+        return items if batch is actions else list(batch)
+    if isinstance(space, spaces.Box):
+        try:
+            if check_box_batch(space, actions if isinstance(actions, np.ndarray) else items):
+                return items
+        except ValueError as error:  # named by position: say it is a sub-env
+            raise ValueError(str(error).replace("actions[", "actions: sub-env [", 1)) from None
+    for index, item in enumerate(items):
+        check_action(space, item, name=f"actions: sub-env {index}'s action")
     return items
+
+
+def _integer_batch(items: list) -> np.ndarray:
+    """Return a list of integer actions as one array (Python bools as the ints they are)."""
+    batch = np.asarray(items)
+    if batch.dtype == np.bool_ and all(type(item) is bool for item in items):
+        return batch.astype(np.int64)
+    return batch
 
 
 def check_integer_actions(
     space: spaces.Space, actions: np.ndarray, where: str = "sub-env {}'s action"
 ) -> None:
     """Check a batch of actions of a Discrete, MultiDiscrete or MultiBinary space."""
-    if actions.dtype.kind not in "iub":
+    # A Discrete sub-env takes integers only; the others take booleans too, as 0 and 1.
+    if actions.dtype.kind not in ("iu" if isinstance(space, spaces.Discrete) else "iub"):
         raise ValueError(
             f"actions: expected integers for {space}, got an array of dtype {actions.dtype}"
         )

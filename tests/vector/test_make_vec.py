@@ -58,14 +58,58 @@ def test_make_vec_keeps_the_registered_time_limit():
     assert truncated_at == [199]  # Pendulum-v1 is registered with 200 steps per episode
 
 
-def test_infos_leave_out_plangym_bookkeeping():
-    envs = plangym.make_vec("ALE/MsPacman-v5", 1, "sync")
+def test_infos_are_gymnasiums_without_plangyms_own_keys():
+    envs = plangym.make_vec("ALE/MsPacman-v5", 2, "sync")
+    theirs = gymnasium.make_vec("ALE/MsPacman-v5", 2, "sync")
     envs.reset(seed=0)
-    infos = envs.step(np.array([0]))[4]
+    theirs.reset(seed=0)
+    infos = envs.step(np.array([0, 0]))[4]
+    expected = theirs.step(np.array([0, 0]))[4]
     envs.close()
+    theirs.close()
+    assert sorted(infos) == sorted(expected)  # lives, frame numbers and their masks
     assert "lives" in infos
-    assert "n_step" not in infos
-    assert "dt" not in infos
+
+
+def elapsed_steps(envs):
+    states = envs.get_states()
+    if isinstance(states, np.ndarray):  # the vector entry point: one record array
+        return states["elapsed_steps"].tolist()
+    return [int(state["elapsed_steps"]) for state in states]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+@pytest.mark.parametrize(
+    ("name", "actions", "message"),
+    [
+        ("Pendulum-v1", np.array([[0.5], [5.0], [0.5]], np.float32), r"sub-env \[1\]"),
+        ("Pendulum-v1", np.array([[0.5], [0.5], [np.nan]], np.float32), r"sub-env \[2\]"),
+        ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -3.0)], r"sub-env \[2\]"),
+        ("CartPole-v1", np.array([0, 1, 2]), "sub-env 2's action = 2"),
+        ("CartPole-v1", np.array([True, False, True]), "expected integers"),
+    ],
+)
+def test_a_batch_with_one_bad_action_is_refused_whole(mode, name, actions, message):
+    envs = plangym.make_vec(name, 3, mode)
+    envs.reset(seed=1)
+    with pytest.raises(ValueError, match=message):
+        envs.step(actions)
+    assert elapsed_steps(envs) == [0, 0, 0]  # no sub-env stepped
+    envs.step(envs.action_space.sample())
+    assert elapsed_steps(envs) == [1, 1, 1]
+    envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_python_bools_in_a_list_are_actions_as_in_gymnasium(mode):
+    envs = plangym.make_vec("CartPole-v1", 3, mode)
+    theirs = gymnasium.make_vec("CartPole-v1", 3, "sync")
+    obs = [env.reset(seed=2)[0] for env in (envs, theirs)]
+    steps = [env.step([0, True, False]) for env in (envs, theirs)]
+    envs.close()
+    theirs.close()
+    assert obs[0].tobytes() == obs[1].tobytes()
+    assert steps[0][0].tobytes() == steps[1][0].tobytes()
 
 
 # Planning -------------------------------------------------------------------------------------
