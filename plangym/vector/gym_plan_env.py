@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from plangym.core import PlangymEnv
     from plangym.vectorization.env import VectorizedEnv
 
-# plangym's per-step bookkeeping, always 1 here: left out of a vector env's infos.
-BOOKKEEPING_KEYS = ("n_step", "dt")
+# plangym's own info keys, left out of a vector env's infos so that they are gymnasium's:
+# the per-step bookkeeping (always 1 here), and the video games' "lifes" (plangym 0.1's
+# spelling of "lives", which stays) and "lost_life".
+BOOKKEEPING_KEYS = ("n_step", "dt", "lifes", "lost_life")
 
 
 class GymPlanEnv(gymnasium.Env):
