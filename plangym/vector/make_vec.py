@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 from numbers import Real
@@ -156,37 +157,100 @@ def make_vec(
         A ``gymnasium.vector.VectorEnv`` that also has ``get_states``, ``set_states``
         and ``step_batch``.
     """
+    spec = id if isinstance(id, EnvSpec) else None
+    if spec is not None:  # a vector env's spec: its call's arguments win, as in gymnasium
+        spec = copy.copy(spec)
+        spec.kwargs = dict(spec.kwargs)
+        num_envs = spec.kwargs.pop("num_envs", num_envs)
+        vectorization_mode = spec.kwargs.pop("vectorization_mode", vectorization_mode)
+        vector_kwargs = spec.kwargs.pop("vector_kwargs", vector_kwargs)
+        wrappers = spec.kwargs.pop("wrappers", wrappers)
     num_envs = check_positive_int("num_envs", num_envs)
     mode_name = check_mode(vectorization_mode) if vectorization_mode is not None else None
-    vector_kwargs = dict(vector_kwargs or {})
+    given_vector_kwargs = dict(vector_kwargs or {})
+    vector_kwargs = dict(given_vector_kwargs)
     mode = one_autoreset_mode(autoreset_mode, vector_kwargs)
-    spec = id if isinstance(id, EnvSpec) else None
     given = id.id if isinstance(id, EnvSpec) else id
     if given is not None and name is not None and given != name:
         raise ValueError(f"id, name: expected one environment name, got {id=!r} and {name=!r}")
     name = resolve_name(given if given is not None else name, domain_name, task_name)
     kwargs = sub_env_kwargs(name, env_kwargs, spec)
     wrappers = check_wrappers(wrappers)
+    envs, built_in = build_vector_env(
+        name, num_envs, mode_name, mode, kwargs, wrappers, vector_kwargs
+    )
+    if autoreset_mode is not None:
+        given_vector_kwargs["autoreset_mode"] = autoreset_mode
+    arguments = {
+        "num_envs": num_envs,
+        "vectorization_mode": built_in,
+        "vector_kwargs": given_vector_kwargs,
+        "wrappers": wrappers,
+    }
+    envs.spec = vector_spec(spec or gymnasium.registry.get(name), env_kwargs, arguments)
+    return envs
+
+
+def build_vector_env(
+    name: str,
+    num_envs: int,
+    mode_name: str | None,
+    mode: AutoresetMode,
+    kwargs: dict[str, Any],
+    wrappers: tuple,
+    vector_kwargs: dict[str, Any],
+) -> tuple[PlanVectorEnv, str]:
+    """Build the vector env of a checked :func:`make_vec` call: it and the mode it runs in."""
     if mode_name in (None, "vector_entry_point"):  # None: there when the task has one
         from plangym.control.classic_control.vector_inputs import vector_entry_point
 
         asked = mode_name is not None
         envs = vector_entry_point(name, num_envs, mode, kwargs, wrappers, vector_kwargs, asked)
         if envs is not None:
-            return envs
+            return envs, "vector_entry_point"
         mode_name = "sync"
     env_fns = [functools.partial(build_sub_env, name, kwargs, wrappers)] * num_envs
     if mode_name == "sync":
         from plangym.vector.sync_vector_env import SyncVectorEnv
 
-        return SyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
+        return SyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
     if mode_name == "async":
         from plangym.vector.async_vector_env import AsyncVectorEnv
 
-        return AsyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
+        return AsyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
     from plangym.vector.ray_vector_env import RayVectorEnv
 
-    return RayVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs)
+    return RayVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), "ray"
+
+
+def vector_spec(
+    registered: EnvSpec | None, env_kwargs: dict[str, Any], arguments: dict[str, Any]
+) -> EnvSpec | None:
+    """Return the spec ``gymnasium.make_vec`` gives its vector env, for plangym's.
+
+    The id's spec with the env kwargs of the call, the vector arguments that differ from
+    the defaults (``num_envs``, ``vector_kwargs``, ``wrappers``) and the mode the env was
+    built in (``vectorization_mode``), so that ``make_vec(envs.spec)`` builds it again.
+    None for a name gymnasium does not register (dm_control tasks, plangym's own ids).
+
+    >>> import plangym
+    >>> envs = plangym.make_vec("CartPole-v1", 2, vectorization_mode="sync")
+    >>> envs.spec.id, envs.spec.kwargs["num_envs"], envs.spec.kwargs["vectorization_mode"]
+    ('CartPole-v1', 2, 'sync')
+    >>> plangym.make_vec(envs.spec).num_envs
+    2
+    """
+    if registered is None:
+        return None
+    spec = copy.copy(registered)
+    spec.kwargs = {**registered.kwargs, **env_kwargs}
+    if arguments["num_envs"] != 1:
+        spec.kwargs["num_envs"] = arguments["num_envs"]
+    spec.kwargs["vectorization_mode"] = arguments["vectorization_mode"]
+    for key in ("vector_kwargs", "wrappers"):
+        if arguments[key]:
+            spec.kwargs[key] = arguments[key]
+    return spec
 
 
 def check_mode(mode: Any) -> str:

@@ -112,6 +112,32 @@ def test_python_bools_in_a_list_are_actions_as_in_gymnasium(mode):
     assert steps[0][0].tobytes() == steps[1][0].tobytes()
 
 
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_spec_is_gymnasiums_and_builds_the_env_again(mode):
+    envs = plangym.make_vec("CartPole-v1", 3, mode, autoreset_mode=AutoresetMode.SAME_STEP)
+    theirs = gymnasium.make_vec("CartPole-v1", 3, mode)
+    assert envs.spec.id == theirs.spec.id == "CartPole-v1"
+    assert envs.spec.max_episode_steps == theirs.spec.max_episode_steps
+    assert envs.spec.kwargs["num_envs"] == 3
+    assert envs.spec.kwargs["vectorization_mode"] == mode
+    again = plangym.make_vec(envs.spec)
+    assert type(again) is type(envs)
+    assert (again.num_envs, again.autoreset_mode) == (3, AutoresetMode.SAME_STEP)
+    for env in (envs, theirs, again):
+        env.close()
+
+
+def test_spec_holds_the_env_kwargs_and_is_none_for_unregistered_names():
+    pong = plangym.make_vec("ALE/Pong-v5", 1, "sync", obs_type="ram", frameskip=2)
+    walker = plangym.make_vec("walker-walk", 1, "sync")
+    assert (pong.spec.kwargs["obs_type"], pong.spec.kwargs["frameskip"]) == ("ram", 2)
+    assert "num_envs" not in pong.spec.kwargs  # as gymnasium: only when not 1
+    assert plangym.make_vec(pong.spec).get_attr("frameskip") == (2,)
+    assert walker.spec is None
+    pong.close()
+    walker.close()
+
+
 # Planning -------------------------------------------------------------------------------------
 @pytest.fixture(params=["sync", "async"])
 def cartpoles(request):
