@@ -75,7 +75,7 @@ def states_to_records(states: Sequence | np.ndarray, dtype: np.dtype) -> np.ndar
             return records
     for state in states:
         if not (
-            type(state) is np.ndarray
+            type(state) in (np.ndarray, np.void)  # np.void: an element of a record array
             and not state.shape
             and (state.dtype is dtype or state.dtype == dtype)
         ):

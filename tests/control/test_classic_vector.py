@@ -379,3 +379,25 @@ def test_observations_returned_are_never_written_again(built):
     envs.step(np.array([1, 1, 1, 1]))
     assert first.tobytes() == kept_first.tobytes()
     assert stepped.tobytes() == kept_stepped.tobytes()
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_a_masked_reset_observes_the_other_rows_from_their_states(built, name):
+    """Neither the caller's edits of returned arrays nor set_states fool a masked reset."""
+    ours, sync, gym = trio(built, name, n=4)
+    actions = ours.action_space.sample()
+    mask = np.array([True, False, True, False])
+    for env in (ours, sync, gym):
+        env.reset(seed=7)
+        returned = env.step(actions)[0]
+        returned -= 1.0  # what a caller normalising in place does
+    results = [env.reset(options={"reset_mask": mask.copy()})[0] for env in (ours, sync, gym)]
+    assert results[0][~mask].tobytes() == results[1][~mask].tobytes()
+    assert results[0][~mask].tobytes() == results[2][~mask].tobytes()
+    states = ours.get_states()  # rows 0 and 2 just reset, rows 1 and 3 stepped
+    ours.step(actions)
+    sync.set_states(list(states))
+    ours.set_states(states)
+    mask = np.array([False, True, False, True])
+    restored = [env.reset(seed=9, options={"reset_mask": mask.copy()})[0] for env in (ours, sync)]
+    assert restored[0].tobytes() == restored[1].tobytes()

@@ -253,6 +253,8 @@ class ClassicControl(PlangymEnv):
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env (or its bare physics vector)."""
         expected = self.state_dtype
+        if isinstance(state, np.void) and state.dtype == expected:
+            return  # an element of a record array of states (a vector env's get_states())
         if isinstance(state, np.ndarray):
             if state.shape == () and (state.dtype is expected or state.dtype == expected):
                 return
@@ -264,6 +266,7 @@ class ClassicControl(PlangymEnv):
             ):
                 return
         raise TypeError(
-            f"{name}: expected a {self.name} state (a 0-d record array from get_state(), or "
-            f"a float array of shape {expected['physics'].shape}), received {describe(state)}"
+            f"{name}: expected a {self.name} state (a 0-d record array from get_state() or a "
+            f"record of a record array of states, or a float array of shape "
+            f"{expected['physics'].shape}), received {describe(state)}"
         )

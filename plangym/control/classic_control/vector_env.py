@@ -99,7 +99,6 @@ class ClassicVectorEnv(VectorEnv):
         self._generators = Generators([None] * n, self._rule.n_draws)
         # Only where a row may hold float32 physics do the kernels need the kinds.
         self._pass_kinds = FLOAT32_ARRAY in kernel.exact_kinds
-        self._obs = np.zeros((n, *(self.single_observation_space.shape or ())), np.float32)
         self._ended = np.zeros(n, dtype=np.bool_)  # under NEXT_STEP, the next step resets
         self._reset_once = False
 
@@ -121,10 +120,10 @@ class ClassicVectorEnv(VectorEnv):
         if seeded:
             self._generators.seed(*zip(*seeded, strict=True))
         self._reset_rows(rows, bounds)
-        obs = self._obs.copy()  # the last observations returned are the caller's
-        obs[rows] = self._observe_rows(rows)
-        self._obs, self._ended[rows], self._reset_once = obs, False, True
-        return obs, {}
+        self._ended[rows], self._reset_once = False, True
+        # The rows left alone are observed again from their states: the caller may have
+        # changed the arrays returned before, and set_states may have replaced the states.
+        return self._observations(), {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env: ``(obs, rewards, terminations, truncations, infos)``."""
@@ -157,8 +156,7 @@ class ClassicVectorEnv(VectorEnv):
             self._reset_rows(done, self._rule.bounds(None))
             obs[done] = self._observe_rows(done)
             ended[:] = False
-        self._obs = obs  # a new array each step, never written again: the caller may keep it
-        return obs, rewards, terminated, truncated, infos
+        return obs, rewards, terminated, truncated, infos  # a new array, never written again
 
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's picture (``render_mode="rgb_array"``), drawn by the plangym env."""
@@ -251,6 +249,14 @@ class ClassicVectorEnv(VectorEnv):
 
     def _check_records(self, states: Any) -> np.ndarray:
         return check_records(states, self._dtype, self._kernel, self._plan.name)
+
+    def _observations(self) -> np.ndarray:
+        """Return every sub-env's observation of its state, as its last reset or step gave it."""
+        obs = self._kernel.observe(self._physics)
+        if self._rule.float32_obs:  # the rows whose state a reset drew are observed as it does
+            reset = np.flatnonzero(self._kinds == self._rule.kind)
+            obs[reset] = float32_trig_obs(self._physics[reset])
+        return obs
 
     def _observe_rows(self, rows: np.ndarray) -> np.ndarray:
         """Return the observations of the sub-envs ``rows`` just reset."""
