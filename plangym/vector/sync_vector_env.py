@@ -11,7 +11,7 @@ Used as gymnasium's (see :mod:`plangym.vector`); its sub-envs are at hand:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 
 import gymnasium
 from gymnasium.vector import AutoresetMode
@@ -33,11 +33,12 @@ class SyncVectorEnv(PlanVectorEnv):
 
     def __init__(
         self,
-        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        env_fns: Iterable[Callable[[], gymnasium.Env]],
         copy: bool = True,
         observation_mode: str | tuple = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ):
+        env_fns = list(env_fns)  # gymnasium's SyncVectorEnv takes any iterable, a generator too
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         envs = [env_fn() for env_fn in env_fns]
         single, batched = observation_spaces(observation_mode, envs[0], env_fns, len(envs))

@@ -246,6 +246,13 @@ def test_make_vec_refuses_bad_arguments_before_starting_workers(kwargs, error, m
         plangym.make_vec(**arguments)
 
 
+def test_sync_vector_env_takes_a_generator_of_env_fns_as_gymnasiums():
+    envs = SyncVectorEnv(functools.partial(gymnasium.make, "CartPole-v1") for _ in range(2))
+    assert envs.num_envs == len(envs.env_fns) == 2
+    assert envs.reset(seed=0)[0].shape == (2, 4)
+    envs.close()
+
+
 def test_make_vec_modes_build_the_expected_classes():
     for mode, cls in (("sync", SyncVectorEnv), ("async", AsyncVectorEnv)):
         envs = plangym.make_vec("CartPole-v1", 1, mode, vector_kwargs={"copy": False})
