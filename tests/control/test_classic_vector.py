@@ -401,3 +401,13 @@ def test_a_masked_reset_observes_the_other_rows_from_their_states(built, name):
     mask = np.array([False, True, False, True])
     restored = [env.reset(seed=9, options={"reset_mask": mask.copy()})[0] for env in (ours, sync)]
     assert restored[0].tobytes() == restored[1].tobytes()
+
+
+def test_a_first_reset_must_reset_every_sub_env(built):
+    envs = plangym.make_vec("CartPole-v1", 3, "vector_entry_point")
+    built.append(envs)
+    with pytest.raises(ValueError, match="first reset must reset every sub-env"):
+        envs.reset(seed=0, options={"reset_mask": np.array([True, False, True])})
+    envs.reset(seed=0)
+    obs, _ = envs.reset(seed=1, options={"reset_mask": np.array([True, False, True])})
+    assert obs.shape == (3, 4)

@@ -114,6 +114,11 @@ class ClassicVectorEnv(VectorEnv):
         self._check_open()
         seeds = check_seeds(seed, self.num_envs)
         mask, options = check_reset_mask(options, self.num_envs)
+        if mask is not None and not self._reset_once and not mask.all():
+            raise ValueError(
+                "options['reset_mask']: the first reset must reset every sub-env (the others "
+                f"have no state yet), got reset_mask={mask}"
+            )
         bounds = self._rule.bounds(options)  # bad options raise before anything changes
         rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
         seeded = [(int(i), seed) for i in rows if (seed := seeds[i]) is not None]
