@@ -13,7 +13,7 @@ from plangym.validation.values import check_dt, describe, is_integer
 
 def check_batch_dt(dt: Any, n: int) -> list[int]:
     """Return one validated dt per batch element; ``dt`` is a scalar or a sequence of n."""
-    if is_integer(dt):
+    if is_integer(dt) or isinstance(dt, float | np.floating):
         return [check_dt(dt)] * n
     if not isinstance(dt, Sequence | np.ndarray) or isinstance(dt, str | bytes):
         raise TypeError(
@@ -21,6 +21,14 @@ def check_batch_dt(dt: Any, n: int) -> list[int]:
         )
     if len(dt) != n:
         raise ValueError(f"dt: expected {n} values (one per action), received {len(dt)}")
+    if isinstance(dt, np.ndarray) and dt.dtype.kind == "f" and dt.ndim == 1:
+        whole = np.isfinite(dt) & (dt % 1 == 0)
+        if not whole.all():  # a fraction: name the first, as the element check does
+            bad = int(np.argmin(whole))
+            raise ValueError(
+                f"dt[{bad}]: expected an integer >= 1 (a whole number), received {dt[bad]}"
+            )
+        dt = dt.astype(np.int64)  # whole numbers as floats, as plangym 0.1 took them
     if isinstance(dt, np.ndarray) and dt.dtype.kind in "iu" and dt.ndim == 1:
         if n and dt.min() < 1:
             bad = int(np.argmax(dt < 1))
@@ -111,14 +119,11 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
                 f"{name}: expected a numeric array of shape {space.shape} for {space}, "
                 f"received {describe(action)}"
             )
-        if not (
-            np.all(np.isfinite(array))
-            and np.all(array >= space.low)
-            and np.all(array <= space.high)
-        ):
+        # Values outside the bounds go to the env, which clips them as gymnasium's envs
+        # (and plangym 0.1) do: planners perturb actions. NaN and infinities stop here.
+        if not np.all(np.isfinite(array)):
             raise ValueError(
-                f"{name}: expected values within [{space.low}, {space.high}] for {space}, "
-                f"received {array.tolist()}"
+                f"{name}: expected finite values for {space}, received {array.tolist()}"
             )
         return
     if not space.contains(action):
@@ -167,7 +172,7 @@ def check_box_batch(space: spaces.Box, actions: Any) -> bool:
     >>> check_box_batch(box, [np.zeros(2), np.array([0.5, np.nan])])
     Traceback (most recent call last):
     ...
-    ValueError: actions[1]: expected values within [[-1. -1.], [1. 1.]] for Box(...), received ...
+    ValueError: actions[1]: expected finite values for Box(-1.0, 1.0, (2,), float32), received ...
     """
     array: np.ndarray | None
     if isinstance(actions, np.ndarray):
@@ -179,7 +184,7 @@ def check_box_batch(space: spaces.Box, actions: Any) -> bool:
         array = np.stack(actions) if len(actions) else None
     if array is None or array.dtype.kind not in "iuf" or array.shape[1:] != space.shape:
         return False
-    inside = np.isfinite(array) & (array >= space.low) & (array <= space.high)
+    inside = np.isfinite(array)  # as check_action: out-of-bounds values are the env's to clip
     if inside.all():
         return True
     bad = int(np.argmin(inside.reshape(len(array), -1).all(axis=1)))

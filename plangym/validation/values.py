@@ -66,8 +66,28 @@ def check_flag(name: str, value: Any) -> bool:
 
 
 def check_dt(dt: Any) -> int:
-    """Validate the number of agent steps of one ``step`` call."""
+    """Validate the number of agent steps of one ``step`` call.
+
+    A whole number given as a float counts (plangym 0.1 took ``int(dt)``, and a planner's
+    ``np.ones(n) * 3`` or a rounded draw is one); any other fraction is refused.
+
+    >>> check_dt(2.0), check_dt(np.float32(3))
+    (2, 3)
+    >>> check_dt(2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: dt: expected an integer >= 1 (a whole number), received 2.5
+    """
+    if is_whole_float(dt):
+        dt = int(dt)
+    elif isinstance(dt, float | np.floating):
+        raise ValueError(f"dt: expected an integer >= 1 (a whole number), received {float(dt)}")
     return check_positive_int("dt", dt)
+
+
+def is_whole_float(value: Any) -> bool:
+    """Whether ``value`` is a float (Python's or NumPy's) holding a finite whole number."""
+    return isinstance(value, float | np.floating) and bool(np.isfinite(value)) and value % 1 == 0
 
 
 def check_return_state(return_state: Any) -> bool | None:

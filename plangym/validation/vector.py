@@ -124,10 +124,10 @@ def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
     integer array, so that a ``True`` among them is 1, as gymnasium's spaces take it.
 
     >>> box = spaces.Box(-1.0, 1.0, shape=(1,))
-    >>> checked_values(box, None, [np.zeros(1), np.array([2.0])])
+    >>> checked_values(box, None, [np.zeros(1), np.array([np.nan])])
     Traceback (most recent call last):
     ...
-    ValueError: actions: sub-env [1]: expected values within [[-1.], [1.]] for Box(...), ...
+    ValueError: actions: sub-env [1]: expected finite values for Box(...), received [nan]
     >>> [int(action) for action in checked_values(spaces.Discrete(2), None, [0, True])]
     [0, 1]
     """

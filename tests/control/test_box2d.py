@@ -187,7 +187,7 @@ def bad_actions(space) -> list:
         return [-1, int(space.n), 1.5, "a", np.array([1, 2])]
     return [
         np.full(space.shape, np.nan, dtype=np.float32),
-        np.full(space.shape, 2.0, dtype=np.float32),
+        np.full(space.shape, -np.inf, dtype=np.float32),
         np.zeros(space.shape[0] + 1, dtype=np.float32),
         0.5,
     ]

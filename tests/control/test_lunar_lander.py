@@ -152,7 +152,7 @@ def test_time_limit_is_part_of_the_state():
 def bad_actions(space) -> list:
     if hasattr(space, "n"):
         return [-1, 4, 1.5, "a", np.array([1, 2])]
-    return [np.full(2, np.nan, np.float32), np.full(2, 2.0, np.float32), np.zeros(3), 0.5]
+    return [np.full(2, np.nan, np.float32), np.full(2, np.inf, np.float32), np.zeros(3), 0.5]
 
 
 @pytest.mark.parametrize("continuous", [False, True])

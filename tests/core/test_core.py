@@ -79,6 +79,15 @@ def test_step_batch_default_return_state_matches_step(cartpole):
     assert len(cartpole.step_batch(np.array([0, 1]), return_state=True)) == 6
 
 
+def test_whole_numbers_as_floats_are_dts_as_in_plangym_01(cartpole):
+    state, *_ = cartpole.reset()
+    assert cartpole.step(0, state=state, dt=2.0)[-1] == {"n_step": 2, "dt": 2}
+    for dt in (np.array([2.0, 2.0, 3.0]), np.ones(3) * 3, [1.0, np.float32(2), 3]):
+        result = cartpole.step_batch([0, 1, 0], states=[state] * 3, dt=dt)
+        expected = cartpole.step_batch([0, 1, 0], states=[state] * 3, dt=[int(d) for d in dt])
+        assert_identical(result, expected)
+
+
 def test_step_batch_accepts_array_inputs(cartpole):
     state, *_ = cartpole.reset()
     states = [state] * 4
@@ -93,7 +102,11 @@ def test_step_batch_accepts_array_inputs(cartpole):
     ("kwargs", "error", "message"),
     [
         ({"dt": 0}, ValueError, "dt: expected an integer >= 1, received 0"),
-        ({"dt": 2.0}, TypeError, r"dt: expected an integer >= 1 or .*, received 2.0 \(float\)"),
+        ({"dt": 2.5}, ValueError, r"dt: expected an integer >= 1 \(a whole number\), received 2.5"),
+        ({"dt": np.nan}, ValueError, r"dt: expected an integer >= 1 \(a whole number\)"),
+        ({"dt": [1, 1.5, 1]}, ValueError, r"dt\[1\]: expected an integer >= 1 \(a whole number\)"),
+        ({"dt": np.array([1.0, 2.0, 0.5])}, ValueError, r"dt\[2\]: expected an integer >= 1 \("),
+        ({"dt": np.array([1.0, 0.0, 1.0])}, ValueError, r"dt\[1\]: expected an integer >= 1"),
         ({"dt": [1, 2]}, ValueError, r"dt: expected 3 values \(one per action\), received 2"),
         ({"dt": [1, 0, 1]}, ValueError, r"dt\[1\]: expected an integer >= 1, received 0"),
         ({"dt": np.array([1, -3, 1])}, ValueError, r"dt\[1\]: expected an integer >= 1"),

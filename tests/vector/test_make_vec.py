@@ -82,9 +82,9 @@ def elapsed_steps(envs):
 @pytest.mark.parametrize(
     ("name", "actions", "message"),
     [
-        ("Pendulum-v1", np.array([[0.5], [5.0], [0.5]], np.float32), r"sub-env \[1\]"),
+        ("Pendulum-v1", np.array([[0.5], [np.inf], [0.5]], np.float32), r"sub-env \[1\]"),
         ("Pendulum-v1", np.array([[0.5], [0.5], [np.nan]], np.float32), r"sub-env \[2\]"),
-        ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -3.0)], r"sub-env \[2\]"),
+        ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -np.inf)], r"sub-env \[2\]"),
         ("CartPole-v1", np.array([0, 1, 2]), "sub-env 2's action = 2"),
         ("CartPole-v1", np.array([True, False, True]), "expected integers"),
     ],
