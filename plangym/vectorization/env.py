@@ -172,10 +172,12 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
         With states, results are bit-identical to the single env's ``step_batch``, whether
         the batch ran on the workers or, when the measured costs say that is faster, in
-        this process. Without states, each worker steps its chunk from its own current
-        state: after :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the
-        same state for every worker, and the chunks step on from where each worker's last
-        one ended.
+        this process, and the batch moves no env: the local env (what :meth:`get_state`,
+        :meth:`step` and :meth:`reset` go on from) and every worker stay where they were.
+        Without states, each worker steps its chunk from its own current state: after
+        :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the same state for
+        every worker, and the chunks step on from where each worker's last stateless one
+        ended.
         """
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
@@ -210,9 +212,16 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             and self.inline_small_batches
             and self.dispatch_costs.prefer_local(size)
         ):
-            columns = self.plan_env.run_batch_columns(
-                inputs.actions, inputs.states, inputs.dts, inputs.want_state
-            )
+            # A batch with states moves no env, here as on the workers (see PlanEnvHandler):
+            # where the costs sent it must not change what later calls start from.
+            plan_env = self.plan_env
+            home = plan_env.get_state()
+            try:
+                columns = plan_env.run_batch_columns(
+                    inputs.actions, inputs.states, inputs.dts, inputs.want_state
+                )
+            finally:
+                plan_env.set_state(home)
             self.dispatch_costs.record_local(size, time.perf_counter() - started)
             return columns
         batch = self.scheduler.run(inputs)

@@ -85,12 +85,18 @@ def step_chunk(
 class PlanEnvHandler(Handler):
     """Serves one :class:`~plangym.core.PlanEnv`, built from ``env_fn`` in the worker.
 
+    A chunk with states moves the env, but the env's own state (what a stateless chunk or
+    a call goes on from) is kept and put back before the next such request: a batch with
+    states moves no env, wherever the caller ran it. Kept, not put back at once: a planner
+    sends chunk after chunk with states and never pays for it.
+
     Args:
         env_fn: Builds the env.
         buffers: The caller's shared buffers as this worker maps them.
     """
 
     env: Any
+    _home: Any = None  # the env's own state while chunks with states have moved it
 
     def __init__(self, env_fn: Callable[[], Any], buffers: AttachedOutputs):
         self.env = env_fn()
@@ -99,6 +105,13 @@ class PlanEnvHandler(Handler):
     def handle(self, body: Any) -> Any:
         """Carry out a chunk, a call, or an attribute read or write."""
         kind = type(body)
+        if kind is StepChunk and body.states is not None:
+            if self._home is None:
+                self._home = self.env.get_state()
+            return step_chunk(self.env, body, self.buffers)
+        if self._home is not None:
+            self.env.set_state(self._home)
+            self._home = None
         if kind is StepChunk:
             return step_chunk(self.env, body, self.buffers)
         if kind is Call:

@@ -144,6 +144,24 @@ def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole)
         assert_identical(column, local.step(1)[0])
 
 
+def test_a_batch_with_states_moves_no_env_wherever_it_runs():
+    """In the caller or on the workers, later calls go on from where they were before it."""
+    in_caller = DispatchCosts(2, smoothing=0.0, per_element=1e-9, overhead=1.0)
+    envs = [
+        ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, dispatch_costs=in_caller),
+        ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, inline_small_batches=False),
+    ]
+    seen = []
+    for env in envs:
+        start, *_ = env.reset(seed=0)
+        moved = env.step(0)[0]  # the local env is one step away from the workers
+        env.step_batch([1] * 12, [start] * 12, dt=[1, 2, 3] * 4)  # some episodes end in it
+        after = (env.get_state(), env.step_batch([0, 0, 1]), env.step(1), env.reset())
+        seen.append((moved, after))
+        env.close()
+    assert_identical(seen[0], seen[1])
+
+
 def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # Costs as measured on this machine, kept fixed: ~15 us per CartPole transition,
     # ~300 us per round trip to the workers.
