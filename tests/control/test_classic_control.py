@@ -368,3 +368,28 @@ def test_state_columns_agree_with_single_states(name):
         assert {0, 1} <= set(records["steps_beyond_terminated"].tolist())
     if name == "Pendulum-v1":
         assert not records["has_last_u"][0] and records["has_last_u"][1:].all()
+
+
+@pytest.mark.parametrize(
+    ("name", "other"),
+    [
+        ("CartPole-v1", "Acrobot-v1"),
+        ("MountainCar-v0", "MountainCarContinuous-v0"),
+        ("CartPole-v1", "CartPole-v0"),
+    ],
+)
+def test_a_state_of_another_task_is_refused_even_of_the_same_size(name, other):
+    env, foreign = ClassicControl(name), ClassicControl(other)
+    state, *_ = env.reset(seed=0)
+    alien, *_ = foreign.reset(seed=0)
+    assert alien["physics"].shape == state["physics"].shape
+    action = env.sample_action()
+    with pytest.raises(TypeError, match=f"state: expected a {name} state"):
+        env.set_state(alien)
+    with pytest.raises(TypeError, match=rf"states\[1\]: expected a {name} state"):
+        env.step_batch([action] * 2, [state, alien])
+    with pytest.raises(TypeError, match=f"expected a {name} state"):
+        env.step_batch([action] * 20, [alien] * 20)  # the kernels' path
+    assert_identical(env.get_state(), state)
+    env.close()
+    foreign.close()
