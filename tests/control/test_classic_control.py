@@ -393,3 +393,22 @@ def test_a_state_of_another_task_is_refused_even_of_the_same_size(name, other):
     assert_identical(env.get_state(), state)
     env.close()
     foreign.close()
+
+
+@pytest.mark.parametrize("size", [4, 20])  # the bulk loop, then the kernel
+def test_bare_physics_in_a_batch_take_the_rest_from_the_env_at_the_start(size):
+    """plangym 0.1's states: the same batch gives the same results here and on workers."""
+    kwargs = {"remove_time_limit": False}
+    env = plangym.make("CartPole-v1", **kwargs)
+    workers = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False, **kwargs)
+    state, *_ = env.reset(seed=0)
+    for action in (0, 1, 0, 1, 0):
+        state = env.step(action, state=state)[0]  # elapsed_steps 5
+    physics = [np.array(state["physics"])] * size
+    env.set_state(state)
+    workers.set_state(state)
+    single = env.step_batch([1] * size, physics)
+    assert [int(new["elapsed_steps"]) for new in single[0]] == [6] * size
+    assert_identical(single, workers.step_batch([1] * size, physics))
+    env.close()
+    workers.close()

@@ -30,7 +30,7 @@ import numpy as np
 
 from plangym.columns import BatchColumns, is_record_block, states_to_records
 from plangym.control.classic_control.kernel_batch import kernel_actions, step_records
-from plangym.control.classic_control.kernels import kernel_for
+from plangym.control.classic_control.kernels import FLOAT64_ARRAY, kernel_for
 from plangym.control.classic_control.state import ClassicStateCodec, classic_state_dtype
 from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bulk
 from plangym.core import PlangymEnv
@@ -232,15 +232,25 @@ class ClassicControl(PlangymEnv):
             )
 
     def checked_states(self, states: list) -> list | np.ndarray:
-        """Check a batch's states; this env's own records come back as one record array.
+        """Check a batch's states; they come back as one record array of this env's.
 
-        The kernels and the bulk loop read records, so a list is stacked once, here.
+        The kernels and the bulk loop read records, so a list is stacked once, here. A bare
+        physics vector (plangym 0.1's format) becomes this env's current state with those
+        physics: every element of the batch takes the rest of its state from where the env
+        is when the batch starts, whichever process steps it (set_state's "the rest as it
+        is", without elements before it in the batch moving that rest on).
         """
         records = states_to_records(states, self.state_dtype)
         if records is not None:
             return records
         self.check_states(states)  # bare physics vectors, or a bad state to name
-        return states
+        records = np.repeat(self.get_state().reshape(1), len(states))
+        for row, state in enumerate(states):
+            if state.dtype.names is None:
+                records[row]["physics"], records[row]["physics_kind"] = state, FLOAT64_ARRAY
+            else:
+                records[row] = state
+        return records
 
     def check_states(self, states: list) -> None:
         """Check a batch of states: a glance when they are all this env's own records."""
