@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from plangym.validation.values import check_dt, describe, is_integer
+from plangym.validation.values import MAX_DT, check_dt, describe, is_integer
 
 
 def check_batch_dt(dt: Any, n: int) -> list[int]:
@@ -22,24 +22,26 @@ def check_batch_dt(dt: Any, n: int) -> list[int]:
     if len(dt) != n:
         raise ValueError(f"dt: expected {n} values (one per action), received {len(dt)}")
     if isinstance(dt, np.ndarray) and dt.dtype.kind == "f" and dt.ndim == 1:
-        whole = np.isfinite(dt) & (dt % 1 == 0)
-        if not whole.all():  # a fraction: name the first, as the element check does
-            bad = int(np.argmin(whole))
-            raise ValueError(
-                f"dt[{bad}]: expected an integer >= 1 (a whole number), received {dt[bad]}"
-            )
+        with np.errstate(invalid="ignore"):
+            fine = np.isfinite(dt) & (dt % 1 == 0) & (dt >= 1) & (dt <= MAX_DT)
+        if not fine.all():  # the element check names the first bad one
+            bad = int(np.argmin(fine))
+            _check_element(bad, dt[bad])
         dt = dt.astype(np.int64)  # whole numbers as floats, as plangym 0.1 took them
     if isinstance(dt, np.ndarray) and dt.dtype.kind in "iu" and dt.ndim == 1:
-        if n and dt.min() < 1:
-            bad = int(np.argmax(dt < 1))
-            raise ValueError(f"dt[{bad}]: expected an integer >= 1, received {int(dt[bad])}")
+        if n and (dt.min() < 1 or dt.max() > MAX_DT):
+            bad = int(np.argmax((dt < 1) | (dt > MAX_DT)))
+            _check_element(bad, int(dt[bad]))
         return dt.tolist()
-    for i, value in enumerate(dt):
-        try:
-            check_dt(value)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"dt[{i}]: {str(error).split(': ', 1)[1]}") from None
-    return [int(value) for value in dt]
+    return [_check_element(i, value) for i, value in enumerate(dt)]
+
+
+def _check_element(index: int, value: Any) -> int:
+    """Return ``dt[index]`` checked as a ``dt``; its error names the element."""
+    try:
+        return check_dt(value)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"dt[{index}]: {str(error).split(': ', 1)[1]}") from None
 
 
 def check_batch_states(states: Any, n: int) -> list | np.ndarray | None:
@@ -59,6 +61,11 @@ def check_batch_states(states: Any, n: int) -> list | np.ndarray | None:
                 f"states: expected {n} states (one per action), received {len(states)}"
             )
         return states
+    if isinstance(states, np.ndarray | np.void) and states.ndim == 0:
+        raise TypeError(
+            f"states: expected None or a list of {n} states, received one state "
+            f"({describe(states)}); pass [state] * {n} to step every action from it"
+        )
     if isinstance(states, np.ndarray) and states.dtype != object:
         states = list(states)
     if not isinstance(states, Sequence | np.ndarray) or isinstance(states, str | bytes):

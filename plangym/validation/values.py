@@ -82,7 +82,15 @@ def check_dt(dt: Any) -> int:
         dt = int(dt)
     elif isinstance(dt, float | np.floating):
         raise ValueError(f"dt: expected an integer >= 1 (a whole number), received {float(dt)}")
-    return check_positive_int("dt", dt)
+    dt = check_positive_int("dt", dt)
+    if dt > MAX_DT:
+        raise ValueError(f"dt: expected an integer in [1, {MAX_DT}], received {dt}")
+    return dt
+
+
+# The most agent steps one call may take: dt * frameskip must stay an int64 (the kernels
+# count steps in int64 columns); 2**31 steps of any env outlast a planner's patience.
+MAX_DT = 2**31 - 1
 
 
 def is_whole_float(value: Any) -> bool:

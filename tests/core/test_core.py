@@ -111,6 +111,9 @@ def test_step_batch_accepts_array_inputs(cartpole):
         ({"dt": [1, 0, 1]}, ValueError, r"dt\[1\]: expected an integer >= 1, received 0"),
         ({"dt": np.array([1, -3, 1])}, ValueError, r"dt\[1\]: expected an integer >= 1"),
         ({"dt": "3"}, TypeError, "dt: expected an integer >= 1 or a sequence of 3"),
+        ({"dt": 2**61 + 1}, ValueError, r"dt: expected an integer in \[1, 2147483647\]"),
+        ({"dt": np.array([1, 2**40, 1])}, ValueError, r"dt\[1\]: expected an integer in \[1, "),
+        ({"states": "single"}, TypeError, r"states: .*received one state .*pass \[state\] \* 3"),
         ({"states": "abc"}, TypeError, "states: expected None or a list of 3 states"),
         ({"states": [None, None]}, ValueError, r"states: expected 3 states \(one per action\)"),
         ({"actions": 1}, TypeError, "actions: expected a sequence of actions, received 1"),
@@ -120,6 +123,8 @@ def test_step_batch_accepts_array_inputs(cartpole):
 )
 def test_bad_batches_name_the_parameter(cartpole, kwargs, error, message):
     state, *_ = cartpole.reset()
+    if kwargs.get("states") == "single":
+        kwargs["states"] = state
     call = {"actions": [0, 1, 0], "states": [state] * 3, "dt": 1, **kwargs}
     with pytest.raises(error, match=message):
         cartpole.step_batch(**call)
