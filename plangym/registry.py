@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from plangym import environment_names
 from plangym.core import PlangymEnv
+from plangym.validation import check_flag
 
 if TYPE_CHECKING:
     from plangym.vectorization.env import VectorizedEnv
@@ -104,7 +105,7 @@ def get_environment_class(
 
 def vectorized_class(n_workers: int | None, ray: bool) -> type[VectorizedEnv] | None:
     """Return the class that runs an env on workers for these :func:`make` arguments."""
-    if ray:
+    if check_flag("ray", ray):
         if n_workers is None:
             raise ValueError(
                 "n_workers: ray=True runs the env on Ray actors; say how many, "

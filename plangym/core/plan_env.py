@@ -90,9 +90,9 @@ class PlanEnv(StepHooks, InputChecks, ABC):
     ):
         self._name = name
         self.frameskip = check_positive_int("frameskip", frameskip)
-        self.autoreset = autoreset
-        self.delay_setup = delay_setup
-        self._return_image = return_image
+        self.autoreset = check_flag("autoreset", autoreset)
+        self.delay_setup = check_flag("delay_setup", delay_setup)
+        self._return_image = check_flag("return_image", return_image)
         self._identity_hooks = self.step_hooks_are_identity()
         if not delay_setup:
             self.setup()

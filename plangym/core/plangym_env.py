@@ -22,7 +22,7 @@ from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
 from plangym.utils import make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
-from plangym.validation import check_choice, check_pictures_available, check_seed
+from plangym.validation import check_choice, check_flag, check_pictures_available, check_seed
 
 wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
 
@@ -80,7 +80,7 @@ class PlangymEnv(PlanEnv):
         self._render_mode = render_mode
         self._obs_type = obs_type
         self._wrappers = list(wrappers) if wrappers is not None else None
-        self._remove_time_limit = remove_time_limit
+        self._remove_time_limit = check_flag("remove_time_limit", remove_time_limit)
         self.episodic_life = episodic_life
         self._gym_env_kwargs = dict(kwargs)
         self._gym_env: gym.Env | None = None

@@ -77,7 +77,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         **kwargs: Any,
     ):
         self._blocking = blocking
-        self.inline_small_batches = inline_small_batches
+        self.inline_small_batches = check_flag("inline_small_batches", inline_small_batches)
         self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
         self._env_class = env_class
         self._n_workers = check_positive_int("n_workers", n_workers)

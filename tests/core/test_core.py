@@ -150,6 +150,23 @@ def test_constructor_choices_are_checked():
         plangym.make("CartPole-v1", render_mode="depth")
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"autoreset": "no"},
+        {"delay_setup": "yes"},
+        {"return_image": 1},
+        {"remove_time_limit": "False"},
+        {"ray": "no", "n_workers": 2},
+        {"inline_small_batches": "no", "n_workers": 2},
+    ],
+)
+def test_constructor_flags_are_checked(kwargs):
+    name = next(iter(key for key in kwargs if key != "n_workers"))
+    with pytest.raises(TypeError, match=rf"{name}: expected True or False, received"):
+        plangym.make("CartPole-v1", **kwargs)
+
+
 def test_clone_repeats_the_constructor_call():
     env = ClassicControl("Acrobot-v1", 3, False, remove_time_limit=False, obs_type="grayscale")
     clone = env.clone()
