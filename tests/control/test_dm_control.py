@@ -291,3 +291,14 @@ def test_episode_model_fields_are_all_listed(name):
     listed = EPISODE_MODEL_FIELDS.get(name) or EPISODE_MODEL_FIELDS.get(env.domain_name, ())
     assert changed <= {*listed, "mat_rgba"}
     env.close()
+
+
+def test_a_seed_beyond_32_bits_is_refused_naming_the_seed():
+    env = DMControlEnv("cartpole-balance")
+    state, *_ = env.reset(seed=1)
+    for call in (lambda: env.reset(seed=2**32), lambda: env.seed(2**32)):
+        with pytest.raises(ValueError, match=r"seed: expected None or an int in \[0, 2\*\*32"):
+            call()
+        assert_identical(env.get_state(), state)
+    env.reset(seed=2**32 - 1)
+    env.close()

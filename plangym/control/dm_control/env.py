@@ -336,6 +336,11 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
         seed = check_seed(seed)
+        if seed is not None and seed >= 2**32:  # the task's generator is a RandomState
+            raise ValueError(
+                f"seed: expected None or an int in [0, 2**32 - 1] for a dm_control task (its "
+                f"generator is NumPy's RandomState), received {seed}"
+            )
         self.gym_env.task.random.seed(seed)
         self.action_space.seed(seed)
         self.apply_reset()
