@@ -18,6 +18,7 @@ from plangym.validation import (
     check_batch_dt,
     check_batch_states,
     check_return_state,
+    is_integer,
 )
 from plangym.vectorization.backend import BatchInputs
 from plangym.vectorization.messages import Call, GetAttr
@@ -167,11 +168,19 @@ class BatchEnv:
         backend = ProcessBackend(envs, obs_shape or (), obs_dtype or np.float64)
         self.scheduler = Scheduler(backend, queue_depth=queue_depth)
 
+    # The env that checks a batch's states before it is sent: a ParallelEnv's local env
+    # for a view; None for workers on their own, where the first worker checks them.
+    _checker: Any = None
+
     @classmethod
-    def view(cls, scheduler: Scheduler, blocking: bool = False) -> BatchEnv:
-        """Return the ``BatchEnv`` of the workers a ``ParallelEnv`` owns (its own scheduler)."""
+    def view(cls, scheduler: Scheduler, blocking: bool = False, checker: Any = None) -> BatchEnv:
+        """Return the ``BatchEnv`` of the workers a ``ParallelEnv`` owns (its own scheduler).
+
+        ``checker``: the ``ParallelEnv``'s local env, which checks the states of a batch.
+        """
         batch_env = cls.__new__(cls)
         batch_env.scheduler, batch_env.blocking = scheduler, blocking
+        batch_env._checker = checker
         return batch_env
 
     @property
@@ -215,7 +224,14 @@ class BatchEnv:
         Returns plangym 0.1's stacked batch: ``(states, observs, infos)`` arrays, one row
         per worker reset, or ``(observs, infos)`` without ``return_states``.
         """
-        indices = range(self.n_workers) if indices is None else [int(i) for i in indices]
+        n = self.n_workers
+        if indices is None:
+            indices = range(n)
+        else:  # before any worker is reset
+            bad = [index for index in indices if not is_integer(index) or not 0 <= index < n]
+            if bad:
+                raise ValueError(f"indices: expected worker indices in 0..{n - 1}, got {bad[0]!r}")
+            indices = [int(index) for index in indices]
         request = Call("reset", (), {"return_state": return_states})
         results = self.scheduler.broadcast(dict.fromkeys(indices, request), "reset")
         return tuple(stack_rows(column) for column in zip(*results, strict=True))
@@ -237,6 +253,11 @@ class BatchEnv:
         dts = check_batch_dt(dt, len(actions))
         states = check_batch_states(states, len(actions))
         check_batch_action_values(self.workers[0].action_space, actions)
+        if states is not None:  # every state, before any worker steps its chunk
+            if self._checker is not None:
+                self._checker.check_states(list(states))
+            else:
+                self.workers[0].call("check_states", list(states))()
         want_state = return_state if return_state is not None else states is not None
         return self.scheduler.run(BatchInputs(actions, states, dts, want_state)).columns()
 

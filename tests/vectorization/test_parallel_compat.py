@@ -240,6 +240,28 @@ def test_batch_env_make_transitions_checks_then_steps_like_the_env(env):
         batch_env.make_transitions([0, 1, 5], states[:3])
 
 
+def test_batch_env_checks_every_state_and_index_before_any_worker_moves(env):
+    """Through a ParallelEnv's view (its local env checks) and on plain workers (worker 0)."""
+    acrobot = ClassicControl("Acrobot-v1")
+    foreign, *_ = acrobot.reset(seed=0)
+    acrobot.close()
+    workers = [ExternalProcess(lambda: ClassicControl("CartPole-v1"), index=i) for i in range(2)]
+    plain = BatchEnv(workers)
+    try:
+        for batch_env in (env._batch_env, plain):
+            states = list(batch_env.reset()[0])
+            before = [worker.call("get_state")() for worker in batch_env.workers]
+            with pytest.raises(TypeError, match=r"states\[3\]: expected a CartPole-v1 state"):
+                batch_env.make_transitions([0, 1, 0, 1], [*states, states[0], foreign])
+            for indices in ([5], [-1], ["0"]):
+                with pytest.raises(ValueError, match=r"indices: expected worker indices in 0\.\.1"):
+                    batch_env.reset(indices=indices)
+            after = [worker.call("get_state")() for worker in batch_env.workers]
+            assert all(bool(a == b) for a, b in zip(before, after, strict=True))
+    finally:
+        plain.close()
+
+
 # ExternalProcess --------------------------------------------------------------------------------
 def test_external_process_has_the_env_spaces_and_attributes(worker):
     local = ClassicControl("Pendulum-v1", frameskip=2)
