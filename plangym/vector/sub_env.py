@@ -57,16 +57,22 @@ class SubEnv:
         self.env = env
         self.autoreset_mode = autoreset_mode
         self.episode_ended = False  # under NEXT_STEP: the next step resets
+        # The observation of a restart the next step reports (see restarted), or None.
+        self.unreported_restart: Any = None
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start a new episode: ``(obs, info)``."""
         obs, info = self.env.reset(seed=seed, options=options)
-        self.episode_ended = False
+        self.episode_ended, self.unreported_restart = False, None
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict]:
         """One step under the autoreset rule: ``(obs, reward, terminated, truncated, info)``."""
         mode = self.autoreset_mode
+        if self.unreported_restart is not None:  # the restart is this step's news
+            obs, self.unreported_restart = self.unreported_restart, None
+            self.episode_ended = mode is AutoresetMode.NEXT_STEP
+            return obs, 0.0, False, True, {"worker_restarted": True}
         if mode is AutoresetMode.NEXT_STEP and self.episode_ended:
             obs, info = self.env.reset()
             self.episode_ended = False
@@ -80,12 +86,19 @@ class SubEnv:
             obs = reset_obs
         return obs, reward, terminated, truncated, info
 
-    def restarted(self) -> tuple[Any, dict]:
-        """Reset a sub-env rebuilt after its worker died; its step reports a truncation."""
+    def restarted(self, report: bool = False) -> tuple[Any, dict]:
+        """Reset a sub-env rebuilt after its worker died; a step reports a truncation.
+
+        The vector env reports the step the worker died in. After any other call
+        (``report``), the next step does not step: it returns the reset observation,
+        truncated, with ``info["worker_restarted"]``. Either way, under NEXT_STEP the step
+        after the truncation starts a new episode, as after any truncation.
+        """
         obs, info = self.reset()
-        # The vector env reports this step as truncated: under NEXT_STEP the next step
-        # starts a new episode, as after any truncation.
-        self.episode_ended = self.autoreset_mode is AutoresetMode.NEXT_STEP
+        if report:
+            self.unreported_restart = obs
+        else:
+            self.episode_ended = self.autoreset_mode is AutoresetMode.NEXT_STEP
         return obs, {**info, "worker_restarted": True}
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -197,7 +210,7 @@ class SubEnvHandler(Handler):
         if kind is Reset:
             return self.observed(*sub_env.reset(body.seed, body.options))
         if kind is Restarted:
-            return self.observed(*sub_env.restarted())
+            return self.observed(*sub_env.restarted(body.report))
         if kind is Call:
             return sub_env.call(body.name, *body.args, **(body.kwargs or {}))
         if kind is SetAttr:

@@ -103,7 +103,7 @@ class PlanVectorEnv(VectorEnv):
         try:
             self._backend, self.outputs = backend, outputs
             self._scheduler = Scheduler(
-                backend, unit="sub-env", recovery=Restarted(), crash_error=SubEnvCrashedError
+                backend, unit="sub-env", recovery=Restarted.after, crash_error=SubEnvCrashedError
             )
             self.num_envs = backend.n_workers
             self.metadata = {**probe.metadata, "autoreset_mode": self.autoreset_mode}

@@ -109,7 +109,18 @@ class Step(NamedTuple):
 
 
 class Restarted(NamedTuple):
-    """Reset a sub-env rebuilt after its worker died (its step reports a truncation)."""
+    """Reset a sub-env rebuilt after its worker died; a truncation reports it.
+
+    The caller reports a step its worker died in; after any other call (``report``) the
+    sub-env's next step reports it instead.
+    """
+
+    report: bool = False
+
+    @classmethod
+    def after(cls, label: str) -> Restarted:
+        """Return the request for a sub-env whose worker died in a ``label`` call."""
+        return cls(report=label != "step")
 
 
 class CheckSpaces(NamedTuple):

@@ -36,8 +36,9 @@ class Scheduler:
             one). A second one keeps a worker busy while the caller reads the results of
             its first, which pays off for short chunks.
         unit: What a worker is called in messages ("worker", "sub-env").
-        recovery: A request every replaced worker runs before anything else (a sub-env
-            is reset); its answer is the result of a task lost under ``OnCrash.REPORT``.
+        recovery: Builds the request every replaced worker runs before anything else (a
+            sub-env is reset) from the label of the call its worker died in; its answer is
+            the result of a task lost under ``OnCrash.REPORT``.
         crash_error: The class of the error a lost task raises.
     """
 
@@ -47,7 +48,7 @@ class Scheduler:
         chunks_per_worker: int = CHUNKS_PER_WORKER,
         queue_depth: Callable[[int], int] | None = None,
         unit: str = "worker",
-        recovery: Any = None,
+        recovery: Callable[[str], Any] | None = None,
         crash_error: type[WorkerCrashedError] = WorkerCrashedError,
     ):
         self.backend = backend
@@ -187,12 +188,12 @@ class Scheduler:
             self.backend.abandon(busy)
         else:  # a sub-env left mid-call is rebuilt, so it is in a known state
             for worker in busy:
-                self._replace(worker)
+                self._replace(worker, batch.label)
 
     def _time_out(self, batch: Batch, timeout: float | None) -> None:
         busy = self._drop(batch)
         for worker in busy:
-            self._replace(worker)
+            self._replace(worker, batch.label)
         raise CallTimeoutError(
             f"timeout: {batch.label}_wait took longer than {timeout} s; {self.unit}s {busy} "
             "were replaced and the call abandoned"
@@ -206,7 +207,7 @@ class Scheduler:
         batch.abandoned = busy
         return busy
 
-    def _replace_persistently(self, worker: int) -> Any:
+    def _replace_persistently(self, worker: int, label: str) -> Any:
         """:meth:`_replace`, again if the replacement dies before it is ready.
 
         A replacement killed while it starts (the fate of the worker it replaces, say)
@@ -214,19 +215,20 @@ class Scheduler:
         """
         for _ in range(MAX_RERUNS):
             try:
-                return self._replace(worker)
+                return self._replace(worker, label)
             except WorkerCrashedError:
                 continue
-        return self._replace(worker)
+        return self._replace(worker, label)
 
-    def _replace(self, worker: int) -> Any:
-        """Restart ``worker``; run the recovery request on it; return its answer."""
+    def _replace(self, worker: int, label: str) -> Any:
+        """Restart ``worker`` (it died in a ``label`` call); run the recovery request on it."""
         self.backend.restart(worker)
         if self.recovery is None:
             return None
-        ticket = self.backend.submit(worker, self.recovery)
+        request = self.recovery(label)
+        ticket = self.backend.submit(worker, request)
         self.backend.wait({worker: ticket}, None)
-        return self.backend.result(worker, ticket, self.recovery)
+        return self.backend.result(worker, ticket, request)
 
     # Internals ----------------------------------------------------------------------------
     def _submit(self, task: Task, worker: int, batch: Batch) -> bool:
@@ -283,7 +285,7 @@ class Scheduler:
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:
-            answer = self._replace_persistently(worker)
+            answer = self._replace_persistently(worker, batch.label)
         except Exception as error:  # the rebuilt env failed too: report it, go on
             add_note(error, f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:

@@ -383,6 +383,25 @@ def test_a_call_whose_worker_died_raises_and_the_env_goes_on(make_lockstep, how)
         lock.step()
 
 
+@pytest.mark.parametrize("mode", [NEXT_STEP, SAME_STEP], ids=lambda mode: mode.name)
+@pytest.mark.parametrize("how", ["call", "get_attr"])
+def test_the_next_step_reports_a_restart_that_happened_in_a_call(make_lockstep, how, mode):
+    """The sub-env was rebuilt and reset in the call: its next step says so (truncated)."""
+    ours = make_lockstep(mode=mode).ours
+    ours.reset(seed=SEED)
+    ours.step(np.zeros(N, np.int64))
+    kill_worker(ours, 1)
+    with pytest.raises(SubEnvCrashedError, match="sub-env 1"):
+        CALLS[how](ours)
+    obs, rewards, terminations, truncations, infos = ours.step(np.zeros(N, np.int64))
+    assert truncations.tolist() == [False, True, False]
+    assert (rewards[1], terminations[1]) == (0.0, False)
+    assert infos["worker_restarted"][1] and infos["_worker_restarted"].tolist() == [0, 1, 0]
+    assert "final_obs" not in infos  # its last step before the crash was lost
+    ours.step(np.zeros(N, np.int64))  # and then on, as after any truncation
+    assert not ours.step(np.zeros(N, np.int64))[3].any()
+
+
 # 4. A sub-env raises ---------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", [NEXT_STEP, SAME_STEP], ids=lambda mode: mode.name)
 @pytest.mark.parametrize("flavour", list(FLAVOURS))

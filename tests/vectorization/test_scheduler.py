@@ -481,7 +481,7 @@ def test_abandon_names_only_the_workers_still_busy():
 
 def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
     backend = FakeBackend(3)
-    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=Recover())
+    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
     batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
 
     scheduler.abandon(batch)
@@ -509,7 +509,7 @@ def test_rerun_sends_the_lost_request_again():
 
 def test_report_makes_the_recovery_answer_the_result():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=Recover())
+    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
 
     batch = scheduler.gather(scheduler.send({0: Call("s"), 1: Call("s")}, "step", OnCrash.REPORT))
 
