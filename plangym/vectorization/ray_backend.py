@@ -1,8 +1,11 @@
 """The Ray backend: one :class:`~plangym.vectorization.ray_actor.RemoteEnv` actor per worker.
 
-Requests and answers are objects of their own in Ray's object store, so there is nothing
-to undo when a call is given up on: an actor still on its request runs the next one after
-it. A dead actor (SIGKILL, ``ray.kill``, a lost node) is killed for good and replaced.
+Requests and answers are objects of their own in Ray's object store. An actor still on a
+call given up on (Ctrl-C) is replaced, as a worker process is, so the next call does not
+wait for it. A dead actor (SIGKILL, ``ray.kill``, a lost node) is killed for good and
+replaced. Once ``ray.shutdown()`` has ended the connection the actors are gone: calls
+raise :class:`RayShutDownError`, and closing has nothing left to do (any Ray call would
+start a new local cluster).
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import Any
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
+
+
+class RayShutDownError(RuntimeError):
+    """The Ray connection the actors ran on was shut down (``ray.shutdown()``)."""
 
 
 class RayBackend(Backend):
@@ -83,7 +90,15 @@ class RayBackend(Backend):
     # The protocol -----------------------------------------------------------------------------
     def submit(self, worker: int, request: Any) -> Any:
         """Start ``request`` on actor ``worker``; its ticket is the answer's reference."""
+        self._check_connected()
         return self.actors[worker].handle.remote(request)
+
+    def _check_connected(self) -> None:
+        if not self.ray.is_initialized():
+            raise RayShutDownError(
+                f"the Ray connection of this env's actors was shut down (ray.shutdown()), "
+                f"and its {self.unit}s with it; build the env again"
+            )
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Actors whose request has finished (or failed)."""
@@ -113,15 +128,20 @@ class RayBackend(Backend):
 
     def restart(self, worker: int) -> None:
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""
+        self._check_connected()
         self.kill(self.actors[worker])
         self.actors[worker] = self._start(worker)
         self._pids[worker] = self._get([self.actors[worker].ready.remote()])[0]
 
     def abandon(self, workers: list[int]) -> None:
-        """Nothing to undo: the actors' answers are objects of their own (see above)."""
+        """Replace the actors still on a call given up on (none left after ray.shutdown)."""
+        if self.ray.is_initialized():
+            super().abandon(workers)
 
     def close(self, terminate: bool = False) -> None:
         """Close the envs (unless ``terminate``) and kill every actor (the cluster stays up)."""
+        if not self.ray.is_initialized():
+            return  # ray.shutdown() took the actors; a Ray call would start a new cluster
         if not terminate:
             with contextlib.suppress(Exception):
                 self.ray.get([actor.close.remote() for actor in self.actors], timeout=10)

@@ -10,7 +10,9 @@ import gc
 import importlib.util
 import os
 import signal
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -449,6 +451,50 @@ def test_ctrl_c_during_a_batch_leaves_the_env_usable(faulty):
     timer.join()
     expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
     assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
+
+
+def test_ctrl_c_replaces_the_actor_still_on_the_batch(faulty):
+    """The next call does not wait for the abandoned chunk (it would hang for 30 s)."""
+    env = faulty
+    good = faulty_state(env.plan_env, 0.0)
+    stuck = faulty_state(env.plan_env, HANG)
+    pids = env.pool.wait_ready()
+    env.step_batch_async([0, 0], states=[good, stuck])
+    timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        env.step_batch_wait()
+    timer.join()
+    assert env.pool.worker_pids[1] != pids[1]  # the actor on the hanging chunk was replaced
+    env.step_batch_async([0, 1], states=[good, good])
+    expected = env.plan_env.step_batch([0, 1], states=[good, good])
+    assert_identical(env.step_batch_wait(timeout=20), expected)
+
+
+def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
+    script = textwrap.dedent(
+        """
+        import os, ray, plangym
+        from plangym.vectorization.ray_backend import RayShutDownError
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        env = plangym.make("CartPole-v1", n_workers=1, ray=True, inline_small_batches=False)
+        state, *_ = env.reset()
+        ray.shutdown()
+        try:
+            env.step_batch([0], [state])
+        except RayShutDownError as error:
+            print("refused:", "ray.shutdown()" in str(error))
+        env.close()
+        del env
+        print("cluster started again:", ray.is_initialized())
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == ["refused: True", "cluster started again: False"]
 
 
 # Closing ----------------------------------------------------------------------------------------
