@@ -11,6 +11,7 @@ ValueError: dt: expected an integer >= 1, received 0
 from __future__ import annotations
 
 import math
+import multiprocessing
 from typing import Any
 
 import numpy as np
@@ -171,6 +172,17 @@ def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:
         shown = sorted(choices, key=str)
         raise ValueError(f"{name}: expected one of {shown}, received {value!r}")
     return value
+
+
+def check_start_method(name: str, value: Any) -> str | None:
+    """Return a multiprocessing start method this platform has (or None: its default).
+
+    >>> check_start_method("context", "spawn"), check_start_method("context", None)
+    ('spawn', None)
+    """
+    if value is None:
+        return None
+    return check_choice(name, value, frozenset(multiprocessing.get_all_start_methods()))
 
 
 def check_pictures_available(

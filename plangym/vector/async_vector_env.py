@@ -25,7 +25,7 @@ import gymnasium
 from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
-from plangym.validation import describe, is_integer
+from plangym.validation import check_start_method, describe, is_integer
 from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
 from plangym.vector.spaces import check_shared_memory
 from plangym.vector.sub_env import SubEnvHandler
@@ -79,7 +79,7 @@ class AsyncVectorEnv(PlanVectorEnv):
         self.worker = None
         self.max_concurrency = None if max_concurrency is None else int(max_concurrency)
         self.shared_memory = shared_memory
-        self.context, self.daemon = context, daemon
+        self.context, self.daemon = check_start_method("context", context), daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         self._start_from_probe(observation_mode, self._start_workers)
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from plangym.constructor import takes_parameters_of
+from plangym.validation import check_start_method
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.chunks import plan_chunks
 from plangym.vectorization.compat import (
@@ -62,7 +63,7 @@ class ParallelEnv(VectorizedEnv):
 
     @takes_parameters_of(VectorizedEnv.__init__)
     def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any):
-        self._start_method = start_method
+        self._start_method = check_start_method("start_method", start_method)
         super().__init__(*args, **kwargs)
 
     def create_backend(self) -> Backend:

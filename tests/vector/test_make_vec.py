@@ -238,6 +238,11 @@ def test_planning_on_gymnasium_sub_envs_says_what_is_missing():
         ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode"),
         ({"autoreset": True}, ValueError, "autoreset"),
         ({"name": "NoSuchGame-v9"}, Exception, "NoSuchGame-v9"),
+        (
+            {"vectorization_mode": "async", "vector_kwargs": {"context": "bogus"}},
+            ValueError,
+            "context",
+        ),
     ],
 )
 def test_make_vec_refuses_bad_arguments_before_starting_workers(kwargs, error, message):

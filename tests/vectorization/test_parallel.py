@@ -144,6 +144,11 @@ def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole)
         assert_identical(column, local.step(1)[0])
 
 
+def test_a_bad_start_method_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"start_method: expected one of \[.*'spawn'\]"):
+        plangym.make("CartPole-v1", n_workers=2, start_method="bogus")
+
+
 def test_a_batch_with_states_moves_no_env_wherever_it_runs():
     """In the caller or on the workers, later calls go on from where they were before it."""
     in_caller = DispatchCosts(2, smoothing=0.0, per_element=1e-9, overhead=1.0)
