@@ -235,3 +235,18 @@ def test_lua_scripted_games_are_refused():
 def test_selfcheck_passes():
     results = run_checks(NAME, n_steps=15)
     assert {r.status for r in results} <= {"PASS", "n/a"}, results
+
+
+def test_plangym_01s_rom_import_command_still_runs(tmp_path):
+    """``python -m plangym.scripts.import_retro_roms DIR``, from plangym 0.1's README."""
+    import subprocess
+    import sys
+
+    (tmp_path / "not-a-rom.bin").write_bytes(b"\0" * 64)
+    command = [sys.executable, "-W", "default", "-m", "plangym.scripts.import_retro_roms"]
+    run = subprocess.run(
+        [*command, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Imported 0 games" in run.stdout
+    assert "DeprecationWarning: This script is deprecated" in run.stderr
