@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.envs.registration import EnvSpec
+from gymnasium.envs.registration import EnvSpec, find_highest_version, parse_env_id
 
 
 def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gym.Env:
@@ -16,10 +16,25 @@ def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gy
     only when ``remove_time_limit`` is False.
     """
     spec = gym.spec(name)
+    warn_if_out_of_date(spec)
     overrides: dict[str, Any] = {"order_enforce": False, "disable_env_checker": True}
     if remove_time_limit:
         overrides["max_episode_steps"] = None
     return gym.make(dataclasses.replace(spec, **overrides), **kwargs)
+
+
+def warn_if_out_of_date(spec: EnvSpec) -> None:
+    """Warn as ``gymnasium.make(id)`` does when a newer version of the env is registered.
+
+    Making an env from its spec (as :func:`make_gym_env` does) skips gymnasium's check.
+    """
+    namespace, name, version = parse_env_id(spec.id)
+    latest = find_highest_version(namespace, name)
+    if version is not None and latest is not None and latest > version:
+        gym.logger.deprecation(
+            f"The environment {spec.id} is out of date. You should consider "
+            f"upgrading to version `v{latest}`."
+        )
 
 
 # plangym 0.1's "no limit", 1e100 steps, as the int equal to it: gymnasium's TimeLimit takes ints.

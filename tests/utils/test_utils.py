@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import types
+import warnings
 
 import ale_py
 import cv2
@@ -18,6 +19,7 @@ import pytest
 from gymnasium.envs.registration import EnvSpec
 from PIL import Image
 
+import plangym
 from plangym.utils import (
     NO_TIME_LIMIT,
     GrayScaleObservation,
@@ -444,3 +446,11 @@ def test_grayscale_observation_rejects_float_images(pong):
     )
     with pytest.raises(ValueError, match="uint8"):
         GrayScaleObservation(floats)
+
+
+def test_an_out_of_date_env_warns_as_gymnasium_make_does():
+    with pytest.warns(DeprecationWarning, match=r"CartPole-v0 is out of date.*`v1`"):
+        plangym.make("CartPole-v0").close()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*out of date", category=DeprecationWarning)
+        plangym.make("CartPole-v1").close()
