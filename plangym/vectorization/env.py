@@ -4,7 +4,7 @@ Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`); a
 ``SINGLETON`` class's local env lives in a worker (:mod:`~plangym.vectorization.worker_env`).
 
 >>> VectorizedEnv.split_similar_chunks(list(range(7)), n_chunks=3)
-[[0, 1, 2], [3, 4], [5, 6]]
+[[0, 1, 2], [3, 4, 5], [6]]
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from plangym.core import PlanEnv
 from plangym.validation import check_flag, check_positive_int, check_return_state, check_timeout
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
-from plangym.vectorization.chunks import chunk_bounds
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.lifecycle import CallState, idle_only
 from plangym.vectorization.local_env import LocalEnvAPI
@@ -170,14 +169,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     step_batch = idle_only(PlanEnv.step_batch)
     step_batch.__doc__ = """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
 
-        With states, results are bit-identical to the single env's ``step_batch``, whether
-        the batch ran on the workers or, when the measured costs say that is faster, in
-        this process, and the batch moves no env: the local env (what :meth:`get_state`,
-        :meth:`step` and :meth:`reset` go on from) and every worker stay where they were.
-        Without states, each worker steps its chunk from its own current state: after
-        :meth:`reset`, :meth:`set_state` or :meth:`sync_states` that is the same state for
-        every worker, and the chunks step on from where each worker's last stateless one
-        ended.
+        With states, results are bit-identical to the single env's, on the workers or (when
+        the costs say so) in this process, and no env moves: the local env and the workers
+        stay where they were. Without states, each worker steps its chunk on from its own
+        state: the local env's after :meth:`reset`, :meth:`set_state` or
+        :meth:`sync_states`, then where its last stateless chunk ended.
         """
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
@@ -319,8 +315,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     @staticmethod
     def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
-        """Split ``vector`` into at most ``n_chunks`` contiguous chunks of similar size."""
-        return [vector[start:stop] for start, stop in chunk_bounds(len(vector), n_chunks)]
+        """Split ``vector`` as 0.1 did: chunks of ``ceil(len / n_chunks)``, the last shorter."""
+        size = max(1, -(-len(vector) // n_chunks))
+        return [vector[start : start + size] for start in range(0, len(vector), size)]
 
     @classmethod
     def batch_step_data(cls, actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
