@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -388,6 +388,24 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         if seed_env is None:
             raise TypeError(f"seed: {type(self).__name__} has no seed() method to seed it with")
         seed_env(seed)
+
+    @contextlib.contextmanager
+    def state_kept(self) -> Iterator[None]:
+        """Leave the env in the state it is in now, whatever the block does with it.
+
+        >>> import plangym
+        >>> env = plangym.make("CartPole-v1")
+        >>> state, *_ = env.reset(seed=0)
+        >>> with env.state_kept():
+        ...     _ = env.step(1)
+        >>> bool(env.get_state() == state)
+        True
+        """
+        state = self.get_state()
+        try:
+            yield
+        finally:
+            self.set_state(state)
 
     def get_state(self) -> Any:
         """Return everything that decides the future of the environment."""

@@ -211,13 +211,10 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             # A batch with states moves no env, here as on the workers (see PlanEnvHandler):
             # where the costs sent it must not change what later calls start from.
             plan_env = self.plan_env
-            home = plan_env.get_state()
-            try:
+            with plan_env.state_kept():
                 columns = plan_env.run_batch_columns(
                     inputs.actions, inputs.states, inputs.dts, inputs.want_state
                 )
-            finally:
-                plan_env.set_state(home)
             self.dispatch_costs.record_local(size, time.perf_counter() - started)
             return columns
         batch = self.scheduler.run(inputs)

@@ -19,9 +19,10 @@ emulator, and the caller can build one while it is open.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import gymnasium
@@ -59,6 +60,15 @@ class WorkerEnv:
     def __repr__(self) -> str:
         pids = self._scheduler.backend.worker_pids if self._scheduler else (None,)
         return f"{type(self).__name__}({self._env_class.__name__}, pid={pids[0]})"
+
+    @contextlib.contextmanager
+    def state_kept(self) -> Iterator[None]:
+        """Leave the env as it is now (:meth:`PlanEnv.state_kept`, by state, from here)."""
+        state = self.get_state()  # the env's, through __getattr__
+        try:
+            yield
+        finally:
+            self.set_state(state)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

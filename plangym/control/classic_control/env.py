@@ -141,6 +141,17 @@ class ClassicControl(PlangymEnv):
         # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.
         return np.ndarray((), codec.dtype, codec.pack(codec.read()))
 
+    @contextmanager
+    def state_kept(self) -> Iterator[None]:
+        """:meth:`PlanEnv.state_kept`, through the codec's fields (no record packed)."""
+        codec = self._state_codec
+        physics, *rest = codec.read()
+        fields = (physics.copy() if isinstance(physics, np.ndarray) else physics, *rest)
+        try:
+            yield
+        finally:
+            codec.write(fields)
+
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state from :meth:`get_state` (or a bare physics vector)."""
         self.check_state(state)
