@@ -302,3 +302,6 @@ def test_a_seed_beyond_32_bits_is_refused_naming_the_seed():
         assert_identical(env.get_state(), state)
     env.reset(seed=2**32 - 1)
     env.close()
+    for seed in (2**32, -1, "1"):
+        with pytest.raises(ValueError, match="seed: expected None or an int"):
+            DMControlEnv("cartpole-balance", seed=seed)

@@ -63,6 +63,17 @@ from plangym.validation import check_seed  # noqa: E402
 __all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED", "split_name"]
 
 
+def check_task_seed(seed: Any) -> int | None:
+    """Return a seed a dm_control task's generator (NumPy's RandomState) takes, or raise."""
+    seed = check_seed(seed)
+    if seed is not None and seed >= 2**32:
+        raise ValueError(
+            f"seed: expected None or an int in [0, 2**32 - 1] for a dm_control task (its "
+            f"generator is NumPy's RandomState), received {seed}"
+        )
+    return seed
+
+
 class DMControlEnv(DMControlPictures, PlangymEnv):
     """A dm_control suite task (``"domain-task"``), exactly restorable.
 
@@ -129,7 +140,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
             )
         self._domain_name, self._task_name = split_name(name, domain_name, task_name)
         self._visualize_reward = bool(visualize_reward)
-        self._seed = seed
+        self._seed = check_task_seed(seed)
         self.viewer: list[np.ndarray] = []  # what render("human") collects for show_game
         self._window = None
         name = f"{self._domain_name}-{self._task_name}"
@@ -335,12 +346,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
-        seed = check_seed(seed)
-        if seed is not None and seed >= 2**32:  # the task's generator is a RandomState
-            raise ValueError(
-                f"seed: expected None or an int in [0, 2**32 - 1] for a dm_control task (its "
-                f"generator is NumPy's RandomState), received {seed}"
-            )
+        seed = check_task_seed(seed)
         self.gym_env.task.random.seed(seed)
         self.action_space.seed(seed)
         self.apply_reset()
