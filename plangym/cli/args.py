@@ -126,7 +126,7 @@ class Option:
     @classmethod
     def seed(cls, help: str) -> Option:
         """Return ``--seed`` (default 0) of a command that draws random numbers."""
-        return cls("--seed", int, 0, help)
+        return cls("--seed", non_negative_int, 0, help)
 
     @classmethod
     def frameskip(cls) -> Option:

@@ -35,7 +35,7 @@ from plangym.cli.args import (
     positive_int,
     prepare_out_dir,
 )
-from plangym.cli.checkpoint import Checkpointer, load_checkpoint, restore_trajectory
+from plangym.cli.checkpoint import CHECKPOINT, Checkpointer, load_checkpoint, restore_trajectory
 from plangym.cli.interrupt import stop_signals_raise
 from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.plan_settings import (
@@ -130,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
     planner_class, params, frameskip = resolve_settings(args, resumed)
     check_viz_extra()
     out = prepare_out_dir(args.out)
+    if resumed is None or Path(args.resume).resolve() != out.resolve():
+        # An earlier run's: left there, a stopped run would report it and --resume go on
+        # with that other game. This run writes its own.
+        (out / CHECKPOINT).unlink(missing_ok=True)
     trajectory = Trajectory()
     baseline: list[float] = []
     outputs = PlanOutputs(out, args, frameskip, params)
@@ -141,6 +145,13 @@ def run(args: argparse.Namespace) -> int:
             if stops.first is None:
                 raise
         stop = stops.first
+        if stop is not None and resumed is not None and not trajectory.actions:
+            # Stopped while the saved game was being restored: its files stay as they were.
+            print(
+                f"plangym: interrupted ({stop.signal_name}) while resuming; {out} is unchanged",
+                file=sys.stderr,
+            )
+            return stop.exit_status
         trajectory = played_part(trajectory)
         signals_before = len(stops.received)
         try:

@@ -172,6 +172,18 @@ def planner_settings(
         params[keyword] = given if given is not None else fallback
     if getattr(args, BUDGET.dest) is not None and "budget" not in options:
         raise UsageError(f"--budget: the {args.planner} planner has none; use fmc or uct")
+    own = {option.flag for option in options.values()}
+    others = {option.flag: option for option in {*SWARM_OPTIONS.values(), *UCT_OPTIONS.values()}}
+    ignored = sorted(
+        flag
+        for flag, option in others.items()
+        if flag not in own and getattr(args, option.dest) is not None
+    )
+    if ignored:  # an option of another planner would be silently ignored
+        raise UsageError(
+            f"{', '.join(ignored)}: not options of the {args.planner} planner "
+            f"(its options: {', '.join(sorted(own))})"
+        )
     if args.planner == "fmc" and params["budget"] is None:
         params["budget"] = params["n_walkers"] * params["horizon"]
     if params.get("budget", 0) is None:

@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states, take_states
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_seed
 
 if TYPE_CHECKING:
     from plangym.planning.display import Animation
@@ -177,6 +177,8 @@ def play(
             holds steps already (a game resumed from a checkpoint) is continued from its
             last state, up to ``max_steps`` steps in all; its times and counts go on.
     """
+    check_positive_int("max_steps", max_steps)  # before the env is reset
+    seed = check_seed(seed)
     trajectory = Trajectory() if record is None else record
     start = time.perf_counter() - trajectory.wall_s
     if trajectory.actions:
@@ -311,7 +313,7 @@ def random_scores(env: Any, steps: int, episodes: int, seed: int = 0) -> list[fl
     """
     check_positive_int("steps", steps)
     check_positive_int("episodes", episodes)
-    sampler = ActionSampler(env.action_space, np.random.default_rng(seed))
+    sampler = ActionSampler(env.action_space, np.random.default_rng(check_seed(seed)))
     states: list | np.ndarray = [start_episode(env, seed)] * episodes  # games still playing
     scores = np.zeros(episodes)
     playing = np.arange(episodes)

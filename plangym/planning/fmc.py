@@ -41,7 +41,7 @@ from gymnasium import spaces
 from plangym.planning.batches import step_states, take_states
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.planning.swarm import _Swarm
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_seed
 
 
 def relativize(values: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ class FMCPlanner:
         self.reward_weight = float(reward_weight)
         self.distance_weight = float(distance_weight)
         self.features = features
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.sampler = ActionSampler(env.action_space, self.rng)
 
     def decide(self, state: Any) -> Decision:

@@ -38,7 +38,7 @@ import numpy as np
 
 from plangym.planning.batches import step_states, take_states
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_seed
 
 
 def rescale(values: np.ndarray) -> np.ndarray:
@@ -101,7 +101,7 @@ class SwarmPlanner:
                 f"received {repeat_probability!r}"
             )
         self.repeat_probability = float(repeat_probability)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.sampler = ActionSampler(env.action_space, self.rng)
 
     def decide(self, state: Any) -> Decision:

@@ -49,7 +49,7 @@ from gymnasium import spaces
 
 from plangym.planning.batches import split_states, step_states
 from plangym.planning.common import ActionSampler, Decision, as_action, same_state
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_seed, is_integer
 
 
 class Node:
@@ -125,18 +125,18 @@ class UCTPlanner:
         self.env = env
         self.waves = check_positive_int("waves", waves)
         self.wave_size = check_positive_int("wave_size", wave_size)
-        if int(rollout_depth) < 0:
-            raise ValueError(f"rollout_depth: expected an integer >= 0, received {rollout_depth}")
+        if not is_integer(rollout_depth) or rollout_depth < 0:
+            raise ValueError(f"rollout_depth: expected an integer >= 0, received {rollout_depth!r}")
         self.rollout_depth = int(rollout_depth)
         self.rollout_dt = check_positive_int("rollout_dt", rollout_dt)
-        self.exploration = float(exploration)
+        self.exploration = _finite("exploration", exploration)
         if not 0.0 <= float(mix) <= 1.0:
             raise ValueError(f"mix: expected a number between 0 and 1, received {mix}")
         self.mix = float(mix)
-        self.discount = float(discount)
+        self.discount = _finite("discount", discount)
         self.budget = None if budget is None else check_positive_int("budget", budget)
         self._samples = 0  # agent steps simulated for the decision under way
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.sampler = ActionSampler(env.action_space, self.rng)
         self._actions = self.sampler.all_actions()
         # The subtree under the action played last: reused if the next state is its root.
@@ -332,3 +332,14 @@ class UCTPlanner:
 
 # The fields of a Node a checkpoint keeps (its children are rebuilt from the parents).
 _SAVED = ("state", "reward", "dead", "untried", "visits", "value_sum", "best")
+
+
+def _finite(name: str, value: Any) -> float:
+    """Return ``value`` as a float, or raise naming ``name`` unless it is a finite number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise ValueError(f"{name}: expected a finite number, received {value!r}")
+    return number

@@ -229,6 +229,11 @@ def file_in_the_way(tmp_path: Path) -> str:
         (["plan", "CartPole-v1", "--out", None], "--out: cannot write to"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "usage:"),
+        (["plan", "CartPole-v1", "--seed", "-5"], "--seed: expected an integer >= 0"),
+        (["check", "CartPole-v1", "--seed", "-1"], "--seed: expected an integer >= 0"),
+        (["bench", "CartPole-v1", "--seed", "-1"], "--seed: expected an integer >= 0"),
+        (["plan", "CartPole-v1", "--planner", "uct", "--walkers", "4"], "--walkers: not options"),
+        (["plan", "CartPole-v1", "--planner", "fmc", "--dt", "3"], "--dt: not options of the fmc"),
     ],
     ids=[
         "unknown-env",
@@ -244,6 +249,11 @@ def file_in_the_way(tmp_path: Path) -> str:
         "unwritable-out",
         "command",
         "no-command",
+        "plan-seed-negative",
+        "check-seed-negative",
+        "bench-seed-negative",
+        "uct-with-swarm-option",
+        "fmc-with-swarm-option",
     ],
 )
 def test_user_errors_are_one_line_and_exit_nonzero(tmp_path, args, message):
@@ -256,6 +266,19 @@ def test_user_errors_are_one_line_and_exit_nonzero(tmp_path, args, message):
     assert message in result.stderr
     if args:
         assert len(lines) == 1 and lines[0].startswith("plangym: error: "), lines
+
+
+def test_a_new_run_does_not_keep_an_earlier_runs_checkpoint(tmp_path):
+    """Stopped before its first checkpoint, it must not report (or resume) the other game."""
+    out = str(tmp_path / "out")
+    first = run("plan", "CartPole-v1", "--steps", "3", "--workers", "1", "--out", out)
+    assert first.returncode == 0 and (tmp_path / "out" / "checkpoint.pkl").exists()
+    # The second run stops at once (a planner the env cannot take) in the same directory.
+    second = run("plan", "Pendulum-v1", "--planner", "uct", "--out", out)
+    assert second.returncode == 2
+    assert not (tmp_path / "out" / "checkpoint.pkl").exists()
+    resumed = run("plan", "CartPole-v1", "--resume", out)
+    assert resumed.returncode == 2 and "--resume: no checkpoint.pkl" in resumed.stderr
 
 
 def test_unwritable_out_fails_before_planning(tmp_path):

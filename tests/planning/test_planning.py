@@ -275,3 +275,38 @@ def test_play_tells_a_time_limit_from_a_game_over():
     finally:
         env.close()
     assert over.ended and not over.truncated and over.agent_steps < 200
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda env: SwarmPlanner(env, seed=-1), ValueError, "seed: expected None or an int"),
+        (lambda env: UCTPlanner(env, seed=-1), ValueError, "seed: expected None or an int"),
+        (lambda env: random_scores(env, 3, 2, seed=-1), ValueError, "seed: expected"),
+        (lambda env: UCTPlanner(env, rollout_depth=1.5), ValueError, "rollout_depth"),
+        (lambda env: UCTPlanner(env, rollout_depth=True), ValueError, "rollout_depth"),
+        (lambda env: UCTPlanner(env, exploration=float("nan")), ValueError, "exploration"),
+        (lambda env: UCTPlanner(env, discount=float("inf")), ValueError, "discount"),
+        (lambda env: play(env, SwarmPlanner(env), max_steps=0), ValueError, "max_steps"),
+        (lambda env: play(env, SwarmPlanner(env), max_steps=2.5), TypeError, "max_steps"),
+    ],
+    ids=[
+        "swarm-seed",
+        "uct-seed",
+        "random-seed",
+        "depth-float",
+        "depth-bool",
+        "exploration-nan",
+        "discount-inf",
+        "max-steps-0",
+        "max-steps-float",
+    ],
+)
+def test_planner_arguments_are_checked_naming_them(call, error, message):
+    env = plangym.make("CartPole-v1")
+    env.reset(seed=0)
+    before = env.get_state()
+    with pytest.raises(error, match=message):
+        call(env)
+    assert bool(env.get_state() == before)  # refused before the env was reset or stepped
+    env.close()
