@@ -55,6 +55,13 @@ def _integer(text: str, minimum: int) -> int:
     return value
 
 
+def path_text(text: str) -> str:
+    """Parse a file or directory path: any text but an empty one (an argparse type)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, received ''")
+    return text
+
+
 def probability(text: str) -> float:
     """Parse a probability in [0, 1] (an argparse type)."""
     try:
@@ -124,9 +131,9 @@ class Option:
         return cls("name", help=help)
 
     @classmethod
-    def seed(cls, help: str) -> Option:
-        """Return ``--seed`` (default 0) of a command that draws random numbers."""
-        return cls("--seed", non_negative_int, 0, help)
+    def seed(cls, help: str, default: int | None = 0) -> Option:
+        """Return ``--seed`` of a command that draws random numbers (None: 0, if not resumed)."""
+        return cls("--seed", non_negative_int, default, help)
 
     @classmethod
     def frameskip(cls) -> Option:

@@ -32,6 +32,7 @@ from plangym.cli.args import (
     Option,
     UsageError,
     non_negative_int,
+    path_text,
     positive_int,
     prepare_out_dir,
 )
@@ -87,8 +88,8 @@ COMMAND = Command(
             f"agent steps at most; fewer if the episode ends (default: {DEFAULT_STEPS}; "
             f"preset: {FULL_GAME_STEPS:,})",
         ),
-        Option.seed("seed of env and planner"),
-        Option("--out", default=None, help=f"output directory (default: {DEFAULT_OUT})"),
+        Option.seed("seed of env and planner (default: 0)", default=None),
+        Option("--out", path_text, None, f"output directory (default: {DEFAULT_OUT})"),
         Option.frameskip(),
     ),
     groups={
@@ -103,8 +104,9 @@ COMMAND = Command(
             ),
             Option(
                 "--resume",
-                default=None,
-                help="continue the game checkpointed in DIR, with its settings, writing in DIR",
+                path_text,
+                None,
+                "continue the game checkpointed in DIR, with its settings, writing in DIR",
             ),
         ),
         "output": (

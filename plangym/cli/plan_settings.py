@@ -116,6 +116,7 @@ def resolve_settings(
     if preset is not None and args.planner == "swarm":
         args.planner = "fmc"  # the preset's parameters are those of FMC's swarm
     args.steps = args.steps or (FULL_GAME_STEPS if preset else DEFAULT_STEPS)
+    args.seed = 0 if args.seed is None else args.seed
     args.out = args.out or DEFAULT_OUT
     frameskip = args.frameskip or (preset.frameskip if preset else default_frameskip(env_class))
     return (*planner_settings(args, preset), frameskip)
@@ -134,6 +135,7 @@ def resume_settings(
         if getattr(args, option.dest) is not None
     ]
     given += [flag for flag in ("--planner", "--preset", "--frameskip") if getattr(args, flag[2:])]
+    given += ["--seed"] if args.seed is not None else []
     if given:
         raise UsageError(
             "--resume: the game goes on with its saved settings; leave out "

@@ -234,6 +234,8 @@ def file_in_the_way(tmp_path: Path) -> str:
         (["bench", "CartPole-v1", "--seed", "-1"], "--seed: expected an integer >= 0"),
         (["plan", "CartPole-v1", "--planner", "uct", "--walkers", "4"], "--walkers: not options"),
         (["plan", "CartPole-v1", "--planner", "fmc", "--dt", "3"], "--dt: not options of the fmc"),
+        (["plan", "CartPole-v1", "--out", ""], "--out: expected a path, received ''"),
+        (["plan", "CartPole-v1", "--resume", ""], "--resume: expected a path, received ''"),
     ],
     ids=[
         "unknown-env",
@@ -254,6 +256,8 @@ def file_in_the_way(tmp_path: Path) -> str:
         "bench-seed-negative",
         "uct-with-swarm-option",
         "fmc-with-swarm-option",
+        "out-empty",
+        "resume-empty",
     ],
 )
 def test_user_errors_are_one_line_and_exit_nonzero(tmp_path, args, message):
@@ -279,6 +283,9 @@ def test_a_new_run_does_not_keep_an_earlier_runs_checkpoint(tmp_path):
     assert not (tmp_path / "out" / "checkpoint.pkl").exists()
     resumed = run("plan", "CartPole-v1", "--resume", out)
     assert resumed.returncode == 2 and "--resume: no checkpoint.pkl" in resumed.stderr
+    run("plan", "CartPole-v1", "--steps", "3", "--workers", "1", "--out", out)
+    with_seed = run("plan", "CartPole-v1", "--resume", out, "--seed", "3")
+    assert with_seed.returncode == 2 and "leave out --seed" in with_seed.stderr
 
 
 def test_unwritable_out_fails_before_planning(tmp_path):
