@@ -98,7 +98,8 @@ def played_part(trajectory: Trajectory) -> Trajectory:
 class PlanOutputs:
     """Writes a run's ``actions.json``, ``summary.json`` and ``trajectory.gif``.
 
-    ``written`` lists the files written so far, in order.
+    ``written`` lists the files written so far, in order, and ``summary`` is the summary
+    last written (None before the first).
     """
 
     def __init__(self, out: Path, args: argparse.Namespace, frameskip: int, params: dict):
@@ -107,6 +108,7 @@ class PlanOutputs:
         self.frameskip = frameskip
         self.params = params
         self.written: list[str] = []
+        self.summary: dict[str, Any] | None = None
         self.gif_problem: str | None = None
 
     def save(
@@ -122,6 +124,7 @@ class PlanOutputs:
         self._write_json("actions.json", actions, indent=None)
         summary = make_summary(self.args, self.frameskip, self.params, trajectory, baseline, stop)
         self._write_json("summary.json", summary)
+        self.summary = summary
         path = self.out / "trajectory.gif"
         gif_frames, replay_exact, self.gif_problem = save_gif(
             self.args.name, self.frameskip, trajectory, path, self.args.gif_every, self._record

@@ -162,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
             if len(stops.received) == signals_before:
                 raise  # no new signal: a real error
             first = stops.received[0]
+            if stop is None and outputs.summary is not None:
+                # The game was over and its summary written: only the GIF was cut short.
+                report(outputs.summary, f"interrupted while drawing it ({first.signal_name})", out)
             again = " again" if stop is not None else ""
             files = ", ".join(outputs.written) or "nothing"
             print(
