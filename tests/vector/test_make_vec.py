@@ -129,13 +129,13 @@ def test_spec_is_gymnasiums_and_builds_the_env_again(mode):
 
 def test_spec_holds_the_env_kwargs_and_is_none_for_unregistered_names():
     pong = plangym.make_vec("ALE/Pong-v5", 1, "sync", obs_type="ram", frameskip=2)
-    walker = plangym.make_vec("walker-walk", 1, "sync")
+    lander = plangym.make_vec("FastLunarLander-v0", 1, "sync")  # plangym's own id
     assert (pong.spec.kwargs["obs_type"], pong.spec.kwargs["frameskip"]) == ("ram", 2)
     assert "num_envs" not in pong.spec.kwargs  # as gymnasium: only when not 1
     assert plangym.make_vec(pong.spec).get_attr("frameskip") == (2,)
-    assert walker.spec is None
+    assert lander.spec is None
     pong.close()
-    walker.close()
+    lander.close()
 
 
 # Planning -------------------------------------------------------------------------------------

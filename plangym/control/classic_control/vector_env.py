@@ -174,8 +174,10 @@ class ClassicVectorEnv(VectorEnv):
         return tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close the plangym env that holds the settings."""
-        self._plan.close()
+        """Close the plangym env that holds the settings (none if the constructor refused it)."""
+        plan_env = vars(self).get("_plan")
+        if plan_env is not None:
+            plan_env.close()
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
