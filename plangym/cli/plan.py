@@ -203,7 +203,11 @@ def plan_game(
             raise UsageError(f"--planner {args.planner}: {error}") from None
         if resumed is not None:
             planner.set_planner_state(resumed["planner_state"])
-            vars(trajectory).update(vars(restore_trajectory(env, resumed)))
+            try:
+                restored = restore_trajectory(env, resumed)
+            except (TypeError, ValueError) as error:  # edited, or from another env version
+                raise UsageError(f"--resume: {error}") from None
+            vars(trajectory).update(vars(restored))
         settings = {
             "env": args.name,
             "planner": args.planner,

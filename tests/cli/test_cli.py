@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -286,6 +287,21 @@ def test_a_new_run_does_not_keep_an_earlier_runs_checkpoint(tmp_path):
     run("plan", "CartPole-v1", "--steps", "3", "--workers", "1", "--out", out)
     with_seed = run("plan", "CartPole-v1", "--resume", out, "--seed", "3")
     assert with_seed.returncode == 2 and "leave out --seed" in with_seed.stderr
+
+
+def test_a_checkpoint_that_no_longer_replays_is_one_line_on_resume(tmp_path):
+    out = tmp_path / "out"
+    assert (
+        run("plan", "CartPole-v1", "--steps", "4", "--workers", "1", "--out", str(out)).returncode
+        == 0
+    )
+    checkpoint = out / "checkpoint.pkl"
+    data = pickle.loads(checkpoint.read_bytes())
+    data["rewards"][0] += 1.0  # edited by hand
+    checkpoint.write_bytes(pickle.dumps(data))
+    result = run("plan", "CartPole-v1", "--resume", str(out))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--resume: checkpoint: replaying step 0 gave reward" in result.stderr
 
 
 def test_unwritable_out_fails_before_planning(tmp_path):
