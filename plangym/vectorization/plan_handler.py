@@ -108,8 +108,7 @@ class PlanEnvHandler(Handler):
         if kind is StepChunk and body.states is not None:
             if self._home is None:
                 self._home = self.env.get_state()
-            return step_chunk(self.env, body, self.buffers)
-        if self._home is not None:
+        elif self._home is not None:
             self.env.set_state(self._home)
             self._home = None
         if kind is StepChunk:

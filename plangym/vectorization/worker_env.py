@@ -19,10 +19,9 @@ emulator, and the caller can build one while it is open.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 import gymnasium
@@ -61,14 +60,9 @@ class WorkerEnv:
         pids = self._scheduler.backend.worker_pids if self._scheduler else (None,)
         return f"{type(self).__name__}({self._env_class.__name__}, pid={pids[0]})"
 
-    @contextlib.contextmanager
-    def state_kept(self) -> Iterator[None]:
-        """Leave the env as it is now (:meth:`PlanEnv.state_kept`, by state, from here)."""
-        state = self.get_state()  # the env's, through __getattr__
-        try:
-            yield
-        finally:
-            self.set_state(state)
+    # PlanEnv's, by get_state/set_state through __getattr__: called in the worker it would
+    # send back a generator.
+    state_kept = PlanEnv.state_kept
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
