@@ -145,7 +145,23 @@ def assert_batch_exact(
             physics, actions, beyond, torques, kinds=kinds if pass_kinds else None
         )
         observations = kernel.observe(new)
+        # In place (out=physics, column-major as a vector env holds them): the same bits.
+        in_place = np.array(physics, order="F")
+        beyond_too = None if beyond is None else np.array(steps_beyond, dtype=np.int64)
+        torques_too = None if last_u is None else np.array(last_u, dtype=np.float64)
+        same = kernel.step(
+            in_place,
+            actions,
+            beyond_too,
+            torques_too,
+            kinds=kinds if pass_kinds else None,
+            out=in_place,
+        )
     assert physics.tobytes() == before.tobytes(), "the kernel changed its input"
+    assert same[0] is in_place and in_place.tobytes() == new.tobytes(), "stepped in place"
+    assert same[1].tobytes() == rewards.tobytes() and (same[2] == terminated).all()
+    assert beyond is None or (beyond_too == beyond).all()
+    assert torques_too is None or torques_too.tobytes() == torques.tobytes()
     assert new.dtype == np.float64 and new.shape == physics.shape
     assert rewards.dtype == np.float64 and rewards.shape == (n,)
     assert terminated.dtype == np.bool_ and terminated.shape == (n,)

@@ -108,14 +108,16 @@ def inc_terms(words: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return _times(words[None, :, 2], words[None, :, 3], _jumps(k)[4:])
 
 
-def _unit_draws(words: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``k`` ``next_double`` draws of each generator of ``words`` and its state after.
+def _unit_draws(hi: np.ndarray, lo: np.ndarray, k: int, terms: Any) -> tuple[np.ndarray, ...]:
+    """Return ``k`` ``next_double`` draws of ``m`` generators and their states after.
 
-    ``terms``: :func:`inc_terms` of ``words``. Returns ``(k, m)`` draws in ``[0, 1)`` and the
-    ``(hi, lo)`` words of the state after the last draw, ``(2, m)``.
+    ``hi``, ``lo``: the generators' state words (their first two), contiguous ``(m,)``
+    arrays (strided ones slow the arithmetic down by a sixth); ``terms``: their
+    :func:`inc_terms`. Returns ``(k, m)`` draws in ``[0, 1)`` and the ``(hi, lo)`` words
+    of the state after the last draw, ``(2, m)``.
     """
     # Every draw at once from the words before: state_j = A_j * state + C_j * inc.
-    s_hi, s_lo = _times(words[None, :, 0], words[None, :, 1], _jumps(k)[:4])  # (k, m)
+    s_hi, s_lo = _times(hi[None], lo[None], _jumps(k)[:4])  # (k, m)
     c_hi, c_lo = terms
     s_lo += c_lo
     s_hi += c_hi
@@ -156,7 +158,7 @@ def uniform_draws(words: np.ndarray, rows: np.ndarray, k: int, low: Any, high: A
         ``(len(rows), k)`` float64 draws, as each generator gives them in order.
     """
     picked = words[rows]
-    draws, after = _unit_draws(picked, k, inc_terms(picked, k))
+    draws, after = _unit_draws(picked[:, 0].copy(), picked[:, 1].copy(), k, inc_terms(picked, k))
     words[rows, :2] = after.T
     return _scaled(draws.T, low, high)
 
@@ -194,8 +196,9 @@ class Generators:
         self._after = np.empty((n, 2), dtype=_U64)
         self._status = np.full(n, self.STALE, dtype=np.uint8)
         self._waiting = n  # how many are not READY
-        # (hi, lo) of inc_terms, a row per generator: a refresh gathers contiguous rows.
-        self._terms = np.empty((n, 2, k), dtype=_U64)
+        # (hi, lo) of inc_terms, (2, k, n): a refresh gathers them as the contiguous
+        # (2, k, m) blocks its arithmetic runs on.
+        self._terms = np.empty((2, k, n), dtype=_U64)
         self._known = np.zeros(n, dtype=np.bool_)  # whether _terms are its own
         self._refresh_at = min(self.CHUNK, max(1, n // 4))
 
@@ -244,10 +247,10 @@ class Generators:
         known = self._known[rows]
         if not known.all():
             new = rows[~known]
-            self._terms[new] = np.stack(inc_terms(self._words[new], self.k)).transpose(2, 0, 1)
+            self._terms[:, :, new] = np.stack(inc_terms(self._words[new], self.k))
             self._known[new] = True
-        terms = np.take(self._terms, rows, axis=0).transpose(1, 2, 0)  # (2, k, len(rows))
-        draws, after = _unit_draws(np.take(self._words, rows, axis=0), self.k, terms)
+        terms = np.take(self._terms, rows, axis=2)  # (2, k, len(rows))
+        draws, after = _unit_draws(self._words[rows, 0], self._words[rows, 1], self.k, terms)
         # A column at a time: scattering the transposed (k, m) blocks row by row is slower.
         for j, column in enumerate(draws):
             self._draws[rows, j] = column

@@ -141,11 +141,12 @@ class Kernel:
         last_u: np.ndarray | None,
         *,
         kinds: np.ndarray | None = None,
+        out: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Step every row once, as the env's step steps that state with that action.
 
         Args:
-            physics: ``(B, n_physics)`` float64 states, not modified.
+            physics: ``(B, n_physics)`` float64 states, not modified (unless ``out`` is them).
             actions: ``(B,)`` ints for a Discrete space, ``(B, 1)`` floats as given (float32
                 or float64) for a Box space.
             steps_beyond: ``(B,)`` int64 CartPole's ``steps_beyond_terminated``, -1 for None,
@@ -160,11 +161,15 @@ class Kernel:
                 state (after a step) than on a float64 one (after a reset): without
                 ``kinds`` it takes a row whose values are all float32 numbers for a
                 float32 state.
+            out: Optionally, the ``(B, n_physics)`` float64 array the new physics are written
+                into; it may be ``physics`` itself. A vector env steps its sub-envs in place:
+                at thousands of rows, a new array (memory not in the CPU's cache) costs a few
+                percent of the step.
 
         Returns:
-            The new physics ``(B, n_physics)`` float64 (the values the env holds, as
-            ``physics_kind`` says), the rewards ``(B,)`` float64 (``float(reward)``) and
-            ``terminated`` ``(B,)`` bool.
+            The new physics ``(B, n_physics)`` float64, in ``out`` when given (the values the
+            env holds, as ``physics_kind`` says), the rewards ``(B,)`` float64
+            (``float(reward)``) and ``terminated`` ``(B,)`` bool.
         """
         raise NotImplementedError
 

@@ -51,7 +51,7 @@ class AcrobotKernel(Kernel):
     min_batch = 8
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 
-    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
+    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None, out=None):
         """Step every row once (see :meth:`Kernel.step`)."""
         env = self.env
         if env.torque_noise_max != 0:
@@ -64,7 +64,7 @@ class AcrobotKernel(Kernel):
         theta2 = _wrap(theta2, -pi, pi)
         dtheta1 = _bound(dtheta1, -env.MAX_VEL_1, env.MAX_VEL_1)
         dtheta2 = _bound(dtheta2, -env.MAX_VEL_2, env.MAX_VEL_2)
-        new_physics = np.stack((theta1, theta2, dtheta1, dtheta2), axis=1)
+        new_physics = np.stack((theta1, theta2, dtheta1, dtheta2), axis=1, out=out)
         terminated = -np_cos(theta1) - np_cos(theta2 + theta1) > 1.0
         rewards = np.where(terminated, 0.0, -1.0)
         return new_physics, rewards, terminated

@@ -39,7 +39,7 @@ class CartPoleKernel(Kernel):
     has_steps_beyond = True
     _force_buffer: np.ndarray | None = None
 
-    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
+    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None, out=None):
         """Step every row once (see :meth:`Kernel.step`).
 
         Each operation of the env's, in its order, on whole columns; the products and
@@ -74,20 +74,21 @@ class CartPoleKernel(Kernel):
         xacc /= total_mass
         np.subtract(temp, xacc, out=xacc)
         # Column-major: each variable's column is contiguous (stepping the result again
-        # reads contiguous columns too).
-        new_physics = np.empty((4, len(force))).T
+        # reads contiguous columns too). Each variable is written after its last read, so
+        # ``out`` may be ``physics`` itself.
+        new_physics = np.empty((4, len(force))).T if out is None else out
         new_x, new_x_dot, new_theta, new_theta_dot = new_physics.T
-        tau = env.tau
+        tau, product = env.tau, costheta  # the cosines are spent: products go there
         if env.kinematics_integrator == "euler":
-            _add_step(x, tau, x_dot, new_x)
-            _add_step(x_dot, tau, xacc, new_x_dot)
-            _add_step(theta, tau, theta_dot, new_theta)
-            _add_step(theta_dot, tau, thetaacc, new_theta_dot)
+            _add_step(x, tau, x_dot, new_x, product)
+            _add_step(x_dot, tau, xacc, new_x_dot, product)
+            _add_step(theta, tau, theta_dot, new_theta, product)
+            _add_step(theta_dot, tau, thetaacc, new_theta_dot, product)
         else:  # semi-implicit euler
-            _add_step(x_dot, tau, xacc, new_x_dot)
-            _add_step(x, tau, new_x_dot, new_x)
-            _add_step(theta_dot, tau, thetaacc, new_theta_dot)
-            _add_step(theta, tau, new_theta_dot, new_theta)
+            _add_step(x_dot, tau, xacc, new_x_dot, product)
+            _add_step(x, tau, new_x_dot, new_x, product)
+            _add_step(theta_dot, tau, thetaacc, new_theta_dot, product)
+            _add_step(theta, tau, new_theta_dot, new_theta, product)
         # x < -x_threshold or x > x_threshold, theta likewise: |v| > threshold, exactly.
         terminated = np.abs(new_x, out=xacc) > env.x_threshold
         terminated |= np.abs(new_theta, out=xacc) > env.theta_threshold_radians
@@ -132,7 +133,11 @@ def _rewards(env, terminated: np.ndarray, steps_beyond: np.ndarray | None) -> np
     return rewards
 
 
-def _add_step(value: np.ndarray, tau: float, rate: np.ndarray, out: np.ndarray) -> None:
-    """``out = value + tau * rate``, the env's Euler step of one variable."""
-    np.multiply(tau, rate, out=out)
-    out += value
+def _add_step(
+    value: np.ndarray, tau: float, rate: np.ndarray, out: np.ndarray, product: np.ndarray
+) -> None:
+    """``out = value + tau * rate``, the env's Euler step of one variable.
+
+    The product goes to the scratch array ``product`` first, so ``out`` may be ``value``.
+    """
+    np.add(value, np.multiply(tau, rate, out=product), out=out)

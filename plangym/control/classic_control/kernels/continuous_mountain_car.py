@@ -134,7 +134,7 @@ class ContinuousMountainCarKernel(Kernel):
     physics_kind = FLOAT32_ARRAY
     exact_kinds = frozenset({FLOAT64_ARRAY, FLOAT32_ARRAY, TUPLE})
 
-    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
+    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None, out=None):
         """Step every row once (see :meth:`Kernel.step`; ``kinds`` matters here)."""
         env = self.env
         physics = self.held(physics, kinds)
@@ -144,7 +144,7 @@ class ContinuousMountainCarKernel(Kernel):
         kinds_of = {name: kind_of(value) for name, value in constants.items()}
         float32_rows = _float32_rows(physics, kinds)
         if actions.dtype not in (_F32, _F64) or None in kinds_of.values():
-            return self._step_rows(physics, actions, float32_rows)
+            return self._step_rows(physics, actions, float32_rows, out)
         c = {name: (value, kinds_of[name]) for name, value in constants.items()}
         with np.errstate(all="ignore"):  # what is computed both ways overflows one way
             state_kind = _state_kinds(float32_rows)
@@ -175,9 +175,12 @@ class ContinuousMountainCarKernel(Kernel):
             )
             new_state = np.stack((position[0], velocity[0]), axis=1).astype(np.float32)
         rewards = np.where(terminated, 100.0, 0.0) - math_square(action) * 0.1
-        return new_state.astype(np.float64), rewards, terminated
+        if out is None:
+            return new_state.astype(np.float64), rewards, terminated
+        out[...] = new_state
+        return out, rewards, terminated
 
-    def _step_rows(self, physics, actions, float32_rows):
+    def _step_rows(self, physics, actions, float32_rows, out):
         """Step each row with the env's own step function, on a stand-in for the env."""
         from gymnasium.envs.classic_control.continuous_mountain_car import (
             Continuous_MountainCarEnv,
@@ -186,7 +189,7 @@ class ContinuousMountainCarKernel(Kernel):
         stand_in = SimpleNamespace(render_mode=None)
         for name in _CONSTANTS:
             setattr(stand_in, name, getattr(self.env, name))
-        new_physics = np.empty_like(physics)
+        new_physics = np.empty_like(physics) if out is None else out  # a row is read, then written
         rewards = np.empty(len(physics), dtype=np.float64)
         terminated = np.empty(len(physics), dtype=np.bool_)
         for row, (values, action, small) in enumerate(

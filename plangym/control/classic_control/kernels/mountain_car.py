@@ -35,7 +35,7 @@ class MountainCarKernel(Kernel):
     min_batch = 4
     physics_kind = TUPLE
 
-    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
+    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None, out=None):
         """Step every row once (see :meth:`Kernel.step`)."""
         env = self.env
         physics = self.held(physics, kinds)
@@ -50,5 +50,5 @@ class MountainCarKernel(Kernel):
         velocity = np.where(at_wall, 0.0, velocity)
         terminated = (position >= env.goal_position) & (velocity >= env.goal_velocity)
         rewards = np.full(len(position), -1.0)
-        new_physics = np.stack((position, velocity), axis=1).astype(np.float64, copy=False)
+        new_physics = np.stack((position, velocity), axis=1, out=out).astype(np.float64, copy=False)
         return new_physics, rewards, terminated

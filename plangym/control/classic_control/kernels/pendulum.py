@@ -45,7 +45,7 @@ class PendulumKernel(Kernel):
     min_batch = 4
     has_last_u = True
 
-    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None):
+    def step(self, physics, actions, steps_beyond, last_u, *, kinds=None, out=None):
         """Step every row once (see :meth:`Kernel.step`)."""
         env = self.env
         physics = self.held(physics, kinds)
@@ -63,7 +63,7 @@ class PendulumKernel(Kernel):
         newthdot = thdot + (3 * g / (2 * l) * np_sin(th) + 3.0 / (m * l**2) * u) * dt
         newthdot = np.clip(newthdot, -env.max_speed, env.max_speed)
         newth = th + newthdot * dt
-        new_physics = np.stack((newth, newthdot), axis=1).astype(np.float64, copy=False)
+        new_physics = np.stack((newth, newthdot), axis=1, out=out).astype(np.float64, copy=False)
         rewards = (-costs).astype(np.float64, copy=False)
         return new_physics, rewards, np.zeros(len(th), dtype=np.bool_)
 
