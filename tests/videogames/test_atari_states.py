@@ -149,3 +149,42 @@ def test_a_state_is_checked_in_full_once_and_other_bytes_always():
     env.check_states(copies)
     assert len(codec._passed) == _PASSED_KEPT
     assert id(copies[0].base) not in codec._passed and id(copies[-1].base) in codec._passed
+
+
+def test_a_state_means_the_same_with_the_full_or_the_minimal_action_set():
+    """The state holds the ALE's number of the last action, which a sticky frame repeats."""
+    full = AtariEnv("ALE/MsPacman-v5", full_action_space=True, repeat_action_probability=1.0)
+    minimal = AtariEnv("ALE/MsPacman-v5", repeat_action_probability=1.0)
+    right = [a.value for a in minimal.gym_env.unwrapped._action_set].index(3)  # Action.RIGHT
+    assert full.gym_env.unwrapped._action_set[3] == ale_py.Action.RIGHT and right != 3
+    full.reset()
+    state = full.step(3, return_state=True)[0]  # the console last received RIGHT
+    # Every frame repeats the last action: both envs go on pressing RIGHT.
+    expected = full.step(0, state=state, dt=20, return_state=True)
+    assert_identical(minimal.step(0, state=state, dt=20, return_state=True), expected)
+    # UPFIRE (ALE 10) is not in MsPacman's minimal set: its state is refused, nothing moves.
+    plain = AtariEnv("ALE/MsPacman-v5", full_action_space=True, repeat_action_probability=0.0)
+    other = plain.step(10, state=state, return_state=True)[0]
+    before = minimal.get_state()
+    with pytest.raises(ValueError, match=r"state: .*last action is 10: .*another action set"):
+        minimal.set_state(other)
+    with pytest.raises(ValueError, match=r"states\[1\]: .*another action set"):
+        minimal.step_batch([0, 0], states=[state, other])
+    assert_identical(minimal.get_state(), before)
+
+
+def test_corrupt_trailers_and_ale_bytes_are_value_errors():
+    env = AtariEnv("ALE/Pong-v5")
+    env.reset()
+    state, before = env.get_state(), env.get_state()
+    words = state.copy()
+    words[-8 * 6 :] = 255  # the sticky-action generator's words
+    with pytest.raises(ValueError, match=r"sticky-action generator .* corrupt"):
+        env.set_state(words)
+    assert_identical(env.get_state(), before)
+    emulator = state.copy()
+    emulator[100:200] = 255  # the console's registers: only the ALE can tell
+    with pytest.raises(ValueError, match="the ALE could not load"):
+        env.set_state(emulator)
+    env.set_state(state)  # usable again
+    assert_identical(env.get_state(), before)

@@ -204,8 +204,13 @@ class AtariEnv(VideogameEnv):
         unwrapped = _ale_env(self.gym_env)
         self._ale = unwrapped.ale
         self._ale_actions = list(unwrapped._action_set)
+        # States hold the ALE's number of the last action, not its index in this env's action
+        # set: a state means the same in an env with the full or the minimal set.
+        self._action_numbers = [int(action.value) for action in self._ale_actions]
+        self._action_index = {number: i for i, number in enumerate(self._action_numbers)}
         reference = self.ale.cloneState(include_rng=self.clone_seeds).serialize()
-        self._codec = StateCodec(reference, self.name, generators=2 if self.clone_seeds else 1)
+        generators = 2 if self.clone_seeds else 1
+        self._codec = StateCodec(reference, self.name, generators, actions=self._action_index)
         self._lossy_save = saves_lossily(reference)
         # Observations may be written straight into a caller's rows only when the frames go
         # straight to the ALE and nothing is added to a step (hooks, pictures).
@@ -242,7 +247,8 @@ class AtariEnv(VideogameEnv):
             # Continue from exactly what the state says, as a restored copy would.
             ale.restoreState(ale_py.ALEState(ale_bytes))
         words = self._sticky_words.read(self._sticky_rng)
-        return self._codec.encode(self._state_prefix(), ale_bytes, self._last_action, words)
+        last_action = self._action_numbers[self._last_action]
+        return self._codec.encode(self._state_prefix(), ale_bytes, last_action, words)
 
     def _state_prefix(self) -> bytes:
         """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
@@ -255,8 +261,15 @@ class AtariEnv(VideogameEnv):
 
     def _set_checked_state(self, state: np.ndarray) -> None:
         """Restore the emulator and the sticky-action bookkeeping from a checked state."""
-        ale_bytes, self._last_action, words = self._codec.decode(state)
-        self.ale.restoreState(ale_py.ALEState(ale_bytes))
+        ale_bytes, last_action, words = self._codec.decode(state)
+        try:
+            self.ale.restoreState(ale_py.ALEState(ale_bytes))
+        except (SystemError, RuntimeError, ValueError) as error:  # what the ALE raises
+            raise ValueError(
+                f"state: the ALE could not load this state of {self.name} (corrupt bytes); "
+                "until the next reset or set_state the emulator is in an undefined state"
+            ) from error
+        self._last_action = self._action_index[last_action]
         self._sticky_words.write(self._sticky_rng, words)
 
     def check_state(self, state: Any, name: str = "state") -> None:

@@ -10,9 +10,9 @@ A plangym state stores each generator as fixed-size binary words instead (2,500 
 and rebuilds the exact text on restore, so every state of one env has one length and about
 half the size. What a subclass keeps comes first (Montezuma's tracker), then the ALE's
 other bytes verbatim, the generators' words, and a trailer of :data:`TRAILER_SIZE` bytes:
-the last action the console received (int64, the one a sticky frame repeats) and the words
-of plangym's sticky-action generator. Encoding refuses text it could not rebuild to the
-byte, so ``decode(encode(raw)) == raw`` for every state it returns.
+the last action the console received (an ALE action number as int64, the one a sticky
+frame repeats) and the words of plangym's sticky-action generator. Encoding refuses text it
+could not rebuild to the byte, so ``decode(encode(raw)) == raw`` for every state it returns.
 
 The words of a Mersenne Twister change once every 624 draws and only its index moves in
 between, so the codec remembers the last few word blocks it converted: most states of a
@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import struct
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,9 @@ _MD5 = re.compile(rb"[0-9a-f]{32}")
 _GENERATOR_TEXT = re.compile(rb"[0-9 ]{1200,}")
 _LENGTH = struct.Struct("<I")  # the ALE's string length prefix
 _LAST_ACTION = struct.Struct("<q")
-TRAILER_SIZE = _LAST_ACTION.size + 8 * N_WORDS
+_WORDS = struct.Struct(f"<{N_WORDS}Q")  # plangym.rng.generator_words: PCG64's six words
+TRAILER_SIZE = _LAST_ACTION.size + _WORDS.size
+ALE_ACTIONS = range(18)  # the numbers of ale_py.Action
 # Cartridges whose save rounds part of their state (the DPC chip of Pitfall II keeps its
 # sound clock fraction to 8 decimals), so the running emulator drifts from a state it saved.
 _LOSSY_CARTRIDGES = (b"CartridgeDPC",)
@@ -152,10 +155,15 @@ class StateCodec:
         game: The game's name, for error messages.
         generators: Random generators in the serialized state: 2 with ``include_rng=True``
             (the console's and the ALE's), 1 without.
+        actions: The ALE action numbers the env sends (its action set): a state whose last
+            action is another was made by an env with another action set.
     """
 
-    def __init__(self, reference: bytes, game: str, generators: int):
+    def __init__(
+        self, reference: bytes, game: str, generators: int, actions: Iterable[int] = ALE_ACTIONS
+    ):
         self.game = game
+        self._actions = frozenset(actions)
         self.cartridge = cartridge_tag(reference, game)
         spans = _generator_spans(reference, game, generators)
         numbers = {len(reference[start:end].split(b" ")) for start, end in spans}
@@ -236,10 +244,28 @@ class StateCodec:
                     "their recorded lengths, received corrupt bytes"
                 )
             words_at += self._texts.size
+        self._check_trailer(data, name)
         if whole is not None:
             if len(self._passed) >= _PASSED_KEPT:
                 del self._passed[next(iter(self._passed))]
             self._passed[id(whole)] = whole
+
+    def _check_trailer(self, data: bytes, name: str) -> None:
+        """Raise unless the trailer holds one of the env's actions and a PCG64 generator."""
+        (last_action,) = _LAST_ACTION.unpack_from(data, self._trailer_at)
+        if last_action not in self._actions:
+            raise ValueError(
+                f"{name}: expected a state whose last action is one of this env's ALE actions "
+                f"{sorted(self._actions)}, received a state whose last action is "
+                f"{last_action}: made by an env with another action set "
+                "(full_action_space) or corrupt bytes"
+            )
+        *_, inc_lo, has_uint32, uinteger = _WORDS.unpack_from(data, self._trailer_at + 8)
+        if not inc_lo & 1 or has_uint32 > 1 or uinteger > 0xFFFFFFFF:
+            raise ValueError(
+                f"{name}: expected a state of {self.game} whose sticky-action generator "
+                "is a PCG64 state, received corrupt bytes"
+            )
 
 
 def _whole_bytes(state: np.ndarray) -> bytes | None:
