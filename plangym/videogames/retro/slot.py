@@ -34,8 +34,9 @@ def claim_emulator(env: RetroEnv) -> None:
     if holder is not None and holder is not env and holder._gym_env is not None:
         raise RuntimeError(
             f"RetroEnv: stable-retro runs one emulator per process and {holder.name} holds "
-            "this one's; close() it first, or step the game in worker processes with "
-            "plangym.make(name, n_workers=N), which builds no emulator in this process"
+            "this one's; close() it first, or step the game in worker processes: "
+            "plangym.make(name, n_workers=N) or plangym.make_vec(name, n, "
+            'vectorization_mode="async"), which build no emulator in this process'
         )
     _EmulatorSlot.holder = weakref.ref(env)
 
