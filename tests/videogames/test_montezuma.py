@@ -75,11 +75,13 @@ def test_bookkeeping_is_restored(coords_env):
     for _ in range(5):
         env.step(RIGHT)
     state = env.get_state()
-    before = (env.pos, env.rooms, env.tracker.get_restore(), env.get_coords().tolist())
+    tracker = env.tracker
+    before = (env.pos, tracker.rooms_visited, tracker.get_restore(), env.get_coords().tolist())
     env.tracker.restore((123.0, 7, 1, 0b111))  # scramble what the RAM does not hold
     env.reset()
     env.set_state(state)
-    assert (env.pos, env.rooms, env.tracker.get_restore(), env.get_coords().tolist()) == before
+    after = (env.pos, tracker.rooms_visited, tracker.get_restore(), env.get_coords().tolist())
+    assert after == before
     assert_identical(env.get_state(), state)
     assert env.tracker.get_restore()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
 
@@ -165,6 +167,29 @@ def test_a_fall_ends_the_episode():
         assert terminal and 3 <= step < 20
     finally:
         env.close()
+
+
+def test_rooms_are_01s_pictures_kept_across_episodes_and_restores():
+    env = MontezumaEnv(obs_type="coords", frameskip=4)
+    try:
+        state, *_ = env.reset()
+        start = env.rooms[1]  # the start room's screen: rows 50 on, x_repeat=1 (0.1's)
+        assert isinstance(start, np.ndarray)
+        assert (start.shape, start.dtype) == ((160, 160, 3), np.uint8)
+        assert env.gym_env.rooms is env.rooms is env.tracker.rooms
+        for _ in range(5):
+            env.step(RIGHT)
+        env.reset()
+        env.set_state(state)
+        env.step(RIGHT)
+        assert list(env.rooms) == [1] and env.rooms[1] is start  # not pictured again
+    finally:
+        env.close()
+    tracker = CustomMontezuma(x_repeat=2)
+    obs, info = tracker.reset()
+    assert info["rooms_visited"] == (1,) and tracker.rooms_visited == (1,)
+    assert tracker.rooms[1].shape == (160, 320, 3)  # 0.1's stretched screens
+    assert_identical(tracker.rooms[1], obs[50:].repeat(2, axis=1))
 
 
 def test_pyramid_and_position_types():
@@ -264,9 +289,19 @@ def test_joe_walks_out_of_the_first_room_and_the_trip_replays_exactly():
         rooms.append(info["room"])
         assert obs[2] == info["room"] == env.get_ram()[3]
     assert rooms[0] == 1 and rooms[-1] == 0 and set(rooms) == {0, 1}
-    assert 0 in env.rooms
+    # 0.1's picture of room 0: the first screen after the doorway with Joe's face in it.
+    pictures = dict(env.rooms)
+    assert sorted(pictures) == [0, 1] and info["rooms_visited"] == (0, 1)
+    assert (pictures[0][:, :, 0] == 228).any() and not np.array_equal(pictures[0], pictures[1])
     fresh = env.clone()
     rest = actions[len(actions) // 2 :]
     assert_identical(replay(fresh, halfway, rest), replay(env, halfway, rest))
+    # Pictures are not in states: restoring and resetting keep them; a restored trip that
+    # enters room 0 takes the same picture.
+    env.set_state(halfway)
+    env.reset()
+    assert sorted(env.rooms) == [0, 1] and all(env.rooms[r] is pictures[r] for r in (0, 1))
+    assert sorted(fresh.rooms) == [0, 1]
+    assert_identical(fresh.rooms[0], pictures[0])
     env.close()
     fresh.close()

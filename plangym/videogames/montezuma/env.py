@@ -149,8 +149,12 @@ class MontezumaEnv(AtariEnv):
         return self.tracker.pos
 
     @property
-    def rooms(self) -> tuple[int, ...]:
-        """Rooms entered this episode, on any level."""
+    def rooms(self) -> dict[int, np.ndarray]:
+        """The tracker's :attr:`~CustomMontezuma.rooms`: room -> its screen when first seen.
+
+        0.1's pictures of the rooms, kept across episodes and not in states; the rooms
+        entered this episode are ``info["rooms_visited"]``.
+        """
         return self.tracker.rooms
 
     def get_coords(self) -> np.ndarray:

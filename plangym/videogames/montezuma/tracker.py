@@ -76,13 +76,22 @@ class CustomMontezuma(gym.Wrapper):
         only_keys: Keep only the keys among the objects.
         death_room_8: End the episode when Joe enters room 8 (as 0.1 did).
         render_mode: Render mode of the env built when ``env`` is None.
-        x_repeat: Scale of ``x`` (0.1's horizontally stretched screens).
+        x_repeat: Scale of ``x`` and of the pictures in :attr:`rooms` (0.1's horizontally
+            stretched screens).
         env: The ALE Montezuma env to wrap; None builds one without sticky actions.
+
+    Attributes:
+        rooms: 0.1's pictures of the rooms: room number -> the room's screen when first
+            seen, rows 50 on (below the score and inventory) repeated ``x_repeat`` times
+            along x, uint8 RGB. Kept across episodes, not in states (a restored state does
+            not change it). The rooms entered this episode are :attr:`rooms_visited`.
 
     >>> tracker = CustomMontezuma(obs_type="coords")
     >>> obs, info = tracker.reset()
     >>> tracker.pos, tracker.get_room_xy(tracker.pos.room)
     (Level=0 Room=1 Objects=0.0 x=79 y=29, (4, 0))
+    >>> tracker.rooms[1].shape, tracker.rooms_visited
+    ((160, 160, 3), (1,))
     >>> seeing = CustomMontezuma(objects_from_pixels=True, score_objects=True)
     >>> obs, info = seeing.reset()
     >>> seeing.pos, seeing.get_face_pixels(obs) == pixels.face_pixels(obs)
@@ -123,6 +132,9 @@ class CustomMontezuma(gym.Wrapper):
         self.cur_steps = 0
         self.cur_lives = 0
         self.visited = 0  # bit r: room r was entered this episode (any level)
+        self.rooms: dict[int, np.ndarray] = {}  # 0.1's: never cleared, not in states
+        # (room, frame) of the last frame played in a room not pictured yet, if any.
+        self._entering: tuple[int, int] | None = None
         # Pixel mode: Joe as last seen on the screen, and his objects as a mask (coords).
         self._seen = MontezumaPosLevel(0, 0, 0, 0.0, 0.0)
         self._seen_mask = 0
@@ -154,8 +166,8 @@ class CustomMontezuma(gym.Wrapper):
         return MontezumaPosLevel(int(ram[RAM_LEVEL]), self._objects(ram), int(ram[RAM_ROOM]), x, y)
 
     @property
-    def rooms(self) -> tuple[int, ...]:
-        """Rooms entered this episode, on any level."""
+    def rooms_visited(self) -> tuple[int, ...]:
+        """Rooms entered this episode, on any level (``info["rooms_visited"]``)."""
         return tuple(room for room in range(N_ROOMS) if self.visited >> room & 1)
 
     def get_coords(self) -> np.ndarray:
@@ -171,8 +183,12 @@ class CustomMontezuma(gym.Wrapper):
         return (*data, self._seen, self._seen_mask) if self.objects_from_pixels else data
 
     def restore(self, data: tuple) -> None:
-        """Restore what :meth:`get_restore` returned (the emulator is restored apart)."""
+        """Restore what :meth:`get_restore` returned (the emulator is restored apart).
+
+        :attr:`rooms` is kept: it is not part of the state.
+        """
         self.cur_score, self.cur_steps, self.cur_lives, self.visited = data[:4]
+        self._entering = None  # the next frame is not the one after the last frame played
         if self.objects_from_pixels:
             self._seen, self._seen_mask = data[4:]
 
@@ -281,16 +297,38 @@ class CustomMontezuma(gym.Wrapper):
             "room": room,
             "level": level,
             "objects": objects,
-            "rooms_visited": self.rooms,
+            "rooms_visited": self.rooms_visited,
         }
 
+    def _picture_room(self, room: int, drawn: bool = False) -> None:
+        """Put ``room``'s screen in :attr:`rooms` once the screen shows it (0.1's picture).
+
+        The screen is drawn before the frame moves Joe: on the frame he enters a room it
+        still shows the one he left, and screens between rooms may follow. The picture is
+        the first screen after that frame that is not one of those, the frame 0.1 saw his
+        face in the new room. A frame counts only when the one before it was played in
+        ``room`` too (not across a restore). ``drawn``: the screen shows ``room`` already
+        (after the reset's NOOPs). Called only for rooms without a picture, so the screen
+        is read on a few frames per new room.
+        """
+        entering, self._entering = self._entering, (room, self.cur_steps)
+        if not drawn and entering != (room, self.cur_steps - 1):
+            return
+        screen = self._ale.getScreenRGB()
+        if not pixels.is_transition_screen(screen):
+            self.rooms[room] = screen[pixels.SCREEN_TOP :].repeat(self.x_repeat, axis=1)
+
     def start_episode(self) -> None:
-        """Forget the last episode and note where Joe starts."""
+        """Forget the last episode (not :attr:`rooms`) and note where Joe starts."""
         ram = self._ale.getRAM()
         self.cur_score = 0.0
         self.cur_steps = 0
         self.cur_lives = int(ram[RAM_LIVES])
-        self.visited = 1 << int(ram[RAM_ROOM])
+        start = int(ram[RAM_ROOM])
+        self.visited = 1 << start
+        self._entering = None
+        if start not in self.rooms:
+            self._picture_room(start, drawn=True)
         if self.objects_from_pixels:
             # Until his face shows (it does after the reset's NOOPs), Joe is where the RAM says.
             x, y = self._xy(ram)
@@ -311,6 +349,8 @@ class CustomMontezuma(gym.Wrapper):
         room = int(ram[RAM_ROOM])
         if room < N_ROOMS:
             self.visited |= 1 << room
+        if room not in self.rooms:
+            self._picture_room(room)
         died = self.is_ram_death()
         if self.objects_from_pixels:
             self._ale.getScreenRGB(self._screen)
