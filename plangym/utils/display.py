@@ -40,6 +40,11 @@ def get_display(visible: bool = False, size: tuple[int, int] = (400, 400), **kwa
     return display
 
 
+def has_display() -> bool:
+    """Whether this process can open windows: an X (``DISPLAY``) or Wayland display is set."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def draw_off_screen_when_headless() -> bool:
     """Let pygame draw pictures off screen where no display exists; return whether it was set.
 

@@ -310,3 +310,11 @@ def test_a_restored_state_steps_as_the_live_env_would_have(name):
     first = env.step(actions[0], state=state, return_state=False)
     assert_identical([first] + [env.step(action) for action in actions[1:]], live)
     env.close()
+
+
+def test_human_rendering_without_a_display_is_a_value_error(monkeypatch):
+    """GLFW aborts the interpreter without a display: the constructor refuses first."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(ValueError, match=r"render_mode: 'human' .* needs a display"):
+        plangym.make("Hopper-v5", render_mode="human")
