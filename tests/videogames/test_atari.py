@@ -1,7 +1,10 @@
 """AtariEnv: fidelity to ale-py, frame accounting, episodic life, parameters and bad input."""
 
 import gc
+import os
 import pickle
+import subprocess
+import sys
 import warnings
 import weakref
 
@@ -336,3 +339,24 @@ def test_an_env_goes_with_its_last_reference(wrapped):
         assert gone() is None
     finally:
         gc.enable()
+
+
+HUMAN_TWICE = """
+import plangym
+for _ in range(3):  # a notebook cell run three times
+    env = plangym.make("ALE/Pong-v5", render_mode="human")
+    env.reset()
+    env.step(0, dt=3)
+    env.close()
+print("played")
+"""
+
+
+def test_human_mode_envs_made_again_after_close_play():
+    """ale-py 0.12.1 segfaulted in the next human-mode emulator once one was destroyed."""
+    environ = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    command = [sys.executable, "-c", HUMAN_TWICE]
+    done = subprocess.run(
+        command, check=False, env=environ, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "played" in done.stdout, done.stderr[-2000:]

@@ -42,6 +42,7 @@ from plangym.core.obs_pool import ObservationPool
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
 from plangym.validation import check_seed
+from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
@@ -217,6 +218,12 @@ class AtariEnv(VideogameEnv):
         in_place = self._direct and self.step_hooks_are_identity() and not self.return_image
         self._batch_path = "in_place" if in_place else "generic"
         self._settle_after_reset()
+
+    def close(self) -> None:
+        """Close the env; a human-mode emulator stays alive until exit (:mod:`.human_mode`)."""
+        if self.render_mode == "human":
+            keep_until_exit(getattr(self, "_gym_env", None))
+        super().close()
 
     # Emulator access ------------------------------------------------------------------------
     def get_lifes_from_info(self, info: dict[str, Any]) -> int:  # type: ignore[override]
