@@ -69,13 +69,15 @@ def step_states(
         if isinstance(first, np.ndarray) and first.dtype.names is not None:
             records = states_to_records(states, first.dtype)
             states = states if records is None else records
+    # return_state=True: the new states come back whatever ``states`` holds (a list of
+    # Nones would otherwise mean "no states" and leave them out).
     if offers_arrays(env):
         new_states, observs, rewards, terminals, truncateds, infos = env.step_batch(
-            actions, states=states, dt=dt, arrays=True
+            actions, states=states, dt=dt, return_state=True, arrays=True
         )
     else:
         new_states, observs, rewards, terminals, truncateds, infos = env.step_batch(
-            actions, states=states, dt=dt
+            actions, states=states, dt=dt, return_state=True
         )
         rewards = np.asarray(rewards, dtype=np.float64)
         terminals, truncateds = np.asarray(terminals, bool), np.asarray(truncateds, bool)
@@ -106,7 +108,9 @@ def take_states(states: np.ndarray | list, index: np.ndarray) -> np.ndarray | li
 
 def offers_arrays(env: Any) -> bool:
     """Whether ``env.step_batch`` takes ``arrays=`` (every plangym env; maybe not a user's)."""
-    method = type(env).step_batch
+    method = getattr(type(env), "step_batch", None)
+    if method is None:  # an instance attribute (forwarded by __getattr__): not cached
+        return "arrays" in inspect.signature(env.step_batch).parameters
     cached = _OFFERS_ARRAYS.get(method)
     if cached is None:
         cached = _OFFERS_ARRAYS[method] = "arrays" in inspect.signature(method).parameters

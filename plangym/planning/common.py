@@ -29,7 +29,8 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states, take_states
-from plangym.validation import check_positive_int, check_seed
+from plangym.planning.checks import check_plan_env, check_planner
+from plangym.validation import check_positive_int, check_seed, describe
 
 if TYPE_CHECKING:
     from plangym.planning.display import Animation
@@ -177,8 +178,15 @@ def play(
             holds steps already (a game resumed from a checkpoint) is continued from its
             last state, up to ``max_steps`` steps in all; its times and counts go on.
     """
-    check_positive_int("max_steps", max_steps)  # before the env is reset
+    # Everything is checked before the env is reset.
+    check_plan_env(env, needs=("step_batch", "step", "reset"))
+    check_planner(planner)
+    check_positive_int("max_steps", max_steps)
     seed = check_seed(seed)
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step: expected None or a callable, received {describe(on_step)}")
+    if record is not None and not isinstance(record, Trajectory):
+        raise TypeError(f"record: expected None or a Trajectory, received {describe(record)}")
     trajectory = Trajectory() if record is None else record
     start = time.perf_counter() - trajectory.wall_s
     if trajectory.actions:
@@ -195,6 +203,10 @@ def play(
         if trajectory.ended:
             break
         decision = planner.decide(state)
+        if not isinstance(decision, Decision):
+            raise TypeError(
+                f"planner: expected decide() to return a Decision, received {describe(decision)}"
+            )
         state, _, reward, terminal, truncated, info = env.step(decision.action, state=state)
         trajectory.states.append(state)
         trajectory.actions.append(decision.action)
@@ -311,6 +323,7 @@ def random_scores(env: Any, steps: int, episodes: int, seed: int = 0) -> list[fl
     >>> len(scores), all(5 <= score < 100 for score in scores)
     (4, True)
     """
+    check_plan_env(env, needs=("step_batch", "reset", "action_space"))
     check_positive_int("steps", steps)
     check_positive_int("episodes", episodes)
     sampler = ActionSampler(env.action_space, np.random.default_rng(check_seed(seed)))

@@ -39,9 +39,15 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states, take_states
-from plangym.planning.common import ActionSampler, Decision, as_action, features_of
+from plangym.planning.checks import check_decide_state, check_features, check_plan_env, planner_repr
+from plangym.planning.common import (
+    ActionSampler,
+    Decision,
+    as_action,
+    features_of,
+)
 from plangym.planning.swarm import _Swarm
-from plangym.validation import check_positive_int, check_seed
+from plangym.validation import check_number, check_positive_int, check_seed
 
 
 def relativize(values: np.ndarray) -> np.ndarray:
@@ -117,7 +123,7 @@ class FMCPlanner:
         distance_weight: float = 1.0,
         features: Callable[[list | np.ndarray], np.ndarray] = features_of,
     ):
-        self.env = env
+        self.env = check_plan_env(env)
         self.n_walkers = check_positive_int("n_walkers", n_walkers)
         self.horizon = check_positive_int("horizon", horizon)
         budget = self.n_walkers * self.horizon if budget is None else budget
@@ -127,14 +133,20 @@ class FMCPlanner:
                 f"budget: expected at least n_walkers = {self.n_walkers} samples per action "
                 f"(one step of every walker), received {budget}"
             )
-        self.reward_weight = float(reward_weight)
-        self.distance_weight = float(distance_weight)
-        self.features = features
-        self.rng = np.random.default_rng(check_seed(seed))
+        self.reward_weight = check_number("reward_weight", reward_weight, low=0)
+        self.distance_weight = check_number("distance_weight", distance_weight, low=0)
+        self.features = check_features(features)
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
+
+    def __repr__(self) -> str:
+        main = ("n_walkers", "horizon", "budget", "seed")
+        return planner_repr(self, main, extra=("reward_weight", "distance_weight", "features"))
 
     def decide(self, state: Any) -> Decision:
         """Run the swarm from ``state`` within the budget; return the most held first action."""
+        check_decide_state(state)
         n = self.n_walkers
         first_actions = self.sampler.sample(n)
         swarm = self._step(_Swarm.at_root(state, n), first_actions, np.arange(n))

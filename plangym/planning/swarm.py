@@ -37,8 +37,14 @@ from typing import Any
 import numpy as np
 
 from plangym.planning.batches import step_states, take_states
-from plangym.planning.common import ActionSampler, Decision, as_action, features_of
-from plangym.validation import check_positive_int, check_seed
+from plangym.planning.checks import check_decide_state, check_features, check_plan_env, planner_repr
+from plangym.planning.common import (
+    ActionSampler,
+    Decision,
+    as_action,
+    features_of,
+)
+from plangym.validation import check_number, check_positive_int, check_seed
 
 
 def rescale(values: np.ndarray) -> np.ndarray:
@@ -88,24 +94,25 @@ class SwarmPlanner:
         features: Callable[[list | np.ndarray], np.ndarray] = features_of,
         repeat_probability: float = 0.5,
     ):
-        self.env = env
+        self.env = check_plan_env(env)
         self.n_walkers = check_positive_int("n_walkers", n_walkers)
         self.horizon = check_positive_int("horizon", horizon)
         self.dt = check_positive_int("dt", dt)
-        self.reward_weight = float(reward_weight)
-        self.distance_weight = float(distance_weight)
-        self.features = features
-        if not 0.0 <= float(repeat_probability) <= 1.0:
-            raise ValueError(
-                f"repeat_probability: expected a probability in [0, 1], "
-                f"received {repeat_probability!r}"
-            )
-        self.repeat_probability = float(repeat_probability)
-        self.rng = np.random.default_rng(check_seed(seed))
+        self.reward_weight = check_number("reward_weight", reward_weight, low=0)
+        self.distance_weight = check_number("distance_weight", distance_weight, low=0)
+        self.features = check_features(features)
+        self.repeat_probability = check_number("repeat_probability", repeat_probability, 0, 1)
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
+
+    def __repr__(self) -> str:
+        main = ("n_walkers", "horizon", "dt", "repeat_probability", "seed")
+        return planner_repr(self, main, extra=("reward_weight", "distance_weight", "features"))
 
     def decide(self, state: Any) -> Decision:
         """Run the swarm from ``state`` and return the action most live walkers began with."""
+        check_decide_state(state)
         n = self.n_walkers
         first_actions = self.sampler.sample(n)
         swarm = self._step(_Swarm.at_root(state, n), first_actions)

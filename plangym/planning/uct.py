@@ -48,8 +48,14 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import split_states, step_states
-from plangym.planning.common import ActionSampler, Decision, as_action, same_state
-from plangym.validation import check_positive_int, check_seed, is_integer
+from plangym.planning.checks import check_decide_state, check_plan_env, planner_repr
+from plangym.planning.common import (
+    ActionSampler,
+    Decision,
+    as_action,
+    same_state,
+)
+from plangym.validation import check_number, check_positive_int, check_seed, is_integer
 
 
 class Node:
@@ -117,6 +123,7 @@ class UCTPlanner:
         seed: int = 0,
         budget: int | None = None,
     ):
+        check_plan_env(env)
         if not isinstance(env.action_space, spaces.Discrete):
             raise TypeError(
                 "env: UCT needs a Discrete action space, received "
@@ -129,21 +136,29 @@ class UCTPlanner:
             raise ValueError(f"rollout_depth: expected an integer >= 0, received {rollout_depth!r}")
         self.rollout_depth = int(rollout_depth)
         self.rollout_dt = check_positive_int("rollout_dt", rollout_dt)
-        self.exploration = _finite("exploration", exploration)
-        if not 0.0 <= float(mix) <= 1.0:
-            raise ValueError(f"mix: expected a number between 0 and 1, received {mix}")
-        self.mix = float(mix)
-        self.discount = _finite("discount", discount)
+        self.exploration = check_number("exploration", exploration, low=0)
+        self.mix = check_number("mix", mix, 0, 1)
+        # 0 is allowed: a discount in [0, 1], as in an MDP's definition (0: rewards of the
+        # next step only).
+        self.discount = check_number("discount", discount, 0, 1)
         self.budget = None if budget is None else check_positive_int("budget", budget)
         self._samples = 0  # agent steps simulated for the decision under way
-        self.rng = np.random.default_rng(check_seed(seed))
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
         self.sampler = ActionSampler(env.action_space, self.rng)
         self._actions = self.sampler.all_actions()
         # The subtree under the action played last: reused if the next state is its root.
         self._kept: Node | None = None
 
+    def __repr__(self) -> str:
+        # With a budget, waves is ignored: the budget is shown in its place.
+        first = "waves" if self.budget is None else "budget"
+        main = (first, "wave_size", "rollout_depth", "seed")
+        return planner_repr(self, main, extra=("rollout_dt", "exploration", "mix", "discount"))
+
     def decide(self, state: Any) -> Decision:
         """Search from ``state`` and return the action with the best return found."""
+        check_decide_state(state)
         root = self._root_for(state)
         returns = ReturnRange([child.best for child in root.children.values()])
         frames, waves, self._samples = 0, 0, 0
@@ -332,14 +347,3 @@ class UCTPlanner:
 
 # The fields of a Node a checkpoint keeps (its children are rebuilt from the parents).
 _SAVED = ("state", "reward", "dead", "untried", "visits", "value_sum", "best")
-
-
-def _finite(name: str, value: Any) -> float:
-    """Return ``value`` as a float, or raise naming ``name`` unless it is a finite number."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number):
-        raise ValueError(f"{name}: expected a finite number, received {value!r}")
-    return number

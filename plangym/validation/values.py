@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import numbers
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,54 @@ def check_positive_int(name: str, value: Any) -> int:
     if int(value) < 1:
         raise ValueError(f"{name}: expected an integer >= 1, received {int(value)}")
     return int(value)
+
+
+def check_number(
+    name: str, value: Any, low: float | None = None, high: float | None = None
+) -> float:
+    """Return ``value`` as a float, or raise unless it is a finite number in [low, high].
+
+    Python's and NumPy's real numbers count (a 0-d array too); booleans, strings, None
+    and longer arrays raise TypeError, NaN, infinities and numbers out of range ValueError.
+
+    >>> check_number("mix", np.float32(0.25), 0, 1), check_number("exploration", 2, 0)
+    (0.25, 2.0)
+    >>> check_number("mix", "0.5", 0, 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: mix: expected a finite number in [0, 1], received '0.5' (str)
+    >>> check_number("discount", -3, 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: discount: expected a finite number in [0, 1], received -3
+    """
+    expected = "a finite number" + _range_text(low, high)
+    if not _is_real(value):
+        raise TypeError(f"{name}: expected {expected}, received {describe(value)}")
+    number = float(value)
+    inside = (low is None or number >= low) and (high is None or number <= high)
+    if not (math.isfinite(number) and inside):
+        shown = value if isinstance(value, int | float) else number  # NumPy's: plainly
+        raise ValueError(f"{name}: expected {expected}, received {shown!r}")
+    return number
+
+
+def _is_real(value: Any) -> bool:
+    """Whether ``value`` is a real number (Python's or NumPy's, or a 0-d array); no bools."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iuf"
+    return isinstance(value, numbers.Real)
+
+
+def _range_text(low: float | None, high: float | None) -> str:
+    """`` in [low, high]``, `` >= low``, `` <= high`` or nothing."""
+    if low is not None and high is not None:
+        return f" in [{low:g}, {high:g}]"
+    if low is not None:
+        return f" >= {low:g}"
+    return "" if high is None else f" <= {high:g}"
 
 
 def check_flag(name: str, value: Any) -> bool:

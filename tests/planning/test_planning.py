@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
 import plangym
-from plangym.planning import SwarmPlanner, play, random_scores
-from plangym.planning.batches import offers_arrays, step_states, take_states
+from plangym.planning import FMCPlanner, SwarmPlanner, play, random_scores
+from plangym.planning.batches import offers_arrays, split_states, step_states, take_states
 from plangym.planning.common import ActionSampler, Decision, same_state
 from plangym.planning.uct import UCTPlanner
 from plangym.selfcheck import check_fresh_instance, check_same_instance
@@ -310,3 +311,190 @@ def test_planner_arguments_are_checked_naming_them(call, error, message):
         call(env)
     assert bool(env.get_state() == before)  # refused before the env was reset or stepped
     env.close()
+
+
+@pytest.fixture
+def moved_cartpole():
+    """A CartPole one step into an episode: a reset or a step would change its state."""
+    env = plangym.make("CartPole-v1")
+    env.reset(seed=0)
+    env.step(0)
+    yield env, env.get_state()
+    env.close()
+
+
+def assert_refused_leaving_env_alone(env, before, call, error, message):
+    """``call`` raises ``error`` matching ``message``, and ``env``'s state has not moved."""
+    with pytest.raises(error, match=message):
+        call()
+    assert bool(env.get_state() == before)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda env: SwarmPlanner(env, reward_weight="abc"), TypeError, "^reward_weight: "),
+        (lambda env: SwarmPlanner(env, reward_weight=float("nan")), ValueError, "^reward_weight"),
+        (lambda env: SwarmPlanner(env, reward_weight=-1), ValueError, "^reward_weight: .*>= 0"),
+        (lambda env: SwarmPlanner(env, distance_weight=None), TypeError, "^distance_weight: "),
+        (lambda env: SwarmPlanner(env, distance_weight=float("inf")), ValueError, "^distance_"),
+        (lambda env: SwarmPlanner(env, repeat_probability="x"), TypeError, "^repeat_probab"),
+        (lambda env: SwarmPlanner(env, repeat_probability=np.ones(2)), TypeError, "^repeat_"),
+        (lambda env: SwarmPlanner(env, repeat_probability=True), TypeError, "^repeat_probab"),
+        (lambda env: SwarmPlanner(env, features=None), TypeError, "^features: .*callable"),
+        (lambda env: FMCPlanner(env, reward_weight=-1), ValueError, "^reward_weight: .*>= 0"),
+        (lambda env: FMCPlanner(env, distance_weight="1"), TypeError, "^distance_weight: "),
+        (lambda env: FMCPlanner(env, features=3), TypeError, "^features: .*callable"),
+        (lambda env: UCTPlanner(env, mix="a"), TypeError, "^mix: "),
+        (lambda env: UCTPlanner(env, mix=None), TypeError, "^mix: "),
+        (lambda env: UCTPlanner(env, mix=True), TypeError, "^mix: "),
+        (lambda env: UCTPlanner(env, discount=-3), ValueError, r"^discount: .*\[0, 1\]"),
+        (lambda env: UCTPlanner(env, discount=5), ValueError, r"^discount: .*\[0, 1\]"),
+        (lambda env: UCTPlanner(env, discount="0.9"), TypeError, "^discount: "),
+        (lambda env: UCTPlanner(env, exploration=-1), ValueError, "^exploration: .*>= 0"),
+        (lambda env: UCTPlanner(env, exploration=[1.0]), TypeError, "^exploration: "),
+    ],
+    ids=[
+        "swarm-reward-str",
+        "swarm-reward-nan",
+        "swarm-reward-negative",
+        "swarm-distance-none",
+        "swarm-distance-inf",
+        "swarm-repeat-str",
+        "swarm-repeat-array",
+        "swarm-repeat-bool",
+        "swarm-features-none",
+        "fmc-reward-negative",
+        "fmc-distance-str",
+        "fmc-features-int",
+        "uct-mix-str",
+        "uct-mix-none",
+        "uct-mix-bool",
+        "uct-discount-negative",
+        "uct-discount-5",
+        "uct-discount-str",
+        "uct-exploration-negative",
+        "uct-exploration-list",
+    ],
+)
+def test_float_options_are_checked_naming_them(moved_cartpole, call, error, message):
+    env, before = moved_cartpole
+    assert_refused_leaving_env_alone(env, before, lambda: call(env), error, message)
+
+
+@pytest.mark.parametrize("planner_class", [SwarmPlanner, FMCPlanner, UCTPlanner])
+def test_decide_none_is_refused_before_anything_is_stepped(moved_cartpole, planner_class):
+    env, before = moved_cartpole
+    planner = planner_class(env, seed=0)
+    message = r"^state: expected a state of the env .*received None"
+    assert_refused_leaving_env_alone(env, before, lambda: planner.decide(None), TypeError, message)
+
+
+def test_step_states_asks_for_the_states(cartpole):
+    cartpole.reset(seed=0)
+    stepped = step_states(cartpole, [0, 1], [None, None])  # no states: the env's own, in turn
+    assert len(split_states(stepped.states)) == 2
+
+
+class GymOnly:
+    """A gymnasium-style env without ``step_batch``: records what was called."""
+
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self):
+        self.calls = []
+
+    def reset(self, *args, **kwargs):
+        self.calls.append("reset")
+        return np.zeros(4), {}
+
+    def step(self, *args, **kwargs):
+        self.calls.append("step")
+        return np.zeros(4), 0.0, False, False, {}
+
+
+not_plangym_envs = pytest.mark.parametrize(
+    "make_env",
+    [
+        lambda: gymnasium.make("CartPole-v1"),
+        lambda: None,
+        GymOnly,
+        lambda: plangym.make_vec("Pendulum-v1", num_envs=2, vectorization_mode="sync"),
+    ],
+    ids=["gymnasium", "none", "gym-only", "vector-env"],
+)
+
+
+@not_plangym_envs
+@pytest.mark.parametrize("planner_class", [SwarmPlanner, FMCPlanner, UCTPlanner])
+def test_planners_refuse_an_env_that_is_not_plangym(make_env, planner_class):
+    env = make_env()
+    with pytest.raises(TypeError, match=r"^env: expected a plangym env, with step_batch"):
+        planner_class(env)
+    assert getattr(env, "calls", []) == []
+
+
+@not_plangym_envs
+def test_play_and_random_scores_refuse_an_env_that_is_not_plangym(cartpole, make_env):
+    env = make_env()
+    planner = SwarmPlanner(cartpole, n_walkers=4, horizon=2)
+    with pytest.raises(TypeError, match=r"^env: expected a plangym env, with step_batch"):
+        play(env, planner, max_steps=2)
+    with pytest.raises(TypeError, match=r"^env: expected a plangym env, with step_batch"):
+        random_scores(env, steps=2, episodes=2)
+    assert getattr(env, "calls", []) == []  # refused before the env was reset
+
+
+@pytest.mark.parametrize(
+    "planner",
+    [None, object(), type("NotCallable", (), {"decide": 3})()],
+    ids=["none", "object", "decide-not-callable"],
+)
+def test_play_checks_the_planner_before_resetting(moved_cartpole, planner):
+    env, before = moved_cartpole
+    call = lambda: play(env, planner, max_steps=2, seed=3)  # noqa: E731
+    assert_refused_leaving_env_alone(env, before, call, TypeError, r"^planner: .*decide")
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"on_step": 3}, "^on_step: expected None or a callable"),
+        ({"record": []}, "^record: expected None or a Trajectory"),
+    ],
+    ids=["on-step", "record"],
+)
+def test_play_checks_on_step_and_record_before_resetting(moved_cartpole, keywords, message):
+    env, before = moved_cartpole
+    planner = SwarmPlanner(env, n_walkers=4, horizon=2)
+    call = lambda: play(env, planner, max_steps=2, seed=3, **keywords)  # noqa: E731
+    assert_refused_leaving_env_alone(env, before, call, TypeError, message)
+
+
+def test_play_names_a_planner_that_returns_no_decision(cartpole):
+    class ReturnsAnInt:
+        def decide(self, state):
+            return 1
+
+    with pytest.raises(TypeError, match=r"^planner: .*Decision.*received 1"):
+        play(cartpole, ReturnsAnInt(), max_steps=2)
+
+
+def test_planners_show_their_options(cartpole):
+    assert repr(SwarmPlanner(cartpole)) == (
+        "SwarmPlanner(env=CartPole-v1, n_walkers=32, horizon=8, dt=2, repeat_probability=0.5, "
+        "seed=0)"
+    )
+    assert repr(SwarmPlanner(cartpole, reward_weight=np.float32(2), seed=None)) == (
+        "SwarmPlanner(env=CartPole-v1, n_walkers=32, horizon=8, dt=2, repeat_probability=0.5, "
+        "seed=None, reward_weight=2.0)"
+    )
+    assert repr(FMCPlanner(cartpole, budget=300)) == (
+        "FMCPlanner(env=CartPole-v1, n_walkers=32, horizon=25, budget=300, seed=0)"
+    )
+    assert repr(UCTPlanner(cartpole, mix=0.5)) == (
+        "UCTPlanner(env=CartPole-v1, waves=2, wave_size=32, rollout_depth=6, seed=0, mix=0.5)"
+    )
+    assert repr(UCTPlanner(cartpole, budget=100)).startswith(
+        "UCTPlanner(env=CartPole-v1, budget=100, wave_size=32,"
+    )

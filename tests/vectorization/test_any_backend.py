@@ -49,6 +49,10 @@ def comparable(value: Any) -> Any:
         return ("plan env", type(value).__name__, value.name)
     if isinstance(value, ale_py.ALEInterface):
         return ("ALE", value.getString("rom_file"))
+    if isinstance(value, np.ndarray):  # e.g. Montezuma's pictures of rooms
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, dict):
+        return {key: comparable(item) for key, item in value.items()}
     if type(value).__eq__ is object.__eq__:  # compared by identity: two envs never share it
         return ("object", type(value).__qualname__)
     return value

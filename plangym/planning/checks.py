@@ -1,0 +1,123 @@
+"""The planning API's input checks, and the planners' reprs.
+
+Every input of a planner, :func:`~plangym.planning.common.play` and
+:func:`~plangym.planning.common.random_scores` is checked before the env is reset or
+stepped; these are the checks that are the planning API's own (numbers go through
+:mod:`plangym.validation`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+from gymnasium.vector import VectorEnv
+
+from plangym.validation import describe
+
+
+def check_plan_env(env: Any, needs: Sequence[str] = ("step_batch", "action_space")) -> Any:
+    """Return ``env``, or raise TypeError unless it has what planning with it ``needs``.
+
+    Checked by capability, as :func:`play` takes any planner with ``decide``: a plangym
+    env, a ``ParallelEnv``, a ``RayEnv`` or a user's env with ``step_batch`` from explicit
+    states qualifies. A gymnasium env has no ``step_batch``; a vector env has one, but its
+    actions are batched per sub-env, one action space for all of them.
+
+    >>> check_plan_env(None)
+    Traceback (most recent call last):
+    ...
+    TypeError: env: expected a plangym env, with step_batch from explicit states (e.g. ...
+    """
+    expected = (
+        "env: expected a plangym env, with step_batch from explicit states (e.g. "
+        "plangym.make(name), with n_workers=2 to step batches on workers)"
+    )
+    if isinstance(env, VectorEnv):
+        raise TypeError(
+            f"{expected}, received the vector env {type(env).__name__}, whose action space "
+            "holds one action per sub-env"
+        )
+    missing = [name for name in needs if not _has(env, name)]
+    if missing:
+        if env is None:
+            raise TypeError(f"{expected}, received None")
+        kind = "gymnasium env " if isinstance(env, gymnasium.Env) else ""
+        raise TypeError(
+            f"{expected}, received the {kind}{type(env).__name__}, which has no {missing[0]}"
+        )
+    return env
+
+
+def _has(env: Any, name: str) -> bool:
+    """Whether ``env`` has the attribute ``name`` (callable, for a method)."""
+    value = getattr(env, name, None)
+    return value is not None if name == "action_space" else callable(value)
+
+
+def check_planner(planner: Any) -> Any:
+    """Return ``planner``, or raise TypeError unless it has a ``decide`` method."""
+    if not callable(getattr(planner, "decide", None)):
+        raise TypeError(
+            "planner: expected an object with a decide(state) method returning a Decision, "
+            f"received {describe(planner)}"
+        )
+    return planner
+
+
+def check_decide_state(state: Any) -> Any:
+    """Return ``state``, or raise TypeError if it is None: a planner plans from a state.
+
+    ``step_batch`` would read a list of Nones as "no states" and step the env's own state.
+    """
+    if state is None:
+        raise TypeError(
+            "state: expected a state of the env (from reset(), get_state() or "
+            "step(..., state=...)), received None"
+        )
+    return state
+
+
+def check_features(features: Any) -> Any:
+    """Return ``features``, or raise TypeError unless it is callable (``features_of``'s kind)."""
+    if not callable(features):
+        raise TypeError(
+            "features: expected a callable turning observations into float rows "
+            f"(default: features_of), received {describe(features)}"
+        )
+    return features
+
+
+def planner_repr(planner: Any, main: Sequence[str], extra: Sequence[str]) -> str:
+    """Return ``Class(env=NAME, main options, extra options that differ from the defaults)``."""
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(type(planner)).parameters.items()
+    }
+    shown = [("env", env_label(planner.env))] + [(name, getattr(planner, name)) for name in main]
+    shown += [
+        (name, getattr(planner, name))
+        for name in extra
+        if getattr(planner, name) != defaults.get(name)
+    ]
+    return f"{type(planner).__name__}({', '.join(f'{k}={_shown(v)}' for k, v in shown)})"
+
+
+def env_label(env: Any) -> str:
+    """Return the env's name (``CartPole-v1``), else its class's name; never raise (reprs)."""
+    try:
+        name = getattr(env, "name", None)
+    except Exception:  # a repr must not fail on a closed or broken env
+        name = None
+    return name if isinstance(name, str) else type(env).__name__
+
+
+def _shown(value: Any) -> str:
+    """Show a callable by its name, a name as it is, anything else by its repr."""
+    if isinstance(value, str):
+        return value
+    if callable(value):
+        return getattr(value, "__qualname__", type(value).__name__)
+    return repr(value)
