@@ -94,3 +94,18 @@ def test_actions_that_are_no_finite_numbers_are_refused(bad):
         env.step_batch([np.zeros(1, np.float32), np.array([bad], np.float32)], [state] * 2)
     assert_identical(env.get_state(), state)
     env.close()
+
+
+@pytest.mark.parametrize("name", ["Pendulum-v1", "BipedalWalker-v3"])
+def test_values_the_action_dtype_cannot_hold_are_refused(name):
+    """1e300 is finite, but inf as the space's float32: a Box2D state recorded inf and no
+    other env could restore it."""
+    env = make(name)
+    state, *_ = env.reset(seed=0)
+    big = np.full(env.action_space.shape, 1e300)
+    with pytest.raises(ValueError, match=r"action: expected finite values \(in the space's dtype"):
+        env.step(big, state=state)
+    with pytest.raises(ValueError, match=r"actions\[1\]: expected finite values"):
+        env.step_batch([big * 0, big], [state] * 2)
+    assert_identical(env.get_state(), state)
+    env.close()

@@ -127,14 +127,28 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
                 f"received {describe(action)}"
             )
         # Values outside the bounds go to the env, which clips them as gymnasium's envs
-        # (and plangym 0.1) do: planners perturb actions. NaN and infinities stop here.
-        if not np.all(np.isfinite(array)):
+        # (and plangym 0.1) do: planners perturb actions. NaN and infinities stop here,
+        # and so do values the space's dtype cannot hold (1e300 is inf as float32).
+        if not finite_in_dtype(array, space.dtype).all():
             raise ValueError(
-                f"{name}: expected finite values for {space}, received {array.tolist()}"
+                f"{name}: expected finite values (in the space's dtype) for {space}, "
+                f"received {array.tolist()}"
             )
         return
     if not space.contains(action):
         raise ValueError(f"{name}: expected an element of {space}, received {describe(action)}")
+
+
+def finite_in_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Whether each value of ``array`` is finite, and stays so as ``dtype`` (a float type).
+
+    >>> finite_in_dtype(np.array([1.0, 1e300, np.nan]), np.dtype(np.float32)).tolist()
+    [True, False, False]
+    """
+    if np.dtype(dtype).kind != "f":
+        return np.isfinite(array)
+    with np.errstate(over="ignore"):  # an overflow is what this finds
+        return np.isfinite(array.astype(dtype, copy=False))
 
 
 def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
@@ -191,7 +205,8 @@ def check_box_batch(space: spaces.Box, actions: Any) -> bool:
         array = np.stack(actions) if len(actions) else None
     if array is None or array.dtype.kind not in "iuf" or array.shape[1:] != space.shape:
         return False
-    inside = np.isfinite(array)  # as check_action: out-of-bounds values are the env's to clip
+    # As check_action: out-of-bounds values are the env's to clip.
+    inside = finite_in_dtype(array, space.dtype)
     if inside.all():
         return True
     bad = int(np.argmin(inside.reshape(len(array), -1).all(axis=1)))
