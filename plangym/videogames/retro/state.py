@@ -40,7 +40,7 @@ _HEADER_DTYPE = np.dtype(
 HEADER_SIZE = _HEADER_DTYPE.itemsize
 
 
-def find_written_bytes(em: Any, attempts: int = 4) -> tuple[int, np.ndarray]:
+def find_written_bytes(em: Any, attempts: int = 8) -> tuple[int, np.ndarray]:
     """Return how much of a save state the emulator writes, and the bytes it skips there.
 
     stable-retro hands out save states in buffers it does not clear: the core writes the
