@@ -72,3 +72,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fork_safety_of_the_test_alone():
+    """What made forking unsafe is the test's own: a MuJoCo picture drawn by an earlier test
+    in this pytest process must not turn later tests' worker pools to "spawn" (workers
+    that no longer see the test's monkeypatches). Each env that draws notes it again."""
+    from plangym.utils import fork_safety
+
+    before = set(fork_safety._REASONS)
+    yield
+    fork_safety._REASONS.clear()
+    fork_safety._REASONS.update(before)

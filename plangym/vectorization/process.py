@@ -23,6 +23,7 @@ from typing import Any
 import cloudpickle
 
 from plangym.core import PlanEnv
+from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
 from plangym.vectorization.errors import WorkerCrashedError, with_remote_traceback
 from plangym.vectorization.handler import HandlerFactory
@@ -41,6 +42,9 @@ from plangym.vectorization.wire import decode_reply, encode
 from plangym.vectorization.worker import run_worker
 
 CLOSE_TIMEOUT_S = 5.0
+# How long a new worker may take to build its env (a cold dm_control or Retro start takes
+# seconds; this only ends waits that would never end).
+READY_TIMEOUT = 300.0
 
 
 class WorkerProcess:
@@ -70,7 +74,7 @@ class WorkerProcess:
         self.index = index
         self._daemon = daemon
         self._factory_blob = cloudpickle.dumps(constructor)
-        self._context = context or mp.get_context()
+        self._context = context or mp.get_context(start_method_for(None))
         self._next_id = READY_ID + 1
         self._conn: Connection | None = None
         self._process: BaseProcess | None = None
@@ -103,8 +107,19 @@ class WorkerProcess:
         self._attached: dict | None = None  # the specs dict last found attached
 
     def wait_ready(self) -> None:
-        """Block until the env is built in the worker; raise its error if building failed."""
-        self.receive(READY_ID)
+        """Block until the env is built in the worker; raise its error if building failed.
+
+        Raises TimeoutError after ``READY_TIMEOUT`` seconds: a worker forked after a
+        library started threads (OpenGL, SDL) can deadlock while it builds its env.
+        """
+        try:
+            self.receive(READY_ID, timeout=READY_TIMEOUT)
+        except TimeoutError:
+            raise TimeoutError(
+                f"worker {self.index}: its env was not built within {READY_TIMEOUT:g} s (a "
+                "constructor that blocks, or a worker forked after a library started threads "
+                "it needs, such as OpenGL or SDL: try start_method='spawn')"
+            ) from None
 
     def restart(self) -> None:
         """Kill the process (whatever it is doing) and start a fresh one.

@@ -318,3 +318,37 @@ def test_human_rendering_without_a_display_is_a_value_error(monkeypatch):
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     with pytest.raises(ValueError, match=r"render_mode: 'human' .* needs a display"):
         plangym.make("Hopper-v5", render_mode="human")
+
+
+def test_workers_start_after_the_caller_drew_a_picture():
+    """OSMesa's threads do not survive fork: forked workers deadlocked while drawing."""
+    from plangym.utils import fork_safety
+
+    single = plangym.make("Hopper-v5", obs_type="rgb", width=32, height=24)
+    single.reset()  # a picture drawn in this process: an OpenGL context exists
+    assert fork_safety.start_method_for(None) == "spawn"
+    assert fork_safety.start_method_for("fork") == "fork"  # the user's choice is kept
+    env = plangym.make("Hopper-v5", n_workers=2, obs_type="rgb", width=32, height=24)
+    try:
+        state = single.get_state()
+        actions = [single.sample_action() for _ in range(4)]
+        assert_identical(
+            env.step_batch(actions, [state] * 4), single.step_batch(actions, [state] * 4)
+        )
+    finally:
+        env.close()
+        single.close()
+
+
+def test_render_aims_the_camera_as_get_image():
+    """gymnasium aims its camera at the bodies of the first picture: render() must not."""
+    first = plangym.make("Ant-v5", width=32, height=24)
+    second = plangym.make("Ant-v5", width=32, height=24)
+    first.reset(seed=1)
+    for _ in range(20):
+        first.step(first.sample_action())
+    state, action = first.get_state(), first.sample_action()
+    first.step(action, state=state)
+    picture = first.render()  # the first picture, in a pose unlike the initial one
+    second.step(action, state=state)
+    assert picture.tobytes() == second.get_image().tobytes() == first.get_image().tobytes()

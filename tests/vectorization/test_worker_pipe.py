@@ -45,3 +45,19 @@ def test_notes_are_kept_without_add_note(monkeypatch):
     errors_module.add_note(error, "first")
     errors_module.add_note(error, "second")
     assert error.__notes__ == ["first", "second"]
+
+
+def test_a_worker_whose_env_is_never_built_times_out(monkeypatch):
+    """A worker that never sends its ready reply (a deadlocked build) ends the wait."""
+    import time
+
+    from plangym.vectorization import process
+
+    monkeypatch.setattr(process, "READY_TIMEOUT", 1.0)
+    worker = WorkerProcess(lambda: time.sleep(600), wait_ready=False)
+    try:
+        with pytest.raises(TimeoutError, match=r"worker 0: .* not built within 1 s .*'spawn'"):
+            worker.wait_ready()
+    finally:
+        worker.terminate()
+    assert not worker.is_alive

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import describe
 
 
@@ -101,6 +102,7 @@ class DMControlPictures:
         physics = env.gym_env.physics
         height, width = self.IMAGE_SHAPE
         camera = 0 if physics.model.ncam > 0 else -1
+        note_fork_unsafe("an OpenGL context (dm_control pictures)")
         return physics.render(height=height, width=width, camera_id=camera)
 
 

@@ -50,6 +50,7 @@ from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
 from plangym.utils import find_time_limit
 from plangym.utils.display import has_display
+from plangym.utils.fork_safety import note_fork_unsafe
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv as GymMujocoEnv
@@ -237,11 +238,20 @@ class MujocoEnv(PlangymEnv):
         (the same for every instance), then applies the env's camera settings as
         gymnasium does.
         """
+        self._aim_camera_once()
+        return super().get_image()
+
+    def render(self) -> Any:
+        """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it."""
+        self._aim_camera_once()
+        return super().render()
+
+    def _aim_camera_once(self) -> None:
+        """Aim the offscreen camera (see :meth:`get_image`) before the first picture."""
         if self.render_mode == "rgb_array":
             renderer = _simulator(self.gym_env).mujoco_renderer
             if "rgb_array" not in renderer._viewers:
                 _aim_camera(renderer, self.model)
-        return super().get_image()
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env, naming ``name``.
@@ -272,6 +282,7 @@ def _time_limit(gym_env: gym.Env) -> Any:
 
 def _aim_camera(renderer: Any, model: Any) -> None:
     """Create the offscreen viewer of ``renderer`` with its camera aimed canonically."""
+    note_fork_unsafe("an OpenGL context (MuJoCo pictures)")
     viewer = renderer._get_viewer(render_mode="rgb_array")
     initial_pose = mujoco.MjData(model)
     mujoco.mj_forward(model, initial_pose)

@@ -41,6 +41,7 @@ from plangym.core.batch import Batch
 from plangym.core.obs_pool import ObservationPool
 from plangym.core.plangym_env import wrap_callable
 from plangym.rng import GeneratorWords
+from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import check_seed
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.state import StateCodec, saves_lossily
@@ -201,6 +202,8 @@ class AtariEnv(VideogameEnv):
     def setup(self) -> None:
         """Build the emulator, remember what the game's states look like, choose the paths."""
         super().setup()
+        if self.render_mode == "human":
+            note_fork_unsafe("SDL's threads (Atari render_mode='human')")
         # Read on every frame: kept here rather than looked up through the gymnasium env.
         unwrapped = _ale_env(self.gym_env)
         self._ale = unwrapped.ale
