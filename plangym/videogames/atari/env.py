@@ -44,6 +44,7 @@ from plangym.rng import GeneratorWords
 from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import check_seed
 from plangym.videogames.atari.human_mode import keep_until_exit
+from plangym.videogames.atari.in_place import rows_for, step_in_place
 from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
@@ -384,56 +385,18 @@ class AtariEnv(VideogameEnv):
     def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch, the emulator writing each observation where it is returned.
 
-        Into its row of ``observs_out`` when given (a worker's shared output buffer), else
-        into an array of this env's :class:`~plangym.core.obs_pool.ObservationPool`: no
-        screen is copied, and no fresh memory is taken for one while the caller drops the
-        observations of earlier batches. The steps are those of the generic path, so results
-        are bit-identical.
+        See :func:`~plangym.videogames.atari.in_place.step_in_place`; observations that
+        cannot go into the rows given take the generic path.
         """
-        actions, states, dts, want_state, observs_out = batch
-        rows: np.ndarray | list[np.ndarray]
-        if observs_out is None:
-            space = self.observation_space
-            rows = self._observation_pool.arrays(len(actions), self.obs_shape, space.dtype)
-        elif self._fits_rows(observs_out):
-            rows = observs_out
-        else:
+        rows = rows_for(self, batch.observs_out)
+        if rows is None:
             return self.run_batch_generic(batch)
-        new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
-        for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
-            if states is not None:  # checked with the batch
-                self._set_checked_state(states[i])
-            run = self.play(action, dt)
-            self.observe(rows[i])
-            infos.append(self.step_info(run, dt))
-            if want_state:
-                new_states.append(self.get_state())
-            rewards.append(run.reward)
-            terminals.append(run.terminal)
-            truncateds.append(run.truncated)
-            if self.autoreset and (run.terminal or run.truncated):
-                self.reset(return_state=False)
-        return BatchColumns(
-            new_states if want_state else None,
-            rows,
-            rewards,
-            terminals,
-            truncateds,
-            infos,
-        )
+        return step_in_place(self, batch, rows)
 
     @functools.cached_property
     def _observation_pool(self) -> ObservationPool:
+        """The arrays a batch without ``observs_out`` writes its observations into."""
         return ObservationPool()
-
-    def _fits_rows(self, observs_out: np.ndarray) -> bool:
-        """Whether this env writes its observations into the rows of ``observs_out``."""
-        space = self.observation_space
-        return (
-            observs_out.shape[1:] == space.shape
-            and observs_out.dtype == space.dtype
-            and observs_out.flags.c_contiguous
-        )
 
 
 class AtariPyEnvironment(AtariEnv):

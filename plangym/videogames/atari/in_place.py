@@ -1,0 +1,66 @@
+"""Atari's fast batch path: the emulator writes each observation where it is returned.
+
+Into its row of the batch's ``observs_out`` when given (a worker's shared output buffer),
+else into an array of the env's :class:`~plangym.core.obs_pool.ObservationPool`: no
+screen is copied, and no fresh memory is taken for one while the caller drops the
+observations of earlier batches. The steps are those of the generic path, so results
+are bit-identical.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from plangym.columns import BatchColumns
+from plangym.core.batch import Batch
+from plangym.core.obs_pool import ObservationPool
+
+if TYPE_CHECKING:
+    from plangym.videogames.atari.env import AtariEnv
+
+
+def rows_for(env: AtariEnv, observs_out: np.ndarray | None) -> Any:
+    """Return where ``env`` writes a batch's observations, or None (the generic path).
+
+    ``observs_out`` when its rows fit the observation space, else None; without it, the
+    env's pool hands out one array per element.
+    """
+    space = env.observation_space
+    if observs_out is None:
+        return env._observation_pool
+    fits = (
+        observs_out.shape[1:] == space.shape
+        and observs_out.dtype == space.dtype
+        and observs_out.flags.c_contiguous
+    )
+    return observs_out if fits else None
+
+
+def step_in_place(env: AtariEnv, batch: Batch, rows: Any) -> BatchColumns:
+    """Step a checked batch of ``env``, writing observation ``i`` into ``rows[i]``.
+
+    ``rows``: what :func:`rows_for` returned (an array, or the env's pool).
+    """
+    actions, states, dts, want_state, _ = batch
+    if isinstance(rows, ObservationPool):
+        space = env.observation_space
+        rows = rows.arrays(len(actions), env.obs_shape, space.dtype)
+    new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
+    for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
+        if states is not None:  # checked with the batch
+            env._set_checked_state(states[i])
+        run = env.play(action, dt)
+        env.observe(rows[i])
+        infos.append(env.step_info(run, dt))
+        if want_state:
+            new_states.append(env.get_state())
+        rewards.append(run.reward)
+        terminals.append(run.terminal)
+        truncateds.append(run.truncated)
+        if env.autoreset and (run.terminal or run.truncated):
+            env.reset(return_state=False)
+    return BatchColumns(
+        new_states if want_state else None, rows, rewards, terminals, truncateds, infos
+    )
