@@ -103,7 +103,7 @@ def test_values_the_action_dtype_cannot_hold_are_refused(name):
     env = make(name)
     state, *_ = env.reset(seed=0)
     big = np.full(env.action_space.shape, 1e300)
-    with pytest.raises(ValueError, match=r"action: expected finite values \(in the space's dtype"):
+    with pytest.raises(ValueError, match=r"action: expected finite values .* \(beyond float32\)"):
         env.step(big, state=state)
     with pytest.raises(ValueError, match=r"actions\[1\]: expected finite values"):
         env.step_batch([big * 0, big], [state] * 2)

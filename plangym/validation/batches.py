@@ -130,9 +130,9 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
         # (and plangym 0.1) do: planners perturb actions. NaN and infinities stop here,
         # and so do values the space's dtype cannot hold (1e300 is inf as float32).
         if not finite_in_dtype(array, space.dtype).all():
+            beyond = f" (beyond {space.dtype})" if np.isfinite(array).all() else ""
             raise ValueError(
-                f"{name}: expected finite values (in the space's dtype) for {space}, "
-                f"received {array.tolist()}"
+                f"{name}: expected finite values for {space}, received {array.tolist()}{beyond}"
             )
         return
     if not space.contains(action):
