@@ -33,6 +33,9 @@ def difference(first: Any, second: Any, path: str = "value") -> str | None:
             return f"{path}: dtype {first.dtype} != {second.dtype}"
         if first.shape != second.shape:
             return f"{path}: shape {first.shape} != {second.shape}"
+        if first.dtype.hasobject:  # its bytes are pointers: compare what they point to
+            items = zip(first.ravel().tolist(), second.ravel().tolist(), strict=True)
+            return _first_difference((a, b, f"{path}.flat[{i}]") for i, (a, b) in enumerate(items))
         return None if first.tobytes() == second.tobytes() else f"{path}: contents differ"
     if isinstance(first, dict):
         if not isinstance(second, dict):

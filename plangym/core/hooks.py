@@ -12,7 +12,32 @@ its settings convert nothing), :meth:`StepHooks.process_step` skips calling them
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any, ClassVar
+
+
+def call_hook(hook: Callable[..., Any], **kwargs: Any) -> Any:
+    """Call a ``process_*`` hook with the keywords it takes.
+
+    plangym 0.1 passed ``obs``, ``reward``, ``terminal`` and ``info``; overrides written
+    for it that name their parameters (no ``**kwargs``) are not given ``truncated``.
+    """
+    names = _keywords(getattr(hook, "__func__", hook))
+    if names is not None:
+        kwargs = {name: value for name, value in kwargs.items() if name in names}
+    return hook(**kwargs)
+
+
+@functools.cache
+def _keywords(function: Callable[..., Any]) -> frozenset[str] | None:
+    """Return the keyword names ``function`` takes, or None when it takes any (``**kwargs``)."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(parameter.name for parameter in parameters if parameter.kind in keyword)
 
 
 class StepHooks:
@@ -57,14 +82,14 @@ class StepHooks:
                 info["rgb"] = self.get_image()
             return obs, reward, terminal, truncated, info
         kwargs = {"reward": reward, "terminal": terminal, "truncated": truncated, "info": info}
-        obs = self.process_obs(obs=obs, **kwargs)
-        reward = self.process_reward(obs=obs, **kwargs)
+        obs = call_hook(self.process_obs, obs=obs, **kwargs)
+        reward = call_hook(self.process_reward, obs=obs, **kwargs)
         kwargs["reward"] = reward
-        terminal = self.process_terminal(obs=obs, **kwargs)
+        terminal = call_hook(self.process_terminal, obs=obs, **kwargs)
         kwargs["terminal"] = terminal
-        truncated = self.process_truncated(obs=obs, **kwargs)
+        truncated = call_hook(self.process_truncated, obs=obs, **kwargs)
         kwargs["truncated"] = truncated
-        info = self.process_info(obs=obs, **kwargs)
+        info = call_hook(self.process_info, obs=obs, **kwargs)
         if self._return_image:
             info["rgb"] = self.get_image()
         return obs, reward, terminal, truncated, info

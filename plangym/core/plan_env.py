@@ -29,7 +29,7 @@ from plangym.constructor import constructor_call, read_only, show_init_signature
 from plangym.core.batch import Batch
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
-from plangym.core.hooks import StepHooks
+from plangym.core.hooks import StepHooks, call_hook
 from plangym.validation import (
     check_dt,
     check_flag,
@@ -176,8 +176,9 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         data = self.apply_reset()
         obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
         info = dict(info or {})
-        obs = self.process_obs(obs=obs, reward=0.0, terminal=False, truncated=False, info=info)
-        info = self.process_info(info=info, obs=obs, reward=0.0, terminal=False, truncated=False)
+        ended = {"reward": 0.0, "terminal": False, "truncated": False}
+        obs = call_hook(self.process_obs, obs=obs, info=info, **ended)
+        info = call_hook(self.process_info, info=info, obs=obs, **ended)
         if self.return_image:
             info["rgb"] = self.get_image()
         return (self.get_state(), obs, info) if with_state else (obs, info)
@@ -385,8 +386,11 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         What ``reset(seed=seed)`` does first: here ``seed(seed)``, which every family has.
         """
         seed_env = getattr(self, "seed", None)
-        if seed_env is None:
-            raise TypeError(f"seed: {type(self).__name__} has no seed() method to seed it with")
+        if not callable(seed_env):  # none, or an attribute that hides the method
+            raise TypeError(
+                f"seed: {type(self).__name__} has no seed() method to seed it with (found "
+                f"{seed_env!r:.60}); define seed(seed) or override seed_episode(seed)"
+            )
         seed_env(seed)
 
     @contextlib.contextmanager

@@ -11,6 +11,7 @@ plus its current state.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
@@ -52,6 +53,9 @@ class PlangymEnv(PlanEnv):
     # Whether rgb/grayscale observations are gymnasium's render() output (only drawn with
     # render_mode="rgb_array"); emulators draw their screens whatever the render mode.
     SCREEN_FROM_RENDERER = True
+    # Whether states hold the step count of a TimeLimit among the user's wrappers; the
+    # families whose states cannot hold it refuse such a wrapper.
+    TIME_LIMIT_IN_STATE = True
 
     def __init__(
         self,
@@ -186,6 +190,9 @@ class PlangymEnv(PlanEnv):
         self._gym_env = self.init_gym_env()
         if self._wrappers:
             self.apply_wrappers(self._wrappers)
+            # Wrappers start their bookkeeping in reset (a TimeLimit's step count is None
+            # until then): reset through them, as init_gym_env reset the bare env.
+            self._gym_env.reset()
         self.init_spaces()
 
     def init_gym_env(self) -> gym.Env:
@@ -200,6 +207,20 @@ class PlangymEnv(PlanEnv):
         """Wrap the gymnasium env with each item of ``wrappers`` in order."""
         for item in wrappers:
             wrapper, args, kwargs = wrapper_call(item)
+            if not self.TIME_LIMIT_IN_STATE and _is_time_limit(wrapper):
+                raise ValueError(
+                    f"wrappers: {type(self).__name__} states do not hold a TimeLimit's step "
+                    "count, so steps from a state would truncate by the env's history; use "
+                    f"the env's own episode limit; received {wrapper!r}"
+                )
+            if isinstance(wrapper, type) and wrapper.__name__ in STATEFUL_WRAPPERS:
+                warnings.warn(
+                    f"wrappers: {wrapper.__name__} keeps state of its own (history, running "
+                    "statistics), which states do not hold: steps from a state will depend "
+                    "on what the env did before",
+                    UserWarning,
+                    stacklevel=4,
+                )
             self.wrap(wrapper, *args, **kwargs)
 
     def wrap(self, wrapper: Callable[..., gym.Wrapper], *args: Any, **kwargs: Any) -> None:
@@ -344,3 +365,23 @@ def _rebuild_env(cls: type[PlanEnv], args: tuple, kwargs: dict[str, Any], state:
     if state is not None:
         env.set_state(state)
     return env
+
+
+# gymnasium's wrappers that keep state of their own between steps.
+STATEFUL_WRAPPERS = frozenset(
+    {
+        "AtariPreprocessing",
+        "DelayObservation",
+        "FrameStackObservation",
+        "NormalizeObservation",
+        "NormalizeReward",
+        "RecordEpisodeStatistics",
+        "StickyAction",
+        "TimeAwareObservation",
+    }
+)
+
+
+def _is_time_limit(wrapper: Any) -> bool:
+    """Whether ``wrapper`` is gymnasium's ``TimeLimit`` (or a subclass of it)."""
+    return isinstance(wrapper, type) and issubclass(wrapper, gym.wrappers.TimeLimit)

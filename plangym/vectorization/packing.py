@@ -94,11 +94,15 @@ PACKED_TYPES: tuple[type, ...] = (
 
 
 def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:
-    """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None."""
+    """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None.
+
+    Arrays of Python objects (plangym 0.1's Atari states were) are None: their bytes are
+    pointers, so they travel pickled.
+    """
     if is_record_block(states):
-        return states.dtype, 0
+        return None if states.dtype.hasobject else (states.dtype, 0)
     first = states[0] if len(states) else None
-    if not isinstance(first, np.ndarray) or first.ndim > 1:
+    if not isinstance(first, np.ndarray) or first.ndim > 1 or first.dtype.hasobject:
         return None
     dtype, ndim = first.dtype, first.ndim
     for state in states:

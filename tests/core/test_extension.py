@@ -11,6 +11,7 @@ import pytest
 
 from plangym import api_tests
 from plangym.api_tests import assert_identical
+from plangym.rng import restore_generator
 from tests.helpers.corridor_env import STATE_SIZE, Corridor, OldGymCorridor
 
 
@@ -286,3 +287,96 @@ def test_runs_unchanged_in_parallel_workers():
         expected = env.plan_env.step_batch(actions, states=[state] * 7, dt=3)
         assert_identical(env.step_batch(actions, states=[state] * 7, dt=3), expected)
         env.close()
+
+
+def test_reset_with_a_seed_names_an_attribute_hiding_seed():
+    """The test Corridor keeps its seed in ``self.seed``, which hides the method."""
+    env = Corridor(seed=3)
+    with pytest.raises(TypeError, match=r"seed: Corridor has no seed\(\) method .*found 3"):
+        env.reset(seed=1)
+
+
+class ObjectStateCorridor(Corridor):
+    """A plangym 0.1-style env: its states are object arrays (0.1's Atari states were)."""
+
+    def get_state(self):
+        state = np.empty(2, dtype=object)
+        state[0], state[1] = super().get_state(), {"steps": self._t}
+        return state
+
+    def set_state(self, state):
+        self.check_state(state)
+        inner = state[0]
+        self._position, self._t = int(inner[0]), int(inner[1])
+        restore_generator(self._wind, inner[2:])
+
+    def check_state(self, state, name="state"):
+        if not (isinstance(state, np.ndarray) and state.dtype == object and state.shape == (2,)):
+            raise TypeError(f"{name}: expected an object array of 2, received {state!r:.60}")
+
+
+def test_object_array_states_run_on_workers_as_in_the_caller():
+    from plangym.vectorization import ParallelEnv
+
+    single = ObjectStateCorridor(seed=5)
+    state, *_ = single.reset()
+    env = ParallelEnv(ObjectStateCorridor, "Corridor", n_workers=2, inline_small_batches=False)
+    try:
+        actions, states = [1, 0, 1, 1], [state] * 4
+        assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
+    finally:
+        env.close()
+
+
+def test_a_fresh_env_with_a_time_limit_wrapper_steps_from_a_state():
+    """Wrappers are reset with the env: a TimeLimit's count was None until the first reset."""
+    import gymnasium
+
+    import plangym
+
+    wrappers = [(gymnasium.wrappers.TimeLimit, {"max_episode_steps": 10})]
+    env = plangym.make("CartPole-v1", wrappers=wrappers)
+    state, *_ = env.reset(seed=0)
+    fresh = plangym.make("CartPole-v1", wrappers=wrappers)
+    assert_identical(fresh.step(1, state=state), env.step(1, state=state))
+
+
+def test_a_time_limit_wrapper_is_refused_where_states_cannot_hold_it():
+    import gymnasium
+
+    import plangym
+
+    with pytest.raises(ValueError, match=r"wrappers: AtariEnv states do not hold a TimeLimit"):
+        plangym.make(
+            "ALE/Pong-v5", wrappers=[(gymnasium.wrappers.TimeLimit, {"max_episode_steps": 9})]
+        )
+
+
+def test_stateful_wrappers_warn():
+    import gymnasium
+
+    import plangym
+
+    frames = [(gymnasium.wrappers.FrameStackObservation, {"stack_size": 3})]
+    with pytest.warns(UserWarning, match="wrappers: FrameStackObservation keeps state of its own"):
+        plangym.make("CartPole-v1", wrappers=frames)
+
+
+def test_hooks_written_for_plangym_01_are_not_given_truncated():
+    """0.1 called process_obs(obs=, reward=, terminal=, info=): no truncated keyword."""
+    from plangym.control import ClassicControl
+
+    class Hooks01(ClassicControl):
+        def process_obs(self, obs, reward=None, terminal=None, info=None):
+            return obs * 2
+
+        def process_info(self, info, obs=None, reward=None, terminal=None):
+            return {**info, "custom": 1}
+
+    env = Hooks01("CartPole-v1")
+    state, obs, info = env.reset(seed=0, return_state=True)
+    assert info["custom"] == 1
+    _, stepped, *_, step_info = env.step(0, state=state)
+    assert step_info["custom"] == 1
+    plain = ClassicControl("CartPole-v1")
+    assert (stepped == 2 * plain.step(0, state=state)[1]).all()

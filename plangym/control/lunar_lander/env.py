@@ -266,6 +266,8 @@ class LunarLander(PlangymEnv):
     True
     """
 
+    TIME_LIMIT_IN_STATE = False  # its states have no room for a wrapper's count
+
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"rgb_array", None})
 

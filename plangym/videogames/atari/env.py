@@ -99,6 +99,8 @@ class AtariEnv(VideogameEnv):
         kwargs: Passed to ``gymnasium.make``.
     """
 
+    TIME_LIMIT_IN_STATE = False  # its states have no room for a wrapper's count
+
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
 
