@@ -38,12 +38,7 @@ import numpy as np
 
 from plangym.planning.batches import step_states, take_states
 from plangym.planning.checks import check_decide_state, check_features, check_plan_env, planner_repr
-from plangym.planning.common import (
-    ActionSampler,
-    Decision,
-    as_action,
-    features_of,
-)
+from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.validation import check_number, check_positive_int, check_seed
 
 

@@ -49,12 +49,7 @@ from gymnasium import spaces
 
 from plangym.planning.batches import split_states, step_states
 from plangym.planning.checks import check_decide_state, check_plan_env, planner_repr
-from plangym.planning.common import (
-    ActionSampler,
-    Decision,
-    as_action,
-    same_state,
-)
+from plangym.planning.common import ActionSampler, Decision, as_action, same_state
 from plangym.validation import check_number, check_positive_int, check_seed, is_integer
 
 

@@ -24,11 +24,6 @@ def note_fork_unsafe(reason: str) -> None:
     _REASONS.add(reason)
 
 
-def fork_unsafe_reasons() -> tuple[str, ...]:
-    """Return what made forking unsafe in this process (empty: forking is safe)."""
-    return tuple(sorted(_REASONS))
-
-
 def start_method_for(requested: str | None) -> str | None:
     """Return the start method for new workers: ``requested``, else "spawn" if forking is unsafe.
 

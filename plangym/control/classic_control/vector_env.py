@@ -290,7 +290,7 @@ class ClassicVectorEnv(VectorEnv):
         beyond = self._beyond if kernel.has_steps_beyond else None
         last_u = self._last_u if kernel.has_last_u else None
         kinds = self._kinds if self._pass_kinds else None
-        # In place: a new array a step (memory out of the CPU's cache) costs ~3% at 4,096 rows.
+        # In place: no new array of every row's physics at each step.
         _, rewards, terminated = kernel.step(
             self._physics, actions, beyond, last_u, kinds=kinds, out=self._physics
         )

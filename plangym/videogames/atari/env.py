@@ -390,7 +390,7 @@ class AtariEnv(VideogameEnv):
         See :func:`~plangym.videogames.atari.in_place.step_in_place`; observations that
         cannot go into the rows given take the generic path.
         """
-        rows = rows_for(self, batch.observs_out)
+        rows = rows_for(self, batch)
         if rows is None:
             return self.run_batch_generic(batch)
         return step_in_place(self, batch, rows)

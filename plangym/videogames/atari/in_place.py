@@ -11,25 +11,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from plangym.columns import BatchColumns
 from plangym.core.batch import Batch
-from plangym.core.obs_pool import ObservationPool
 
 if TYPE_CHECKING:
     from plangym.videogames.atari.env import AtariEnv
 
 
-def rows_for(env: AtariEnv, observs_out: np.ndarray | None) -> Any:
-    """Return where ``env`` writes a batch's observations, or None (the generic path).
+def rows_for(env: AtariEnv, batch: Batch) -> Any:
+    """Return where ``env`` writes the observations of ``batch``, or None (the generic path).
 
-    ``observs_out`` when its rows fit the observation space, else None; without it, the
-    env's pool hands out one array per element.
+    The rows of the batch's ``observs_out`` when they fit the observation space; without
+    it, arrays of the env's pool, one per element.
     """
-    space = env.observation_space
+    space, observs_out = env.observation_space, batch.observs_out
     if observs_out is None:
-        return env._observation_pool
+        return env._observation_pool.arrays(len(batch.actions), env.obs_shape, space.dtype)
     fits = (
         observs_out.shape[1:] == space.shape
         and observs_out.dtype == space.dtype
@@ -41,12 +38,9 @@ def rows_for(env: AtariEnv, observs_out: np.ndarray | None) -> Any:
 def step_in_place(env: AtariEnv, batch: Batch, rows: Any) -> BatchColumns:
     """Step a checked batch of ``env``, writing observation ``i`` into ``rows[i]``.
 
-    ``rows``: what :func:`rows_for` returned (an array, or the env's pool).
+    ``rows``: what :func:`rows_for` returned.
     """
     actions, states, dts, want_state, _ = batch
-    if isinstance(rows, ObservationPool):
-        space = env.observation_space
-        rows = rows.arrays(len(actions), env.obs_shape, space.dtype)
     new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
     for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
         if states is not None:  # checked with the batch

@@ -162,9 +162,8 @@ class Kernel:
                 ``kinds`` it takes a row whose values are all float32 numbers for a
                 float32 state.
             out: Optionally, the ``(B, n_physics)`` float64 array the new physics are written
-                into; it may be ``physics`` itself. A vector env steps its sub-envs in place:
-                at thousands of rows, a new array (memory not in the CPU's cache) costs a few
-                percent of the step.
+                into; it may be ``physics`` itself (a vector env steps its sub-envs in place,
+                sparing a new array at every step).
 
         Returns:
             The new physics ``(B, n_physics)`` float64, in ``out`` when given (the values the
