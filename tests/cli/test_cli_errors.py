@@ -8,12 +8,11 @@ imported), before ``plangym.cli.main`` runs the command line.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.cli.test_cli import nonblank_lines
+from tests.helpers.subprocess_runs import run_python
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -30,15 +29,7 @@ sys.exit(main(sys.argv[2:]))
 def run_without(modules: list[str], *args: str, cwd: str | None = None):
     """Run ``plangym ARGS`` in a fresh interpreter in which ``modules`` do not import."""
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
-    return subprocess.run(
-        [sys.executable, "-c", RUN_WITHOUT, ",".join(modules), *args],
-        capture_output=True,
-        text=True,
-        timeout=100,
-        env=env,
-        cwd=cwd,
-        check=False,
-    )
+    return run_python(RUN_WITHOUT, ",".join(modules), *args, timeout=100, cwd=cwd, env=env)
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,13 @@ plays into nowhere. What happens without any display is checked in fresh process
 
 import inspect
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from plangym.control.dm_control import DMControlEnv
 from tests.control.test_dm_control import needs_pictures, random_actions
+from tests.helpers.subprocess_runs import run_python
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -92,14 +91,7 @@ def run_headless(driver: str | None) -> str:
     env.pop("SDL_VIDEODRIVER", None)
     if driver is not None:
         env["SDL_VIDEODRIVER"] = driver
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_python(SCRIPT, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

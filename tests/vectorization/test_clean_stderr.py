@@ -11,14 +11,13 @@ test sessions use the default one), so a segment left in /dev/shm is theirs.
 
 import random
 import string
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.processes import wait_dead
+from tests.helpers.subprocess_runs import run_python
 
 REPO = Path(__file__).resolve().parents[2]  # the scripts import tests.helpers from here
 SHM = Path("/dev/shm")
@@ -34,7 +33,10 @@ from pathlib import Path
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.vectorization import NoAsyncCallError, ParallelEnv
-from tests.helpers.faulty_env import HANG, PAUSE, RAISE, CartError, FaultyCartPole, faulty_state
+from tests.helpers.backend_checks import (
+    assert_steps_like_the_single_env, check_a_worker_killed_between_batches_is_noticed,
+    faulty_vectorized_env)
+from tests.helpers.faulty_env import HANG, PAUSE, RAISE, CartError, faulty_state
 from tests.helpers.processes import wait_dead
 
 def pids(env):
@@ -49,9 +51,37 @@ def wait_gone(path, seconds=20):
         assert time.monotonic() < deadline, f"{{path}} was never claimed"
         time.sleep(0.01)
 
-def faulty(marker):
-    return ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=2,
-                       die_marker=str(marker), inline_small_batches=False)
+def faulty(fault):
+    env = faulty_vectorized_env(ParallelEnv, MARKER)
+    return env, faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, fault)
+
+def cartpole(**kwargs):
+    env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False, **kwargs)
+    state, *_ = env.reset()
+    return env, state
+
+def stepped_cartpole():
+    # its workers stepped a batch, and its shared memory is reported
+    env, state = cartpole()
+    env.step_batch([0, 1, 0], states=[state] * 3)
+    report(env)
+    return env, state
+
+def must_raise(error, call, *args, **kwargs):
+    try:
+        call(*args, **kwargs)
+    except error:
+        return
+    raise AssertionError(f"no {{error.__name__}}")
+
+def ctrl_c_after(seconds):
+    threading.Timer(seconds, os.kill, args=(os.getpid(), signal.SIGINT)).start()
+
+def pause_mid_batch(env, states):
+    # the worker stepping the PAUSE state sleeps 30 s once it claims the marker
+    MARKER.write_text("pause once")
+    env.step_batch_async([0, 1, 1, 0], states=states)
+    wait_gone(MARKER)
 """
 
 EPILOGUE = """
@@ -69,14 +99,7 @@ def run_scenario(body: str, tmp_path: Path, epilogue: str = EPILOGUE, timeout: f
     script = PRELUDE.format(repo=str(REPO), prefix=prefix)
     script += f"MARKER = Path({str(tmp_path / 'marker')!r})\n"
     script += textwrap.dedent(body) + epilogue
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=tmp_path,
-    )
+    done = run_python(script, timeout=timeout, cwd=tmp_path)
     names = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("shm ")]
     assert names, f"the scenario reported no shared memory:\n{done.stdout}\n{done.stderr}"
     assert all(name.startswith(prefix[1:]) for line in names for name in line)
@@ -92,41 +115,24 @@ def assert_clean(done, returncode: int = 0) -> None:
         assert done.stdout.splitlines()[-1] == "done", done.stdout
 
 
-def test_an_error_raised_in_a_worker(tmp_path):
-    done = run_scenario(
-        """
-        env = faulty(MARKER)
-        good, cursed = faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, RAISE)
-        try:
-            env.step_batch([0, 1, 0, 1], states=[good, good, cursed, good])
-        except CartError:
-            pass
-        else:
-            raise AssertionError("no CartError")
+# Each scenario ends in EPILOGUE: no ray imported, and "done" printed last.
+SCENARIOS = {
+    "an_error_raised_in_a_worker": """
+        env, good, cursed = faulty(RAISE)
+        must_raise(CartError, env.step_batch, [0, 1, 0, 1], states=[good, good, cursed, good])
         report(env)
-        expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
-        assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+        assert_steps_like_the_single_env(env, [0, 1, 0, 1], [good] * 4)
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_workers_killed_mid_batch_three_times(tmp_path):
     # A worker stepping a PAUSE state sleeps 30 s once it claims the marker: it is surely
     # mid-batch when killed, and the re-run of its chunk goes through.
-    done = run_scenario(
-        """
-        env = faulty(MARKER)
-        good, paused = faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, PAUSE)
+    "workers_killed_mid_batch_three_times": """
+        env, good, paused = faulty(PAUSE)
         for victim in (1, 0, 1):  # 2 chunks of 2 elements: element 2 goes to worker 1
             states = [good] * 4
             states[2 * victim] = paused
             before = pids(env)
-            MARKER.write_text("pause once")
-            env.step_batch_async([0, 1, 1, 0], states=states)
-            wait_gone(MARKER)
+            pause_mid_batch(env, states)
             os.kill(before[victim], signal.SIGKILL)
             result = env.step_batch_wait(timeout=20)
             after = pids(env)
@@ -135,17 +141,9 @@ def test_workers_killed_mid_batch_three_times(tmp_path):
             report(env)
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_workers_killed_during_big_batches(tmp_path):
     # Kills at whatever point the workers have reached, batches whose buffers grow.
-    done = run_scenario(
-        """
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
+    "workers_killed_during_big_batches": """
+        env, state = cartpole()
         for n, victim in ((2000, 0), (6000, 1), (12000, 0)):
             states = [state] * n
             actions = [i % 2 for i in range(n)]
@@ -156,68 +154,24 @@ def test_workers_killed_during_big_batches(tmp_path):
             report(env)
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_a_worker_killed_between_batches(tmp_path):
-    done = run_scenario(
-        """
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
-        env.step_batch([0, 1, 0], states=[state] * 3)
-        report(env)
-        victim = pids(env)[0]
-        os.kill(victim, signal.SIGKILL)
-        assert wait_dead([victim])
-        result = env.step_batch([1, 0, 1], states=[state] * 3)
-        assert victim not in pids(env)
-        assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[state] * 3))
+    "a_worker_killed_between_batches": """
+        env, state = stepped_cartpole()
+        check_a_worker_killed_between_batches_is_noticed(env, state, lambda: pids(env))
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_a_timeout(tmp_path):
-    done = run_scenario(
-        """
-        env = faulty(MARKER)
-        good, stuck = faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, HANG)
+    "a_timeout": """
+        env, good, stuck = faulty(HANG)
         env.step_batch_async([0, 0], states=[good, stuck])
-        try:
-            env.step_batch_wait(timeout=0.5)
-        except TimeoutError:
-            pass
-        else:
-            raise AssertionError("no TimeoutError")
+        must_raise(TimeoutError, env.step_batch_wait, timeout=0.5)
         report(env)
-        expected = env.plan_env.step_batch([0, 1], states=[good, good])
-        assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+        assert_steps_like_the_single_env(env, [0, 1], [good, good])
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_ctrl_c_during_a_batch(tmp_path):
-    done = run_scenario(
-        """
-        env = faulty(MARKER)
-        good, paused = faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, PAUSE)
-        MARKER.write_text("pause once")
-        env.step_batch_async([0, 1, 1, 0], states=[good, good, paused, good])
-        wait_gone(MARKER)  # worker 1 sleeps: Ctrl-C lands while the caller waits
-        threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT)).start()
-        try:
-            env.step_batch_wait()
-        except KeyboardInterrupt:
-            pass
-        else:
-            raise AssertionError("no KeyboardInterrupt")
+    "ctrl_c_during_a_batch": """
+        env, good, paused = faulty(PAUSE)
+        pause_mid_batch(env, [good, good, paused, good])  # worker 1: Ctrl-C lands in the wait
+        ctrl_c_after(0.2)
+        must_raise(KeyboardInterrupt, env.step_batch_wait)
         report(env)
         expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
         assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
@@ -225,7 +179,7 @@ def test_ctrl_c_during_a_batch(tmp_path):
         for n, delay in ((2000, 0.002), (4000, 0.004), (8000, 0.01), (16000, 0.02)):
             env.step_batch_async([0] * n, states=[good] * n)
             try:
-                threading.Timer(delay, os.kill, args=(os.getpid(), signal.SIGINT)).start()
+                ctrl_c_after(delay)
                 env.step_batch_wait()
                 time.sleep(0.1)  # the batch was faster: Ctrl-C lands here
             except KeyboardInterrupt:
@@ -235,17 +189,10 @@ def test_ctrl_c_during_a_batch(tmp_path):
         report(env)
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_ctrl_c_while_shared_memory_is_made_or_removed(tmp_path):
     # Ctrl-C between creating a segment and registering it with the resource tracker, and
     # between removing one and unregistering it: the two moments where it used to leak a
     # segment, or leave a name the tracker warned about at exit.
-    done = run_scenario(
-        """
+    "ctrl_c_while_shared_memory_is_made_or_removed": """
         from multiprocessing import resource_tracker
 
         def interrupt_in(name):
@@ -256,97 +203,48 @@ def test_ctrl_c_while_shared_memory_is_made_or_removed(tmp_path):
                 return original(*args)
             setattr(resource_tracker, name, interrupted)
 
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
+        env, state = cartpole()
         env.step_batch([0] * 100, states=[state] * 100)
         for name, size in (("register", 1000), ("unregister", 5000)):
             interrupt_in(name)  # the next bigger batch replaces the buffers
-            try:
-                env.step_batch([0] * size, states=[state] * size)
-            except KeyboardInterrupt:
-                pass
-            else:
-                raise AssertionError("no KeyboardInterrupt")
+            must_raise(KeyboardInterrupt, env.step_batch, [0] * size, states=[state] * size)
             assert getattr(resource_tracker, name).__name__ == name
-            expected = env.plan_env.step_batch([1] * size, states=[state] * size)
-            assert_identical(env.step_batch([1] * size, states=[state] * size), expected)
+            assert_steps_like_the_single_env(env, [1] * size, [state] * size)
             report(env)
         env.close()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_close(tmp_path):
-    done = run_scenario(
-        """
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
-        env.step_batch([0, 1, 0], states=[state] * 3)
-        report(env)
+    "close": """
+        env, state = stepped_cartpole()
         workers = pids(env)
         env.close()
         assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_ctrl_c_during_close(tmp_path):
-    done = run_scenario(
-        """
-        env = faulty(MARKER)
-        good, paused = faulty_state(env.plan_env, 0.0), faulty_state(env.plan_env, PAUSE)
+    "ctrl_c_during_close": """
+        env, good, paused = faulty(PAUSE)
         env.step_batch([0, 1], states=[good, good])
         report(env)
         workers = pids(env)
-        MARKER.write_text("pause once")
-        env.step_batch_async([0, 1, 1, 0], states=[good, good, paused, good])
-        wait_gone(MARKER)  # worker 1 sleeps: close() waits for it, and Ctrl-C comes
-        threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT)).start()
-        try:
-            env.close()
-        except KeyboardInterrupt:
-            pass
-        else:
-            raise AssertionError("no KeyboardInterrupt")
+        pause_mid_batch(env, [good, good, paused, good])  # worker 1: Ctrl-C lands in close()
+        ctrl_c_after(0.2)
+        must_raise(KeyboardInterrupt, env.close)
         assert wait_dead(workers, 5)
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_garbage_collection(tmp_path):
-    done = run_scenario(
-        """
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
-        env.step_batch([0, 1, 0], states=[state] * 3)
-        report(env)
+    "garbage_collection": """
+        env, state = stepped_cartpole()
         workers = pids(env)
         del env
         gc.collect()
         assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
         """,
-        tmp_path,
-    )
-    assert_clean(done)
-
-
-def test_exit_without_close(tmp_path):
-    done = run_scenario(
-        """
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-        state, *_ = env.reset()
-        env.step_batch([0, 1, 0], states=[state] * 3)
-        report(env)
+    "exit_without_close": """
+        env, state = stepped_cartpole()
         """,
-        tmp_path,
-    )
-    assert_clean(done)
+}
+
+
+@pytest.mark.parametrize("body", list(SCENARIOS.values()), ids=list(SCENARIOS))
+def test_a_scenario_prints_nothing_and_leaves_no_shared_memory(tmp_path, body):
+    assert_clean(run_scenario(body, tmp_path))
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn", "forkserver"])
@@ -355,9 +253,7 @@ def test_parent_death(tmp_path, start_method):
     # replaced the first one's, and its workers were restarted: they are told at once.
     done = run_scenario(
         f"""
-        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False,
-                           start_method={start_method!r})
-        state, *_ = env.reset()
+        env, state = cartpole(start_method={start_method!r})
         env.step_batch([0, 1, 0], states=[state] * 3)
         from plangym.vectorization.backend import BatchInputs
         inputs = BatchInputs([0] * 4000, [state] * 4000, [1] * 4000, True)

@@ -5,12 +5,7 @@ Everything runs real worker processes (fork and spawn) around real gymnasium and
 
 import gc
 import os
-import signal
-import subprocess
-import sys
 import textwrap
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,40 +14,16 @@ import pytest
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control import ClassicControl
-from plangym.vectorization import (
-    ClosedEnvironmentError,
-    NoAsyncCallError,
-    ParallelEnv,
-    WorkerCrashedError,
-)
+from plangym.vectorization import ClosedEnvironmentError, ParallelEnv, WorkerCrashedError
 from plangym.vectorization.costs import DispatchCosts
-from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.parallel import plan_chunks
 from plangym.vectorization.scheduler import Scheduler
-from tests.helpers.faulty_env import (
-    DIE,
-    HANG,
-    RAISE,
-    CartError,
-    CountingCartPole,
-    FaultyCartPole,
-    faulty_state,
-)
+from tests.helpers import backend_checks as checks
+from tests.helpers import vectorized_contract as contract
+from tests.helpers.faulty_env import DIE, CountingCartPole, faulty_state
 from tests.helpers.processes import wait_dead
-from tests.helpers.vectorized_contract import (
-    assert_same_array_form,
-    check_a_poison_state_fails_the_batch_not_the_env,
-    check_async_api,
-    check_call_get_attr_set_attr,
-    check_calls_after_close_raise,
-    check_inherited_batch_methods_work,
-    check_refused_calls_change_nothing,
-    check_small_cheap_batches_run_in_the_caller,
-    check_stateless_chunks,
-    check_step_batch_equals_the_single_env,
-    check_the_array_form_equals_the_single_env,
-    random_states,
-)
+from tests.helpers.subprocess_runs import run_python
+from tests.helpers.vectorized_contract import assert_same_array_form, random_states
 
 # Spawned workers import tests.helpers.faulty_env by name: they inherit this sys.path.
 
@@ -79,22 +50,9 @@ def pacman():
     env.close()
 
 
-def make_faulty(marker: Path, env_class: type[ParallelEnv] = ParallelEnv) -> ParallelEnv:
-    """A ParallelEnv of FaultyCartPole whose DIE states kill once per ``marker`` written."""
-    env = env_class(
-        FaultyCartPole,
-        "CartPole-v1",
-        n_workers=2,
-        die_marker=str(marker),
-        inline_small_batches=False,
-    )
-    env.die_marker_path = marker
-    return env
-
-
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
-    env = make_faulty(tmp_path_factory.mktemp("faults") / "die")
+    env = checks.faulty_vectorized_env(ParallelEnv, tmp_path_factory.mktemp("faults") / "die")
     yield env
     env.close()
 
@@ -109,7 +67,7 @@ def test_make_builds_a_parallel_env():
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 2500])
 @pytest.mark.parametrize("per_element_dt", [False, True])
 def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
-    check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
+    contract.check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
 
 
 @pytest.mark.parametrize("size", [1, 5, 64])
@@ -133,7 +91,7 @@ def test_atari_array_form_equals_the_single_env(pacman):
 
 def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
     """After reset every worker holds the reset state; a chunk steps on from there."""
-    state, actions = check_stateless_chunks(cartpole)
+    state, actions = contract.check_stateless_chunks(cartpole)
     local = cartpole.plan_env
     # the next stateless batch continues from where each worker's chunk ended
     follow = cartpole.step_batch([1, 1, 1])
@@ -172,7 +130,7 @@ def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # ~300 us per round trip to the workers.
     costs = DispatchCosts(2, smoothing=0.0, per_element=15e-6, overhead=300e-6)
     env = ParallelEnv(CountingCartPole, "CartPole-v1", n_workers=2, dispatch_costs=costs)
-    check_small_cheap_batches_run_in_the_caller(env)
+    contract.check_small_cheap_batches_run_in_the_caller(env)
 
 
 def where_batches_run(costs: DispatchCosts, batches: int, local_s: float, remote_s) -> str:
@@ -208,16 +166,8 @@ def test_ways_within_a_quarter_of_each_other_are_measured_again_often():
     assert picks.count("R") == 2 + 64 // costs.probe_close  # warm-up, then every 16th
 
 
-def test_the_array_form_equals_the_single_env(cartpole):
-    check_the_array_form_equals_the_single_env(cartpole)
-
-
-def test_async_api_and_its_errors(cartpole):
-    check_async_api(cartpole)
-
-
-def test_refused_calls_change_nothing(cartpole):
-    check_refused_calls_change_nothing(cartpole)
+class TestCartPoleContract(checks.CartPoleContract):
+    """The contract tests that run on ``cartpole`` as they are."""
 
 
 def test_copy_false_hands_out_views_of_the_shared_rows_until_the_next_call():
@@ -248,37 +198,25 @@ def test_copy_false_hands_out_views_of_the_shared_rows_until_the_next_call():
 
 
 def test_calls_after_close_raise():
-    check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2))
-
-
-def test_inherited_batch_methods_work(cartpole):
-    check_inherited_batch_methods_work(cartpole)
+    contract.check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2))
 
 
 def test_a_poison_state_fails_the_batch_not_the_env(tmp_path):
-    env = make_faulty(tmp_path / "die")
+    env = checks.faulty_vectorized_env(ParallelEnv, tmp_path / "die")
     try:
-        check_a_poison_state_fails_the_batch_not_the_env(env)
+        contract.check_a_poison_state_fails_the_batch_not_the_env(env)
     finally:
         env.close()
 
 
 def test_bad_input_is_rejected_before_dispatch(cartpole):
     state, *_ = cartpole.reset()
-    with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
-        cartpole.step_batch_async([0, 5], states=[state, state])
-    with pytest.raises(TypeError, match=r"states\[0\]"):
-        cartpole.step_batch([0], states=[np.zeros(3)])
-    with pytest.raises(ValueError, match="dt"):
-        cartpole.step_batch([0, 1], states=[state, state], dt=[1, 0])
-    # nothing was dispatched: no call is pending and the workers answer at once
-    with pytest.raises(NoAsyncCallError):
-        cartpole.step_batch_wait()
-    assert len(cartpole.step_batch([0, 1], states=[state, state])) == 6
+    checks.check_bad_input_is_refused(cartpole, state)
+    checks.check_nothing_is_pending(cartpole, state)  # nothing was dispatched
 
 
 def test_call_get_attr_set_attr(cartpole):
-    check_call_get_attr_set_attr(cartpole)
+    contract.check_call_get_attr_set_attr(cartpole)
 
 
 def test_sync_and_set_state_reach_every_worker(cartpole):
@@ -300,16 +238,7 @@ def test_clone_keeps_parameters():
 
 
 def test_worker_errors_keep_their_type_and_traceback(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    cursed = faulty_state(env.plan_env, RAISE)
-    with pytest.raises(CartError, match="is cursed") as caught:
-        env.step_batch([0, 1, 0, 1], states=[good, good, cursed, good])
-    assert isinstance(caught.value.__cause__, RemoteTraceback)
-    assert "apply_action" in str(caught.value.__cause__)
-    # the env is still usable and exact
-    expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
-    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
+    checks.check_env_errors_keep_their_type_and_traceback(faulty)
 
 
 def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
@@ -317,12 +246,12 @@ def test_a_worker_killed_mid_batch_is_replaced_and_its_chunk_rerun(faulty):
     good = faulty_state(env.plan_env, 0.0)
     doomed = faulty_state(env.plan_env, DIE)
     states = [good, good, doomed, good]
-    env.die_marker_path.write_text("kill once")
+    env.marker.write_text("kill once")
     before = worker_pids(env)
     result = env.step_batch([0, 1, 0, 1], states=states)
     after = worker_pids(env)
     assert before[0] == after[0] and before[1] != after[1]
-    assert not env.die_marker_path.exists()
+    assert not env.marker.exists()
     assert_identical(result, env.plan_env.step_batch([0, 1, 0, 1], states=states))
 
 
@@ -334,7 +263,7 @@ class QueuingParallelEnv(ParallelEnv):
 
 
 def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
-    env = make_faulty(tmp_path / "die", QueuingParallelEnv)
+    env = checks.faulty_vectorized_env(QueuingParallelEnv, tmp_path / "die")
     try:
         good = faulty_state(env.plan_env, 0.0)
         doomed = faulty_state(env.plan_env, DIE)
@@ -342,12 +271,12 @@ def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
         assert len(plan_chunks(512, 2, has_states=True, chunks_per_worker=4)) == 8
         states = [doomed] + [good] * 511
         actions = [i % 2 for i in range(512)]
-        env.die_marker_path.write_text("kill once")
+        env.marker.write_text("kill once")
         before = worker_pids(env)
         env.step_batch_async(actions, states=states)
         result = env.step_batch_wait(timeout=60)  # a lost chunk would be waited for forever
         assert worker_pids(env)[0] != before[0]
-        assert not env.die_marker_path.exists()
+        assert not env.marker.exists()
         assert_identical(result, env.plan_env.step_batch(actions, states=states))
     finally:
         env.close()
@@ -356,7 +285,7 @@ def test_chunks_queued_at_a_killed_worker_are_rerun_too(tmp_path):
 def test_a_crash_without_states_names_the_worker(faulty):
     env = faulty
     env.set_state(faulty_state(env.plan_env, DIE))
-    env.die_marker_path.write_text("kill once")
+    env.marker.write_text("kill once")
     with pytest.raises(WorkerCrashedError, match=r"worker \d \(pid \d+\) died"):
         env.step_batch([0, 1])
     good = faulty_state(env.plan_env, 0.0)
@@ -364,14 +293,10 @@ def test_a_crash_without_states_names_the_worker(faulty):
 
 
 def test_a_worker_killed_between_batches_is_noticed(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    victim = worker_pids(env)[0]
-    os.kill(victim, signal.SIGKILL)
-    assert wait_dead([victim])
-    result = env.step_batch([1, 0, 1], states=[good] * 3)
-    assert victim not in worker_pids(env)
-    assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[good] * 3))
+    good = faulty_state(faulty.plan_env, 0.0)
+    checks.check_a_worker_killed_between_batches_is_noticed(
+        faulty, good, lambda: worker_pids(faulty)
+    )
 
 
 @pytest.mark.parametrize(
@@ -393,31 +318,12 @@ def test_a_bad_timeout_leaves_the_batch_pending(faulty, timeout, error):
 
 
 def test_a_timeout_abandons_the_batch_and_leaves_the_env_usable(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    stuck = faulty_state(env.plan_env, HANG)
-    env.step_batch_async([0, 0], states=[good, stuck])
-    start = time.monotonic()
-    with pytest.raises(TimeoutError, match="timeout"):
-        env.step_batch_wait(timeout=0.5)
-    assert time.monotonic() - start < 10
-    expected = env.plan_env.step_batch([0, 1], states=[good, good])
-    assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+    checks.check_a_timeout_abandons_the_batch(faulty, "timeout")
 
 
 def test_ctrl_c_during_a_batch_leaves_the_env_usable(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    states = [good] * 4000
-    actions = [0, 1] * 2000
-    timer = threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        for _ in range(200):
-            env.step_batch(actions, states=states)
-    timer.join()
-    expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
-    assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
+    good = faulty_state(faulty.plan_env, 0.0)
+    checks.check_ctrl_c_during_batches(faulty, [good] * 4000, delay=0.05, rounds=200)
 
 
 def test_close_reaps_every_worker_and_blocks_further_use():
@@ -454,9 +360,7 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_python(script, timeout=60)
     pids = [int(pid) for pid in done.stdout.split()]
     assert len(pids) == 2
     assert wait_dead(pids, 5)

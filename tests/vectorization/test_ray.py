@@ -10,7 +10,6 @@ import gc
 import importlib.util
 import os
 import signal
-import subprocess
 import sys
 import textwrap
 import threading
@@ -24,17 +23,14 @@ import pytest
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.control import ClassicControl
-from plangym.vectorization import (
-    ClosedEnvironmentError,
-    NoAsyncCallError,
-    WorkerCrashedError,
-)
+from plangym.vectorization import ClosedEnvironmentError, WorkerCrashedError
 from plangym.vectorization.costs import DispatchCosts
-from plangym.vectorization.errors import RemoteTraceback
 from plangym.vectorization.messages import StepChunk
 from plangym.vectorization.packing import ArrayStates, pack_actions, pack_states
 from plangym.vectorization.ray import RayEnv
 from plangym.vectorization.ray_actor import PackedError, RemoteEnv, import_ray, remote_error
+from tests.helpers import backend_checks as checks
+from tests.helpers import vectorized_contract as contract
 from tests.helpers.faulty_env import (
     DIE,
     HANG,
@@ -47,19 +43,8 @@ from tests.helpers.faulty_env import (
     faulty_state,
 )
 from tests.helpers.processes import wait_dead
-from tests.helpers.vectorized_contract import (
-    check_a_poison_state_fails_the_batch_not_the_env,
-    check_async_api,
-    check_call_get_attr_set_attr,
-    check_calls_after_close_raise,
-    check_inherited_batch_methods_work,
-    check_refused_calls_change_nothing,
-    check_small_cheap_batches_run_in_the_caller,
-    check_stateless_chunks,
-    check_step_batch_equals_the_single_env,
-    check_the_array_form_equals_the_single_env,
-    random_states,
-)
+from tests.helpers.subprocess_runs import run_python
+from tests.helpers.vectorized_contract import random_states
 
 ray = pytest.importorskip("ray")
 
@@ -98,15 +83,7 @@ def pacman(ray_cluster):
 
 @pytest.fixture(scope="module")
 def faulty_env_on_ray(ray_cluster, tmp_path_factory):
-    marker = tmp_path_factory.mktemp("faults") / "fault-once"
-    env = RayEnv(
-        FaultyCartPole,
-        "CartPole-v1",
-        n_workers=2,
-        die_marker=str(marker),
-        inline_small_batches=False,
-    )
-    env.marker = marker
+    env = checks.faulty_vectorized_env(RayEnv, tmp_path_factory.mktemp("faults") / "fault-once")
     yield env
     env.close()
 
@@ -199,7 +176,7 @@ def test_make_builds_a_ray_env(ray_cluster):
 @pytest.mark.parametrize("size", [1, 3, 1000])
 @pytest.mark.parametrize("per_element_dt", [False, True])
 def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
-    check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
+    contract.check_step_batch_equals_the_single_env(cartpole, size, per_element_dt)
 
 
 def test_an_empty_batch_returns_empty_columns(cartpole):
@@ -227,7 +204,7 @@ def test_results_are_in_input_order_whatever_finishes_first(faulty):
 
 
 def test_without_states_each_worker_steps_its_chunk_from_its_own_state(cartpole):
-    check_stateless_chunks(cartpole)
+    contract.check_stateless_chunks(cartpole)
 
 
 # Whole-env calls --------------------------------------------------------------------------------
@@ -252,7 +229,7 @@ def test_locations_name_every_actor(cartpole):
 
 
 def test_call_get_attr_set_attr(cartpole):
-    check_call_get_attr_set_attr(cartpole)
+    contract.check_call_get_attr_set_attr(cartpole)
     with pytest.raises(AttributeError, match="no_such_attribute"):
         cartpole.get_attr("no_such_attribute")
 
@@ -282,7 +259,7 @@ def test_small_cheap_batches_run_in_the_caller_with_the_same_results(ray_cluster
     # A Ray round trip costs about a millisecond: 8 CartPole steps are far cheaper here.
     costs = DispatchCosts(2, smoothing=0.0, per_element=15e-6, overhead=1e-3)
     env = RayEnv(CountingCartPole, "CartPole-v1", n_workers=2, dispatch_costs=costs)
-    check_small_cheap_batches_run_in_the_caller(env)
+    contract.check_small_cheap_batches_run_in_the_caller(env)
 
 
 def test_the_cost_model_learns_from_the_actors(ray_cluster):
@@ -299,30 +276,18 @@ def test_the_cost_model_learns_from_the_actors(ray_cluster):
         env.close()
 
 
-def test_the_array_form_equals_the_single_env(cartpole):
-    check_the_array_form_equals_the_single_env(cartpole)
-
-
-def test_async_api_and_its_errors(cartpole):
-    check_async_api(cartpole)
-
-
-def test_refused_calls_change_nothing(cartpole):
-    check_refused_calls_change_nothing(cartpole)
+class TestCartPoleContract(checks.CartPoleContract):
+    """The contract tests that run on ``cartpole`` as they are."""
 
 
 def test_calls_after_close_raise(ray_cluster):
-    check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2, ray=True))
-
-
-def test_inherited_batch_methods_work(cartpole):
-    check_inherited_batch_methods_work(cartpole)
+    contract.check_calls_after_close_raise(plangym.make("CartPole-v1", n_workers=2, ray=True))
 
 
 def test_a_poison_state_fails_the_batch_not_the_env(ray_cluster):
     env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2)
     try:
-        check_a_poison_state_fails_the_batch_not_the_env(env)
+        contract.check_a_poison_state_fails_the_batch_not_the_env(env)
     finally:
         env.close()
 
@@ -334,33 +299,20 @@ def test_bad_input_is_rejected_before_dispatch(cartpole, monkeypatch):
         raise AssertionError("dispatched")
 
     monkeypatch.setattr(cartpole.scheduler, "dispatch", no_dispatch)
-    with pytest.raises(ValueError, match=r"actions\[1\]: expected an integer in \[0, 2\)"):
-        cartpole.step_batch_async([0, 5], states=[state, state])
-    with pytest.raises(TypeError, match=r"states\[0\]"):
-        cartpole.step_batch([0], states=[np.zeros(3)])
-    with pytest.raises(ValueError, match="dt"):
-        cartpole.step_batch([0, 1], states=[state, state], dt=[1, 0])
+    checks.check_bad_input_is_refused(cartpole, state)
     with pytest.raises(ValueError, match="states"):
         cartpole.step_batch([0, 1], states=[state])
     monkeypatch.undo()
-    with pytest.raises(NoAsyncCallError):
-        cartpole.step_batch_wait()
-    assert len(cartpole.step_batch([0, 1], states=[state, state])) == 6
+    checks.check_nothing_is_pending(cartpole, state)
 
 
 # Faults -----------------------------------------------------------------------------------------
 def test_env_errors_keep_their_type_and_traceback(faulty):
     env = faulty
+    assert type(checks.check_env_errors_keep_their_type_and_traceback(env)) is CartError
     good = faulty_state(env.plan_env, 0.0)
-    cursed = faulty_state(env.plan_env, RAISE)
-    with pytest.raises(CartError, match="is cursed") as caught:
-        env.step_batch([0, 1, 0, 1], states=[good, good, cursed, good])
-    assert type(caught.value) is CartError
-    assert isinstance(caught.value.__cause__, RemoteTraceback)
-    assert "apply_action" in str(caught.value.__cause__)
     expected = env.plan_env.step_batch([0, 1, 0, 1], states=[good] * 4)
-    assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
-    env.set_state(cursed)
+    env.set_state(faulty_state(env.plan_env, RAISE))
     with pytest.raises(CartError):
         env.call("step", 0)
     assert_identical(env.step_batch([0, 1, 0, 1], states=[good] * 4), expected)
@@ -414,12 +366,7 @@ def test_a_crash_without_states_names_the_worker(faulty):
 def test_an_actor_killed_between_batches_is_noticed(faulty):
     env = faulty
     good = faulty_state(env.plan_env, 0.0)
-    victim = env.pool.wait_ready()[0]
-    os.kill(victim, signal.SIGKILL)
-    assert wait_dead([victim])
-    result = env.step_batch([1, 0, 1], states=[good] * 3)
-    assert victim not in env.pool.wait_ready()
-    assert_identical(result, env.plan_env.step_batch([1, 0, 1], states=[good] * 3))
+    checks.check_a_worker_killed_between_batches_is_noticed(env, good, env.pool.wait_ready)
     env.sync_states(good)  # a re-runnable call survives a dead actor too
     os.kill(env.pool.wait_ready()[1], signal.SIGKILL)
     env.sync_states(good)
@@ -427,30 +374,12 @@ def test_an_actor_killed_between_batches_is_noticed(faulty):
 
 
 def test_a_timeout_abandons_the_batch_and_leaves_the_env_usable(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    stuck = faulty_state(env.plan_env, HANG)
-    env.step_batch_async([0, 0], states=[good, stuck])
-    started = time.monotonic()
-    with pytest.raises(TimeoutError, match=r"timeout: .* workers \[1\] were replaced"):
-        env.step_batch_wait(timeout=0.5)
-    assert time.monotonic() - started < 10
-    expected = env.plan_env.step_batch([0, 1], states=[good, good])
-    assert_identical(env.step_batch([0, 1], states=[good, good]), expected)
+    checks.check_a_timeout_abandons_the_batch(faulty, r"timeout: .* workers \[1\] were replaced")
 
 
 def test_ctrl_c_during_a_batch_leaves_the_env_usable(faulty):
-    env = faulty
-    good = faulty_state(env.plan_env, 0.0)
-    slow = faulty_state(env.plan_env, SLOW)
-    timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        for _ in range(20):
-            env.step_batch([0, 1, 0, 1], states=[slow, good, slow, good])
-    timer.join()
-    expected = env.plan_env.step_batch([0, 1, 1], states=[good] * 3)
-    assert_identical(env.step_batch([0, 1, 1], states=[good] * 3), expected)
+    good, slow = faulty_state(faulty.plan_env, 0.0), faulty_state(faulty.plan_env, SLOW)
+    checks.check_ctrl_c_during_batches(faulty, [slow, good, slow, good], delay=0.2, rounds=20)
 
 
 def test_ctrl_c_replaces_the_actor_still_on_the_batch(faulty):
@@ -490,9 +419,7 @@ def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
         print("cluster started again:", ray.is_initialized())
         """
     )
-    run = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240, check=False
-    )
+    run = run_python(script, timeout=240)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == ["refused: True", "cluster started again: False"]
 

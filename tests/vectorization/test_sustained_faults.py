@@ -17,7 +17,6 @@ import random
 import secrets
 import signal
 import string
-import subprocess
 import sys
 import textwrap
 import threading
@@ -29,6 +28,7 @@ import numpy as np
 import pytest
 
 import plangym
+from tests.helpers.subprocess_runs import run_python
 
 SHM = Path("/dev/shm")
 KILL_INTERVAL_S = (0.2, 0.4)
@@ -287,15 +287,7 @@ def test_a_killed_parallel_env_leaves_no_traceback_on_stderr(tmp_path):
     environ = dict(os.environ, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
     # run() returns once every holder of the child's stderr is gone: the script, its
     # workers and its resource tracker (which prints its warnings as it exits).
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=80,
-        check=False,
-        cwd=tmp_path,
-        env=environ,
-    )
+    done = run_python(code, timeout=80, cwd=tmp_path, env=environ)
     assert done.returncode == 0, done.stderr
     kills = int(done.stdout.split()[1])
     assert kills >= 3, f"only {kills} kills landed:\n{done.stdout}"
