@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from plangym.columns import BatchColumns, is_record_block, records_to_states
 from plangym.constructor import constructor_call, read_only, show_init_signature
-from plangym.core.batch import Batch
+from plangym.core.batch_paths import BatchPaths
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
 from plangym.core.hooks import StepHooks, call_hook
@@ -39,14 +38,15 @@ from plangym.validation import (
 )
 
 
-class PlanEnv(StepHooks, InputChecks, ABC):
+class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     """Base class of every plannable environment.
 
     Subclasses implement :meth:`get_state`, :meth:`set_state`, :meth:`apply_action`,
     :meth:`apply_reset`, :attr:`obs_shape`, :attr:`action_shape` and :meth:`sample_action`
     (optionally :meth:`get_image`); this class turns them into the planning API:
     :meth:`step` from any state with ``dt`` repetitions, :meth:`step_batch`, :meth:`reset`,
-    :meth:`clone`. See ``docs/extending.md`` for a worked example.
+    :meth:`clone`. See ``docs/extending.md`` for a worked example. Its input checks, step
+    hooks and batch paths are in :mod:`.checks`, :mod:`.hooks` and :mod:`.batch_paths`.
 
     Args:
         name: Name of the environment.
@@ -63,7 +63,6 @@ class PlanEnv(StepHooks, InputChecks, ABC):
     STATE_IS_ARRAY = True
     OBS_IS_ARRAY = True
     SINGLETON = False
-    _batch_path = "generic"  # what setup chose: see batch_path
     # The constructor call, set by __new__ (see _constructor_call).
     _init_args: tuple[Any, ...]
     _init_kwargs: dict[str, Any]
@@ -124,18 +123,6 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         "_return_image",
         'Whether ``info["rgb"]`` holds a picture of the environment after each step.',
     )
-
-    @property
-    def batch_path(self) -> str:
-        """How :meth:`step_batch` steps this env's batches, chosen once at setup.
-
-        "generic": element by element through every method (what a subclass overrides
-        runs); "bulk": one loop over the simulator (:mod:`plangym.control.shared.bulk_loop`);
-        "kernel": NumPy passes over the whole batch (classic control); "in_place": frames
-        straight to the emulator, observations written into the caller's rows (Atari).
-        Every path gives bit-identical results.
-        """
-        return self._batch_path
 
     @property
     def img_shape(self) -> tuple[int, ...] | None:
@@ -258,60 +245,6 @@ class PlanEnv(StepHooks, InputChecks, ABC):
         want_state = return_state if return_state is not None else states is not None
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
-
-    def run_batch(
-        self, actions: Any, states: list | None, dts: list[int], want_state: bool
-    ) -> tuple[list, ...]:
-        """Step a batch whose inputs were already checked (see :meth:`step_batch`)."""
-        return self.run_batch_columns(actions, states, dts, want_state).as_lists()
-
-    def run_batch_columns(
-        self,
-        actions: Any,
-        states: list | np.ndarray | None,
-        dts: list[int],
-        want_state: bool,
-        observs_out: np.ndarray | None = None,
-        copy: bool = True,
-    ) -> BatchColumns:
-        """Step a checked batch and return its results as :class:`BatchColumns`.
-
-        The batch goes to the path setup chose (:attr:`batch_path`): every path gives
-        bit-identical results.
-
-        Args:
-            actions: One checked action per element.
-            states: None, a list of checked states, or a 1-D record array of them.
-            dts: One dt per element.
-            want_state: Return the new states.
-            observs_out: An array with one row per element that an env may write the
-                observations into (then ``observs`` is that array); envs that cannot
-                write there in place return a list, as the generic path does.
-            copy: False allows observations that are views of buffers the env writes
-                again at its next call (see :meth:`step_batch`); a single env's
-                observations are always its own.
-        """
-        batch = Batch(actions, states, dts, want_state, observs_out)
-        if self._batch_path == "generic":
-            return self.run_batch_generic(batch)
-        return self.run_batch_fast(batch)
-
-    def run_batch_generic(self, batch: Batch) -> BatchColumns:
-        """Step a batch element by element through :meth:`step`'s methods (the generic path)."""
-        states = batch.states
-        if states is None:
-            states = [None] * len(batch.actions)
-        elif is_record_block(states):
-            states = records_to_states(states)
-        rows = [
-            self._step_checked(action, state, step_dt, batch.want_state)
-            for action, state, step_dt in zip(batch.actions, states, batch.dts, strict=True)
-        ]
-        return BatchColumns.from_rows(rows, batch.want_state)
-
-    def run_batch_fast(self, batch: Batch) -> BatchColumns:
-        """Step a batch on the family's fast path (:attr:`batch_path`); generic here."""
-        return self.run_batch_generic(batch)
 
     def clone(self, **kwargs: Any) -> PlanEnv:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.

@@ -141,18 +141,21 @@ class PlangymEnv(PlanEnv):
     @property
     def observation_space(self) -> Space:
         """Space of the observations that ``step`` returns."""
-        if self._obs_space is None:
-            self.gym_env  # noqa: B018 - builds the env and its spaces
-        assert self._obs_space is not None, "setup() reads the spaces"
-        return self._obs_space
+        space = self._obs_space
+        return space if space is not None else self._space_once_built("_obs_space")
 
     @property
     def action_space(self) -> Space:
         """Space of the actions ``step`` accepts."""
-        if self._action_space is None:
-            self.gym_env  # noqa: B018 - builds the env and its spaces
-        assert self._action_space is not None, "setup() reads the spaces"
-        return self._action_space
+        space = self._action_space  # read on every step's action check: no call when kept
+        return space if space is not None else self._space_once_built("_action_space")
+
+    def _space_once_built(self, attribute: str) -> Space:
+        """Build the env (setup reads its spaces) and return the space kept in ``attribute``."""
+        self.gym_env  # noqa: B018 - builds the env and its spaces
+        space = getattr(self, attribute)
+        assert space is not None, "setup() reads the spaces"
+        return space
 
     # Every family's spaces have a shape; gymnasium's composite spaces (Tuple, Dict) of a
     # plain gymnasium id have None, which these hand on as it is.

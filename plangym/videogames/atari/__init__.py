@@ -1,8 +1,10 @@
 """Atari 2600 games through ale-py: :class:`AtariEnv`, exact states and frame accounting.
 
 * :mod:`~plangym.videogames.atari.env`: :class:`AtariEnv`.
+* :mod:`~plangym.videogames.atari.emulator`: the ale-py env under it (one frame per step).
 * :mod:`~plangym.videogames.atari.state`: the ALE's serialized state plus plangym's
   sticky-action bookkeeping, as a uint8 vector.
+* :mod:`~plangym.videogames.atari.sticky`: sticky actions applied by plangym, exactly.
 """
 
 import ale_py

@@ -1,18 +1,15 @@
 """Atari 2600 games through ale-py, with exact states and exact frame accounting.
 
-Every underlying step is one emulator frame: the ALE is built with ``frameskip=1`` and
-plangym repeats the action ``dt * frameskip`` times itself, so the ALE frame counter
-advances by exactly that much (plangym 0.1 let the ALE skip frames too, applying
-``frameskip`` twice). States are the ALE's serialized state including its random
-generator, as a uint8 vector of one length per env (see :mod:`plangym.videogames.atari.state`),
-so ``==`` compares games and the states of many walkers stack into one array.
+Every underlying step is one emulator frame: the ALE is built with ``frameskip=1``
+(:mod:`~plangym.videogames.atari.emulator`) and plangym repeats the action
+``dt * frameskip`` times itself, so the ALE frame counter advances by exactly that much
+(plangym 0.1 let the ALE skip frames too, applying ``frameskip`` twice). States are the
+ALE's serialized state including its random generator, as a uint8 vector of one length per
+env (see :mod:`plangym.videogames.atari.state`), so ``==`` compares games and the states of
+many walkers stack into one array.
 
-Sticky actions are applied by plangym, not by the ALE: the ALE keeps the last action it
-applied (the one a sticky frame repeats) outside its serialized state, so a restored state
-could repeat the wrong action. plangym draws the sticky coin from its own generator and keeps
-that generator and the last applied action in the state (the last 56 bytes), which makes
-replay exact with ``repeat_action_probability > 0``. The distribution is the ALE's
-(Machado et al., 2018); the random stream is plangym's.
+Sticky actions are applied by plangym, not by the ALE, and kept in the state, so replay is
+exact with ``repeat_action_probability > 0`` (see :mod:`~plangym.videogames.atari.sticky`).
 
 >>> env = AtariEnv("ALE/MsPacman-v5", repeat_action_probability=0.25)
 >>> state, obs, info = env.reset()
@@ -26,10 +23,9 @@ replay exact with ``repeat_action_probability > 0``. The distribution is the ALE
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import ale_py
 import gymnasium as gym
@@ -40,34 +36,17 @@ from plangym.constructor import parent_arguments, read_only
 from plangym.core.batch import Batch
 from plangym.core.obs_pool import ObservationPool
 from plangym.core.plangym_env import wrap_callable
-from plangym.rng import GeneratorWords
 from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import check_seed
+from plangym.videogames.atari.emulator import ale_env, ale_to_ram, make_ale_env
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.in_place import rows_for, step_in_place
 from plangym.videogames.atari.state import StateCodec, saves_lossily
+from plangym.videogames.atari.sticky import StickyActions
 from plangym.videogames.env import VideogameEnv, check_uint8_vector
 
-if TYPE_CHECKING:
-    from ale_py.env import AtariEnv as AleAtariEnv
 
-gym.register_envs(ale_py)
-
-
-def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
-    """Return the RAM of ``ale`` as a uint8 vector."""
-    return ale.getRAM()
-
-
-def _ale_env(gym_env: gym.Env) -> AleAtariEnv:
-    """Return the ale-py env under ``gym_env``'s wrappers.
-
-    gymnasium types ``unwrapped`` as a plain ``Env``, which has no ``ale``.
-    """
-    return cast("AleAtariEnv", gym_env.unwrapped)
-
-
-class AtariEnv(VideogameEnv):
+class AtariEnv(StickyActions, VideogameEnv):
     """An Atari 2600 game from ale-py, plannable and exactly restorable.
 
     Args:
@@ -125,11 +104,7 @@ class AtariEnv(VideogameEnv):
         return_image: bool = False,
         **kwargs: Any,
     ):
-        if not 0.0 <= float(repeat_action_probability) <= 1.0:
-            raise ValueError(
-                "repeat_action_probability: expected a probability in [0, 1], "
-                f"received {repeat_action_probability!r}"
-            )
+        self._init_sticky(repeat_action_probability)
         if not array_state:
             raise ValueError(
                 "array_state: expected True (states are uint8 arrays with value semantics), "
@@ -137,21 +112,16 @@ class AtariEnv(VideogameEnv):
             )
         self._mode = mode
         self._difficulty = difficulty
-        self._repeat_action_probability = float(repeat_action_probability)
         self._full_action_space = full_action_space
         self.possible_to_win = possible_to_win
         self.clone_seeds = clone_seeds
-        self._sticky_rng = np.random.default_rng()
-        # Without sticky actions the generator never draws: its words are read once.
-        self._sticky_words = GeneratorWords(cache=True)
-        self._last_action = 0
         super().__init__(**parent_arguments(AtariEnv, locals()))
 
     # Properties -----------------------------------------------------------------------------
     @property
     def ale(self) -> ale_py.ALEInterface:
         """The ALE interface running the game."""
-        return _ale_env(self.gym_env).ale
+        return ale_env(self.gym_env).ale
 
     mode = read_only("_mode", "Game mode (None: the game's default).")
 
@@ -178,27 +148,16 @@ class AtariEnv(VideogameEnv):
 
     def init_gym_env(self) -> gym.Env:
         """Build the ale-py env with one frame per step and the chosen frame limit."""
-        spec = gym.spec(self.game_id)
-        frame_limit = (
-            0 if self.remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
+        gym_env = make_ale_env(
+            self.game_id,
+            self.ale_obs_type(),
+            remove_time_limit=self.remove_time_limit,
+            full_action_space=self.full_action_space,
+            render_mode=self.render_mode,
+            mode=self.mode,
+            difficulty=self.difficulty,
+            gym_kwargs=self._gym_env_kwargs,
         )
-        kwargs = {
-            "obs_type": self.ale_obs_type(),
-            "frameskip": 1,
-            "repeat_action_probability": 0.0,  # plangym applies sticky actions itself
-            "full_action_space": self.full_action_space,
-            "max_num_frames_per_episode": frame_limit,
-            "render_mode": self.render_mode,
-        }
-        if self.mode is not None:
-            kwargs["mode"] = self.mode
-        if self.difficulty is not None:
-            kwargs["difficulty"] = self.difficulty
-        kwargs.update(self._gym_env_kwargs)
-        lean = dataclasses.replace(
-            spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
-        )
-        gym_env = gym.make(lean, **kwargs)
         gym_env.reset()
         return gym_env
 
@@ -208,7 +167,7 @@ class AtariEnv(VideogameEnv):
         if self.render_mode == "human":
             note_fork_unsafe("SDL's threads (Atari render_mode='human')")
         # Read on every frame: kept here rather than looked up through the gymnasium env.
-        unwrapped = _ale_env(self.gym_env)
+        unwrapped = ale_env(self.gym_env)
         self._ale = unwrapped.ale
         self._ale_actions = list(unwrapped._action_set)
         # States hold the ALE's number of the last action, not its index in this env's action
@@ -305,8 +264,7 @@ class AtariEnv(VideogameEnv):
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
         seed = check_seed(seed)
-        self._sticky_rng = np.random.default_rng(seed)
-        self._sticky_words.forget()
+        self._seed_sticky(seed)
         super().seed(seed)
         self._last_action = 0
         self._settle_after_reset()
@@ -336,16 +294,6 @@ class AtariEnv(VideogameEnv):
     def apply_action(self, action: Any) -> tuple:
         """Advance one emulator frame through the gymnasium env (with sticky actions)."""
         return self.gym_env.step(self._sticky(action))
-
-    def _sticky(self, action: int) -> int:
-        """Return the action the console receives: the previous one with probability p."""
-        p = self._repeat_action_probability
-        if p > 0.0:
-            self._sticky_words.forget()  # the generator moves: read it again for a state
-            if self._sticky_rng.random() < p:
-                return self._last_action
-        self._last_action = int(action)
-        return self._last_action
 
     def direct_frame(self, action: Any) -> tuple:
         """Play one frame straight on the ALE (sticky actions applied; screen not read)."""

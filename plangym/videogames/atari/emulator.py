@@ -1,0 +1,76 @@
+"""The ale-py env under an Atari env, made for plangym's frame accounting, and its ALE.
+
+plangym counts frames and applies sticky actions itself, so the ALE's gymnasium env plays
+one frame per step with a sticky probability of 0 (:mod:`~plangym.videogames.atari.sticky`),
+and without the wrappers ``gymnasium.make`` adds (TimeLimit, order enforcing, env checker):
+an episode's limit is the ALE's own frame limit, which plangym drops or keeps.
+
+>>> gym_env = make_ale_env("ALE/Pong-v5", obs_type="ram", remove_time_limit=False)
+>>> obs, info = gym_env.reset(seed=0)
+>>> obs.shape, gym_env.spec.max_episode_steps, ale_env(gym_env).ale.getFrameNumber()
+((128,), None, 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, cast
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+
+if TYPE_CHECKING:
+    from ale_py.env import AtariEnv as AleAtariEnv
+
+gym.register_envs(ale_py)
+
+
+def ale_to_ram(ale: ale_py.ALEInterface) -> np.ndarray:
+    """Return the RAM of ``ale`` as a uint8 vector."""
+    return ale.getRAM()
+
+
+def ale_env(gym_env: gym.Env) -> AleAtariEnv:
+    """Return the ale-py env under ``gym_env``'s wrappers.
+
+    gymnasium types ``unwrapped`` as a plain ``Env``, which has no ``ale``.
+    """
+    return cast("AleAtariEnv", gym_env.unwrapped)
+
+
+def make_ale_env(
+    game_id: str,
+    obs_type: str,
+    remove_time_limit: bool = True,
+    full_action_space: bool = False,
+    render_mode: str | None = None,
+    mode: int | None = None,
+    difficulty: int | None = None,
+    gym_kwargs: dict[str, Any] | None = None,
+) -> gym.Env:
+    """Make the ale-py env of ``game_id``: one frame per step, no sticky actions, no wrappers.
+
+    ``remove_time_limit`` drops the id's frame limit per episode (108000 for most ids);
+    ``mode`` and ``difficulty`` None are the game's defaults; ``gym_kwargs`` (an env's
+    own keywords for ``gymnasium.make``) override the rest.
+    """
+    spec = gym.spec(game_id)
+    frame_limit = 0 if remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
+    make_kwargs: dict[str, Any] = {
+        "obs_type": obs_type,
+        "frameskip": 1,
+        "repeat_action_probability": 0.0,  # plangym applies sticky actions itself
+        "full_action_space": full_action_space,
+        "max_num_frames_per_episode": frame_limit,
+        "render_mode": render_mode,
+    }
+    if mode is not None:
+        make_kwargs["mode"] = mode
+    if difficulty is not None:
+        make_kwargs["difficulty"] = difficulty
+    make_kwargs.update(gym_kwargs or {})
+    lean = dataclasses.replace(
+        spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
+    )
+    return gym.make(lean, **make_kwargs)
