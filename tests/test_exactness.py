@@ -30,6 +30,9 @@ ATARI_GAMES = [
     "ALE/Skiing-v5",
 ]
 
+SEEDS = st.integers(0, 2**32 - 1)
+ATARI_WARMUPS = st.integers(0, 30)  # steps before the state replayed from
+
 _ENVS: dict = {}
 
 
@@ -76,12 +79,7 @@ def check_replay(env, seed: int, warmup: int, length: int, dt: int) -> None:
 @pytest.mark.parametrize("name", CLASSIC_CONTROL)
 @pytest.mark.parametrize("remove_time_limit", [True, False])
 @settings(max_examples=15)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    warmup=st.integers(0, 40),
-    length=st.integers(1, 80),
-    dt=st.integers(1, 3),
-)
+@given(seed=SEEDS, warmup=st.integers(0, 40), length=st.integers(1, 80), dt=st.integers(1, 3))
 def test_classic_control_replay_is_exact(name, remove_time_limit, seed, warmup, length, dt):
     env = shared_env(name, remove_time_limit=remove_time_limit)
     check_replay(env, seed, warmup, length, dt)
@@ -101,12 +99,7 @@ def test_classic_control_replay_through_many_autoresets(name):
 
 @pytest.mark.parametrize("name", ATARI_GAMES)
 @settings(max_examples=6)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    warmup=st.integers(0, 30),
-    length=st.integers(1, 30),
-    dt=st.integers(1, 3),
-)
+@given(seed=SEEDS, warmup=ATARI_WARMUPS, length=st.integers(1, 30), dt=st.integers(1, 3))
 def test_atari_replay_with_sticky_actions_is_exact(name, seed, warmup, length, dt):
     env = shared_env(name, repeat_action_probability=0.25)
     check_replay(env, seed, warmup, length, dt)
@@ -114,12 +107,7 @@ def test_atari_replay_with_sticky_actions_is_exact(name, seed, warmup, length, d
 
 @pytest.mark.parametrize("name", ATARI_GAMES[:4])
 @settings(max_examples=8)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    warmup=st.integers(0, 30),
-    dt=st.integers(1, 4),
-    frameskip=st.integers(1, 6),
-)
+@given(seed=SEEDS, warmup=ATARI_WARMUPS, dt=st.integers(1, 4), frameskip=st.integers(1, 6))
 def test_atari_frames_match_the_ale_frame_counter(name, seed, warmup, dt, frameskip):
     env = shared_env(name, repeat_action_probability=0.25, frameskip=frameskip)
     state = warm_state(env, seed, warmup)
@@ -134,7 +122,7 @@ def test_atari_frames_match_the_ale_frame_counter(name, seed, warmup, dt, frames
 
 @pytest.mark.parametrize("name", ATARI_GAMES[:3])
 @settings(max_examples=6)
-@given(seed=st.integers(0, 2**32 - 1), dt=st.integers(2, 4))
+@given(seed=SEEDS, dt=st.integers(2, 4))
 def test_atari_dt_equals_repeated_single_steps(name, seed, dt):
     """step(a, dt=k) lands in the same state as k steps of dt=1 (frames are not skipped)."""
     env = shared_env(name, repeat_action_probability=0.25)
@@ -154,7 +142,7 @@ def test_atari_dt_equals_repeated_single_steps(name, seed, dt):
 @given(data=st.data())
 def test_step_batch_equals_repeated_step(name, data):
     env = shared_env(name)
-    seed = data.draw(st.integers(0, 2**32 - 1))
+    seed = data.draw(SEEDS)
     pool = [warm_state(env, seed + i, 5 * i) for i in range(3)]
     n = data.draw(st.integers(0, 12))
     picks = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))

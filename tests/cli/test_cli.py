@@ -37,6 +37,23 @@ def run(*args: str, timeout: float = 100) -> subprocess.CompletedProcess:
     )
 
 
+def plan(options: str, out: Path) -> subprocess.CompletedProcess:
+    """``plangym plan`` with ``options`` (split at the spaces), writing to ``out``."""
+    return run("plan", *options.split(), "--out", str(out))
+
+
+def summary_of(out: Path) -> dict:
+    """The ``summary.json`` that ``plangym plan`` wrote to ``out``."""
+    return json.loads((out / "summary.json").read_text())
+
+
+def plan_summary(options: str, out: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """:func:`plan`, which must succeed: its result and summary."""
+    result = plan(options, out)
+    assert result.returncode == 0, result.stderr
+    return result, summary_of(out)
+
+
 def nonblank_lines(stderr: str) -> list[str]:
     """stderr's lines that say something (the ALE prints no banner: plangym quiets it)."""
     return [line for line in stderr.splitlines() if line.strip()]
@@ -117,28 +134,11 @@ REQUIRED_KEYS = {
 
 def test_plan_writes_gif_and_summary_and_prints_the_score_last(tmp_path):
     out = tmp_path / "run"
-    result = run(
-        "plan",
-        "CartPole-v1",
-        "--workers",
-        "1",
-        "--steps",
-        "30",
-        "--walkers",
-        "8",
-        "--horizon",
-        "4",
-        "--dt",
-        "4",
-        "--seed",
-        "2",
-        "--baseline-games",
-        "4",
-        "--out",
-        str(out),
+    result, summary = plan_summary(
+        "CartPole-v1 --workers 1 --steps 30 --walkers 8 --horizon 4 --dt 4 --seed 2 "
+        "--baseline-games 4",
+        out,
     )
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((out / "summary.json").read_text())
     assert summary.keys() >= REQUIRED_KEYS
     assert summary["env"] == "CartPole-v1" and summary["planner"] == "swarm"
     assert summary["seed"] == 2 and summary["workers"] == 1 and summary["frameskip"] == 1
@@ -152,28 +152,11 @@ def test_plan_writes_gif_and_summary_and_prints_the_score_last(tmp_path):
 
 
 def test_plan_atari_on_two_workers_with_uct(tmp_path):
-    result = run(
-        "plan",
-        "ALE/MsPacman-v5",
-        "--planner",
-        "uct",
-        "--workers",
-        "2",
-        "--steps",
-        "4",
-        "--waves",
-        "1",
-        "--wave-size",
-        "4",
-        "--rollout-depth",
-        "1",
-        "--baseline-games",
-        "2",
-        "--out",
-        str(tmp_path),
+    _, summary = plan_summary(
+        "ALE/MsPacman-v5 --planner uct --workers 2 --steps 4 --waves 1 --wave-size 4 "
+        "--rollout-depth 1 --baseline-games 2",
+        tmp_path,
     )
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["planner"] == "uct" and summary["workers"] == 2
     assert summary["frameskip"] == 5 and summary["agent_steps"] == 4
     assert summary["frames_simulated"] > 4 * 5 and summary["replay_exact"] is True
@@ -183,25 +166,12 @@ def test_plan_atari_on_two_workers_with_uct(tmp_path):
 def test_same_seed_same_score_through_the_command(tmp_path):
     scores = []
     for name in ("a", "b"):
-        run(
-            "plan",
-            "CartPole-v1",
-            "--workers",
-            "1",
-            "--steps",
-            "15",
-            "--walkers",
-            "4",
-            "--horizon",
-            "3",
-            "--seed",
-            "9",
-            "--baseline-games",
-            "0",
-            "--out",
-            str(tmp_path / name),
+        plan(
+            "CartPole-v1 --workers 1 --steps 15 --walkers 4 --horizon 3 --seed 9 "
+            "--baseline-games 0",
+            tmp_path / name,
         )
-        scores.append(json.loads((tmp_path / name / "summary.json").read_text()))
+        scores.append(summary_of(tmp_path / name))
     assert scores[0]["score"] == scores[1]["score"]
     assert (tmp_path / "a" / "actions.json").read_text() == (
         tmp_path / "b" / "actions.json"

@@ -7,7 +7,6 @@ lander, is tested in ``tests/control/test_lunar_lander.py``.
 import importlib
 import pickle
 import re
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +21,8 @@ from plangym.control.box_2d.replay_state import HEADER_BYTES
 from plangym.environment_names import BOX_2D
 from plangym.exactness import difference, replay
 from plangym.selfcheck import run_checks
+from tests.helpers.missing_package import hide_package
+from tests.helpers.worker_parity import assert_batch_and_resumption_like_single, single_and_workers
 
 GAMES = [
     "LunarLander-v3",
@@ -250,24 +251,10 @@ def distinct_states(env, n: int) -> list:
 @pytest.mark.parametrize("backend", ["processes", "ray"])
 @pytest.mark.parametrize("name", ["LunarLander-v3", "BipedalWalker-v3"])
 def test_workers_step_batches_bit_identically(backend, name, request):
-    single = plangym.make(name)
-    if backend == "ray":
-        request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(name, n_workers=2, ray=True, inline_small_batches=False)
-    else:
-        vectorized = plangym.make(name, n_workers=2, inline_small_batches=False)
-    try:
+    with single_and_workers(name, backend, request) as (single, vectorized):
         states = distinct_states(single, 8)
         actions = seeded_actions(single, len(states), seed=9)
-        dts = [1, 2, 3, 1, 2, 3, 1, 2]
-        expected = single.step_batch(actions, states=states, dt=dts)
-        assert_identical(vectorized.step_batch(actions, states=states, dt=dts), expected)
-        # and a second batch resuming from the new states the workers handed back
-        again = single.step_batch(actions, states=expected[0])
-        assert_identical(vectorized.step_batch(actions, states=expected[0]), again)
-    finally:
-        vectorized.close()
-        single.close()
+        assert_batch_and_resumption_like_single(single, vectorized, actions, states)
 
 
 @pytest.mark.parametrize("name", [name for name in BOX_2D if name != "FastLunarLander-v0"])
@@ -277,12 +264,7 @@ def test_selfcheck_passes(name):
 
 
 def test_a_missing_extra_is_named(monkeypatch):
-    monkeypatch.setitem(sys.modules, "Box2D", None)  # what a missing package looks like
-    for module in (
-        "plangym.control.box_2d",
-        "plangym.control.box_2d.env",
-        "plangym.control.box_2d.world",
-    ):
-        monkeypatch.delitem(sys.modules, module)
+    box_2d = "plangym.control.box_2d"
+    hide_package(monkeypatch, "Box2D", [box_2d, f"{box_2d}.env", f"{box_2d}.world"])
     with pytest.raises(ImportError, match=r"Box2D environments need the 'box2d' extra"):
         importlib.import_module("plangym.control.box_2d")

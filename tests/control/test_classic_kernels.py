@@ -188,21 +188,28 @@ def assert_batch_exact(
     return n
 
 
+def assert_kinds_batch_exact(env, batch, forced):
+    """:func:`assert_batch_exact` of a drawn ``(physics, actions, kinds)`` batch."""
+    physics, actions, kinds = batch
+    assert_batch_exact(env, physics, actions, kinds=kinds, forced=forced)
+
+
 # Strategies: rows of states with their kind, and actions --------------------------------------
+def rows_of(*columns, max_size=40):
+    """Lists of 1 to ``max_size`` rows, a tuple of one value drawn from each column."""
+    return st.lists(st.tuples(*columns), min_size=1, max_size=max_size)
+
+
 @st.composite
 def cartpole_batches(draw):
     rows = draw(
-        st.lists(
-            st.tuples(
-                edge_or(-3.0, 3.0, 2.4, -2.4),
-                edge_or(-3.0, 3.0, 0.0, 1e-9, -1e-9),
-                edge_or(-0.5, 0.5, 12 * 2 * PI / 360, -12 * 2 * PI / 360, PI, -PI),
-                st.one_of(edge_or(-4.0, 4.0, 0.0), edge_or(-1e3, 1e3, 50.0, -50.0)),
-                st.sampled_from([0, 1]),
-                st.sampled_from([-1, -1, 0, 1, 5]),
-            ),
-            min_size=1,
-            max_size=40,
+        rows_of(
+            edge_or(-3.0, 3.0, 2.4, -2.4),
+            edge_or(-3.0, 3.0, 0.0, 1e-9, -1e-9),
+            edge_or(-0.5, 0.5, 12 * 2 * PI / 360, -12 * 2 * PI / 360, PI, -PI),
+            st.one_of(edge_or(-4.0, 4.0, 0.0), edge_or(-1e3, 1e3, 50.0, -50.0)),
+            st.sampled_from([0, 1]),
+            st.sampled_from([-1, -1, 0, 1, 5]),
         )
     )
     physics = np.array([r[:4] for r in rows])
@@ -213,16 +220,13 @@ def cartpole_batches(draw):
 def acrobot_batches(draw):
     angle = st.one_of(edge_or(-PI, PI, PI, -PI, 0.0), edge_or(-30.0, 30.0))
     rows = draw(
-        st.lists(
-            st.tuples(
-                angle,
-                angle,
-                st.one_of(edge_or(-4 * PI, 4 * PI, 4 * PI, -4 * PI), edge_or(-40.0, 40.0)),
-                st.one_of(edge_or(-9 * PI, 9 * PI, 9 * PI, -9 * PI), edge_or(-90.0, 90.0)),
-                st.sampled_from([0, 1, 2]),
-                st.sampled_from([0, 1]),  # a float64 state, or a float32 one (after reset)
-            ),
-            min_size=1,
+        rows_of(
+            angle,
+            angle,
+            st.one_of(edge_or(-4 * PI, 4 * PI, 4 * PI, -4 * PI), edge_or(-40.0, 40.0)),
+            st.one_of(edge_or(-9 * PI, 9 * PI, 9 * PI, -9 * PI), edge_or(-90.0, 90.0)),
+            st.sampled_from([0, 1, 2]),
+            st.sampled_from([0, 1]),  # a float64 state, or a float32 one (after reset)
             max_size=24,
         )
     )
@@ -237,15 +241,11 @@ def acrobot_batches(draw):
 @st.composite
 def mountain_car_batches(draw):
     rows = draw(
-        st.lists(
-            st.tuples(
-                edge_or(-1.3, 0.7, -1.2, 0.5, 0.6),
-                edge_or(-0.08, 0.08, 0.07, -0.07, 0.0, 1e-3, -1e-3),
-                st.sampled_from([0, 1, 2]),
-                st.sampled_from([0, 2]),  # after a reset, or after a step
-            ),
-            min_size=1,
-            max_size=40,
+        rows_of(
+            edge_or(-1.3, 0.7, -1.2, 0.5, 0.6),
+            edge_or(-0.08, 0.08, 0.07, -0.07, 0.0, 1e-3, -1e-3),
+            st.sampled_from([0, 1, 2]),
+            st.sampled_from([0, 2]),  # after a reset, or after a step
         )
     )
     physics = np.array([r[:2] for r in rows])
@@ -264,15 +264,11 @@ def box_actions(low, high, bound):
 @st.composite
 def continuous_mountain_car_batches(draw):
     rows = draw(
-        st.lists(
-            st.tuples(
-                edge_or(-1.3, 0.7, -1.2, 0.45, 0.6),
-                edge_or(-0.08, 0.08, 0.07, -0.07, 0.0),
-                box_actions(-3.0, 3.0, 1.0),
-                st.sampled_from([0, 1]),  # after a reset (float64), after a step (float32)
-            ),
-            min_size=1,
-            max_size=40,
+        rows_of(
+            edge_or(-1.3, 0.7, -1.2, 0.45, 0.6),
+            edge_or(-0.08, 0.08, 0.07, -0.07, 0.0),
+            box_actions(-3.0, 3.0, 1.0),
+            st.sampled_from([0, 1]),  # after a reset (float64), after a step (float32)
         )
     )
     dtype = draw(st.sampled_from([np.float32, np.float64]))
@@ -287,15 +283,11 @@ def continuous_mountain_car_batches(draw):
 @st.composite
 def pendulum_batches(draw):
     rows = draw(
-        st.lists(
-            st.tuples(
-                st.one_of(edge_or(-PI, PI, PI, -PI, 0.0), edge_or(-100.0, 100.0)),
-                st.one_of(edge_or(-8.0, 8.0, 8.0, -8.0, 0.0), edge_or(-1e3, 1e3)),
-                box_actions(-5.0, 5.0, 2.0),
-                edge_or(-2.0, 2.0),
-            ),
-            min_size=1,
-            max_size=40,
+        rows_of(
+            st.one_of(edge_or(-PI, PI, PI, -PI, 0.0), edge_or(-100.0, 100.0)),
+            st.one_of(edge_or(-8.0, 8.0, 8.0, -8.0, 0.0), edge_or(-1e3, 1e3)),
+            box_actions(-5.0, 5.0, 2.0),
+            edge_or(-2.0, 2.0),
         )
     )
     dtype = draw(st.sampled_from([np.float32, np.float64]))
@@ -356,24 +348,21 @@ def test_cartpole_forces_of_any_magnitude(batch, force_mag):
 @settings(max_examples=150)
 @given(batch=acrobot_batches(), forced=st.booleans())
 def test_acrobot_batches(batch, forced):
-    physics, actions, kinds = batch
-    assert_batch_exact(scalar_env("Acrobot-v1"), physics, actions, kinds=kinds, forced=forced)
+    assert_kinds_batch_exact(scalar_env("Acrobot-v1"), batch, forced)
 
 
 @settings(max_examples=60)
 @given(batch=acrobot_batches(), dt=st.sampled_from([0.2, 0.05, 0.37]), forced=st.booleans())
 def test_acrobot_nips_and_dt(batch, dt, forced):
-    physics, actions, kinds = batch
     env = scalar_env("Acrobot-v1", render_mode=None)  # another instance than the book one
     env.book_or_nips, env.dt = "nips", dt
-    assert_batch_exact(env, physics, actions, kinds=kinds, forced=forced)
+    assert_kinds_batch_exact(env, batch, forced)
 
 
 @settings(max_examples=200)
 @given(batch=mountain_car_batches(), forced=st.booleans())
 def test_mountain_car_batches(batch, forced):
-    physics, actions, kinds = batch
-    assert_batch_exact(scalar_env("MountainCar-v0"), physics, actions, kinds=kinds, forced=forced)
+    assert_kinds_batch_exact(scalar_env("MountainCar-v0"), batch, forced)
 
 
 @settings(max_examples=250)
@@ -383,9 +372,9 @@ def test_mountain_car_batches(batch, forced):
     forced=st.booleans(),
 )
 def test_continuous_mountain_car_batches(batch, goal_velocity, forced):
-    physics, actions, kinds = batch
     env = scalar_env("MountainCarContinuous-v0", goal_velocity=goal_velocity)
-    assert_batch_exact(env, physics, actions, kinds=kinds, forced=forced)
+    assert_kinds_batch_exact(env, batch, forced)
+    physics, actions, _ = batch
     # Without kinds, a row of float32 values is taken for a float32 state.
     inferred = (physics.astype(np.float32) == physics).all(axis=1).astype(np.uint8)
     assert_batch_exact(env, physics, actions, kinds=inferred, pass_kinds=False, forced=forced)

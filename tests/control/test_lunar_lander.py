@@ -2,7 +2,6 @@
 
 import importlib
 import pickle
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ from plangym.control.lunar_lander import LunarLander
 from plangym.control.lunar_lander.physics import HELIPAD_Y
 from plangym.exactness import difference, replay
 from plangym.selfcheck import run_checks
+from tests.helpers.missing_package import hide_package
+from tests.helpers.worker_parity import assert_batch_and_resumption_like_single, single_and_workers
 
 NAME = "FastLunarLander-v0"
 
@@ -80,24 +81,11 @@ def test_replay_is_exact_over_episode_boundaries(deterministic):
 
 @pytest.mark.parametrize("backend", ["processes", "ray"])
 def test_workers_step_batches_bit_identically(backend, request):
-    single = plangym.make(NAME)
-    if backend == "ray":
-        request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(NAME, n_workers=2, ray=True, inline_small_batches=False)
-    else:
-        vectorized = plangym.make(NAME, n_workers=2, inline_small_batches=False)
-    try:
+    with single_and_workers(NAME, backend, request) as (single, vectorized):
         single.seed(7)
         states = [single.step(a, dt=3, return_state=True)[0] for a in seeded_actions(single, 8, 8)]
         actions = seeded_actions(single, len(states), seed=9)
-        dts = [1, 2, 3, 1, 2, 3, 1, 2]
-        expected = single.step_batch(actions, states=states, dt=dts)
-        assert_identical(vectorized.step_batch(actions, states=states, dt=dts), expected)
-        again = single.step_batch(actions, states=expected[0])  # resume from their states
-        assert_identical(vectorized.step_batch(actions, states=expected[0]), again)
-    finally:
-        vectorized.close()
-        single.close()
+        assert_batch_and_resumption_like_single(single, vectorized, actions, states)
 
 
 @pytest.mark.parametrize("continuous", [False, True])
@@ -203,14 +191,9 @@ def test_selfcheck_passes():
 
 
 def test_runs_without_box2d(monkeypatch):
-    monkeypatch.setitem(sys.modules, "Box2D", None)  # what a missing package looks like
-    for module in (
-        "plangym.control.lunar_lander",
-        "plangym.control.lunar_lander.env",
-        "plangym.control.lunar_lander.fast_gym",
-        "plangym.control.lunar_lander.physics",
-    ):
-        monkeypatch.delitem(sys.modules, module)
+    lander = "plangym.control.lunar_lander"
+    modules = [lander, f"{lander}.env", f"{lander}.fast_gym", f"{lander}.physics"]
+    hide_package(monkeypatch, "Box2D", modules)
     module = importlib.import_module("plangym.control.lunar_lander")
     env = module.LunarLander()
     state, *_ = env.reset()

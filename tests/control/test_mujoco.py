@@ -15,6 +15,7 @@ from plangym.environment_names import MUJOCO
 from plangym.exactness import replay
 from plangym.selfcheck import run_checks
 from tests.helpers.vectorized_contract import random_states
+from tests.helpers.worker_parity import MIXED_DTS, assert_batch_like_single, single_and_workers
 
 pytestmark = pytest.mark.filterwarnings("ignore:MuJoCo. compiler attribute:RuntimeWarning")
 
@@ -179,23 +180,10 @@ def test_states_pickle_and_cross_processes_as_flat_vectors():
 @pytest.mark.parametrize("backend", ["processes", "ray"])
 def test_workers_step_batches_bit_identical_to_the_single_env(backend, request):
     kwargs = {"render_mode": None, "frameskip": 2, "remove_time_limit": False}
-    single = plangym.make("Ant-v5", **kwargs)
-    if backend == "ray":
-        request.getfixturevalue("ray_cluster")
-        workers = plangym.make(
-            "Ant-v5", n_workers=2, ray=True, inline_small_batches=False, **kwargs
-        )
-    else:
-        workers = plangym.make("Ant-v5", n_workers=2, inline_small_batches=False, **kwargs)
-    try:
+    with single_and_workers("Ant-v5", backend, request, **kwargs) as (single, workers):
         states = random_states(single, 8, seed=7)
         actions = [single.sample_action() for _ in states]
-        dt = [1, 2, 3, 1, 2, 3, 1, 2]
-        expected = single.step_batch(actions, states=states, dt=dt)
-        assert_identical(workers.step_batch(actions, states=states, dt=dt), expected)
-    finally:
-        workers.close()
-        single.close()
+        assert_batch_like_single(single, workers, actions, states, dt=MIXED_DTS)
 
 
 def test_rgb_observations_follow_the_state():

@@ -158,31 +158,22 @@ def test_uct_rejects_continuous_actions():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "error"),
+    ("planner", "kwargs", "error"),
     [
-        ({"n_walkers": 0}, ValueError),
-        ({"horizon": 1.5}, TypeError),
-        ({"dt": -1}, ValueError),
-        ({"repeat_probability": 2.0}, ValueError),
+        (SwarmPlanner, {"n_walkers": 0}, ValueError),
+        (SwarmPlanner, {"horizon": 1.5}, TypeError),
+        (SwarmPlanner, {"dt": -1}, ValueError),
+        (SwarmPlanner, {"repeat_probability": 2.0}, ValueError),
+        (UCTPlanner, {"waves": 0}, ValueError),
+        (UCTPlanner, {"wave_size": 0}, ValueError),
+        (UCTPlanner, {"rollout_depth": -1}, ValueError),
+        (UCTPlanner, {"rollout_dt": 0}, ValueError),
     ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "-".join(value),
 )
-def test_swarm_checks_its_parameters(cartpole, kwargs, error):
+def test_planners_check_their_parameters(cartpole, planner, kwargs, error):
     with pytest.raises(error):
-        SwarmPlanner(cartpole, **kwargs)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "error"),
-    [
-        ({"waves": 0}, ValueError),
-        ({"wave_size": 0}, ValueError),
-        ({"rollout_depth": -1}, ValueError),
-        ({"rollout_dt": 0}, ValueError),
-    ],
-)
-def test_uct_checks_its_parameters(cartpole, kwargs, error):
-    with pytest.raises(error):
-        UCTPlanner(cartpole, **kwargs)
+        planner(cartpole, **kwargs)
 
 
 @pytest.fixture(scope="module")

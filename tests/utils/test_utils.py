@@ -64,15 +64,18 @@ SIZES = [(None, None, (30, 20)), (10, None, (30, 10)), (None, 12, (12, 20)), (8,
 MODES = [("RGB", (3,)), ("BGR", (3,)), ("L", ()), ("GRAY", ())]
 
 
-# ---------------------------------------------------------------- process_frame_pil
-
-
+@pytest.mark.parametrize(
+    "process", [process_frame_pil, process_frame_opencv], ids=["pil", "opencv"]
+)
 @pytest.mark.parametrize(("width", "height", "hw"), SIZES)
 @pytest.mark.parametrize(("mode", "channels"), MODES)
-def test_pil_shapes(frame, width, height, hw, mode, channels):
-    out = process_frame_pil(frame, width, height, mode)
+def test_shapes(frame, process, width, height, hw, mode, channels):
+    out = process(frame, width, height, mode)
     assert out.shape == hw + channels
     assert out.dtype == np.uint8
+
+
+# ---------------------------------------------------------------- process_frame_pil
 
 
 def test_pil_resizes_like_pillow(frame):
@@ -120,14 +123,6 @@ def test_sizes_must_be_positive(frame):
 
 
 # ---------------------------------------------------------------- process_frame_opencv
-
-
-@pytest.mark.parametrize(("width", "height", "hw"), SIZES)
-@pytest.mark.parametrize(("mode", "channels"), MODES)
-def test_opencv_shapes(frame, width, height, hw, mode, channels):
-    out = process_frame_opencv(frame, width, height, mode)
-    assert out.shape == hw + channels
-    assert out.dtype == np.uint8
 
 
 def test_opencv_resizes_like_opencv(frame):

@@ -248,6 +248,14 @@ def make_lockstep():
             env.close()
 
 
+@pytest.fixture
+def lock(make_lockstep) -> Lockstep:
+    """The default :class:`Lockstep`, reset (both sides seeded alike)."""
+    lockstep = make_lockstep()
+    lockstep.reset()
+    return lockstep
+
+
 def check_after_restart(lock: Lockstep, got: tuple, want: tuple, index: int) -> None:
     """The step that found ``index``'s worker dead, and what follows, in each autoreset mode."""
     ours, mode = lock.ours, lock.mode
@@ -311,10 +319,8 @@ def test_a_worker_killed_while_busy_in_a_step_is_replaced(make_lockstep, tmp_pat
     check_after_restart(lock, got, want, 2)
 
 
-def test_the_env_survives_many_kills(make_lockstep):
-    lock = make_lockstep()
+def test_the_env_survives_many_kills(lock):
     ours = lock.ours
-    lock.reset()
     lock.diverged = {0, 2}  # the sub-envs killed; sub-env 1 is compared all along
     for rows in [{0}, {2}, {0, 2}, {0}, {0}, {2}]:
         pids = ours.worker_pids
@@ -366,10 +372,8 @@ CALLS = {
 
 
 @pytest.mark.parametrize("how", list(CALLS))
-def test_a_call_whose_worker_died_raises_and_the_env_goes_on(make_lockstep, how):
-    lock = make_lockstep()
+def test_a_call_whose_worker_died_raises_and_the_env_goes_on(lock, how):
     ours = lock.ours
-    lock.reset()
     lock.step()
     pids = ours.worker_pids
     kill_worker(ours, 0)
@@ -491,6 +495,20 @@ def assert_timeout_error(error: BaseException) -> None:
     assert isinstance(error, TimeoutError)
 
 
+def assert_a_late_sub_env_is_replaced(ours, late: int, start, wait, error: type) -> None:
+    """Sub-env ``late`` naps through ``wait(timeout=0.2)`` after ``start()``.
+
+    The wait must raise ``error`` naming itself, and exactly the late worker be replaced.
+    """
+    pids = ours.worker_pids
+    ours.set_attr("delay", [NAP_LONG_S if index == late else 0.0 for index in range(N)])
+    start()
+    with pytest.raises(error, match=wait.__name__) as caught:
+        wait(timeout=0.2)
+    assert_timeout_error(caught.value)
+    assert_replaced(pids, ours.worker_pids, {late})
+
+
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.name)
 def test_a_step_wait_timeout_replaces_the_late_sub_env(make_lockstep, mode):
     lock = make_lockstep(mode=mode)
@@ -535,17 +553,10 @@ def test_a_step_wait_timeout_replaces_the_late_sub_env(make_lockstep, mode):
         lock.step()
 
 
-def test_a_reset_wait_timeout_replaces_the_late_sub_env(make_lockstep):
-    lock = make_lockstep()
+def test_a_reset_wait_timeout_replaces_the_late_sub_env(lock):
     ours = lock.ours
-    lock.reset()
-    pids = ours.worker_pids
-    ours.set_attr("delay", [0.0, NAP_LONG_S, 0.0])
-    ours.reset_async(seed=SEED + 1)
-    with pytest.raises(TimeoutError, match="reset_wait") as caught:
-        ours.reset_wait(timeout=0.2)
-    assert_timeout_error(caught.value)
-    assert_replaced(pids, ours.worker_pids, {1})
+    start = functools.partial(ours.reset_async, seed=SEED + 1)
+    assert_a_late_sub_env_is_replaced(ours, 1, start, ours.reset_wait, TimeoutError)
     assert ours.get_attr("delay") == (0.0, 0.0, 0.0)  # sub-env 1 was rebuilt
     ours.reset_async(seed=SEED + 2)
     got = ours.reset_wait(timeout=30.0)
@@ -554,19 +565,12 @@ def test_a_reset_wait_timeout_replaces_the_late_sub_env(make_lockstep):
         lock.step()
 
 
-def test_a_call_wait_timeout_replaces_the_late_sub_env(make_lockstep):
-    lock = make_lockstep()
+def test_a_call_wait_timeout_replaces_the_late_sub_env(lock):
     ours = lock.ours
-    lock.reset()
     ours.call_async("nap")
     assert ours.call_wait(timeout=30.0) == ours.worker_pids
-    pids = ours.worker_pids
-    ours.set_attr("delay", [0.0, 0.0, NAP_LONG_S])
-    ours.call_async("nap")
-    with pytest.raises(VectorTimeoutError, match="call_wait") as caught:
-        ours.call_wait(timeout=0.2)
-    assert_timeout_error(caught.value)
-    assert_replaced(pids, ours.worker_pids, {2})
+    start = functools.partial(ours.call_async, "nap")
+    assert_a_late_sub_env_is_replaced(ours, 2, start, ours.call_wait, VectorTimeoutError)
     assert ours.call("pid") == ours.worker_pids
     lock.reset(SEED + 1)
     for _ in range(10):
@@ -576,10 +580,8 @@ def test_a_call_wait_timeout_replaces_the_late_sub_env(make_lockstep):
 @pytest.mark.parametrize(
     ("timeout", "error"), [("5", TypeError), (True, TypeError), (float("nan"), ValueError)]
 )
-def test_a_bad_timeout_raises_before_the_pending_call_is_touched(make_lockstep, timeout, error):
-    lock = make_lockstep()
+def test_a_bad_timeout_raises_before_the_pending_call_is_touched(lock, timeout, error):
     ours = lock.ours
-    lock.reset()
     actions = lock.actions()
     for start, wait in [
         (lambda: ours.step_async(actions.copy()), ours.step_wait),

@@ -15,6 +15,7 @@ import pytest
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.videogames import AtariEnv
+from tests.helpers.random_play import state_after_random_play
 
 
 @pytest.fixture(scope="module")
@@ -255,12 +256,7 @@ def test_lossy_cartridge_saves_do_not_split_the_timeline():
     """Pitfall II's DPC chip rounds its sound clock when saved: the live game must follow
     the saved state, or stepping on differs from stepping a restored copy."""
     env = AtariEnv("ALE/Pitfall2-v5", repeat_action_probability=0.25)
-    env.reset()
-    rng = np.random.default_rng(3)
-    for action in rng.integers(env.n_actions, size=20):
-        env.step(int(action))
-    state = env.get_state()
-    actions = [int(a) for a in rng.integers(env.n_actions, size=30)]
+    state, actions = state_after_random_play(env, np.random.default_rng(3), 20, n_next=30)
     live = [env.step(a, return_state=True) for a in actions]
     env.set_state(state)
     assert_identical([env.step(a, return_state=True) for a in actions], live)

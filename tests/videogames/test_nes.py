@@ -25,6 +25,7 @@ from plangym.videogames.nes import (
     MarioEnv,
     NesEnv,
 )
+from tests.helpers.worker_parity import MIXED_DTS, assert_batch_like_single, make_workers
 
 NAME = "SuperMarioBros-1-1-v0"
 
@@ -62,11 +63,7 @@ def test_replay_of_1500_frames_with_deaths_is_exact():
 @pytest.mark.parametrize("backend", ["parallel", "ray"])
 def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
     kwargs = {"frameskip": 2}
-    if backend == "ray":
-        request.getfixturevalue("ray_cluster")
-        vectorized = plangym.make(NAME, n_workers=2, ray=True, inline_small_batches=False, **kwargs)
-    else:
-        vectorized = plangym.make(NAME, n_workers=2, inline_small_batches=False, **kwargs)
+    vectorized = make_workers(NAME, backend, request, **kwargs)
     single = MarioEnv(NAME, **kwargs)
     try:
         single.reset()
@@ -75,9 +72,7 @@ def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
             states.append(single.get_state())
             single.step(action)
         actions = running_right(8, seed=2)
-        dts = [1, 2, 3, 1, 2, 3, 1, 2]
-        expected = single.step_batch(actions, states=states, dt=dts)
-        assert_identical(vectorized.step_batch(actions, states=states, dt=dts), expected)
+        assert_batch_like_single(single, vectorized, actions, states, dt=MIXED_DTS)
     finally:
         vectorized.close()
         single.close()

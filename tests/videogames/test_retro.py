@@ -17,6 +17,7 @@ from plangym.api_tests import TestVideogameEnv, assert_identical  # noqa: F401 (
 from plangym.selfcheck import run_checks, run_in_fresh_process
 from plangym.videogames.retro import ActionDiscretizer, RetroEnv
 from plangym.videogames.retro.state import HEADER_SIZE, decode_state, find_written_bytes
+from tests.helpers.random_play import state_after_random_play
 
 NAME = "Airstriker-Genesis-v0"
 
@@ -68,12 +69,7 @@ def digests_in_new_env(blueprint, state, actions):
 def test_1200_frames_with_a_game_over_replay_exactly():
     env = RetroEnv(NAME, frameskip=1)
     try:
-        env.reset()
-        rng = np.random.default_rng(0)
-        for action in rng.integers(env.n_actions, size=300):
-            env.step(int(action))
-        state = env.get_state()
-        actions = [int(a) for a in rng.integers(env.n_actions, size=1200)]
+        state, actions = state_after_random_play(env, np.random.default_rng(0), 300, n_next=1200)
         first = digests(env, state, actions)
         for action in actions[:37]:  # leave the emulator somewhere else
             env.step(action)
