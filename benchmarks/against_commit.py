@@ -68,6 +68,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from host import cpu_model
+
 HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
 SIZES = {"quick": False}  # set in the measuring subprocess by --quick
@@ -136,6 +138,14 @@ def vector_steps_per_second(env, warmup: int, repeats: int, steps: int) -> float
             env.step(action)
         rates.append(steps / (time.perf_counter() - start))
     return statistics.median(rates)
+
+
+def vector_rate(env, warmup: int, repeats: int, steps: int) -> Value:
+    """:func:`vector_steps_per_second` of ``env`` as a measure's value; closes ``env``."""
+    try:
+        return Value(vector_steps_per_second(env, warmup, repeats, steps), "steps/s", True)
+    finally:
+        env.close()
 
 
 def make_cartpole():
@@ -270,12 +280,7 @@ def w3() -> Value:
 def vector() -> Value:
     from plangym.vector import AsyncVectorEnv
 
-    env = AsyncVectorEnv([make_cartpole] * 4)
-    try:
-        rate = vector_steps_per_second(env, n(300, 10), n(3, 1), n(2000, 50))
-        return Value(rate, "steps/s", True)
-    finally:
-        env.close()
+    return vector_rate(AsyncVectorEnv([make_cartpole] * 4), n(300, 10), n(3, 1), n(2000, 50))
 
 
 @measure
@@ -286,12 +291,7 @@ def vector_mspacman() -> Value:
     from plangym.vector import AsyncVectorEnv
 
     gymnasium.register_envs(ale_py)
-    env = AsyncVectorEnv([make_mspacman] * 4)
-    try:
-        rate = vector_steps_per_second(env, n(50, 5), n(3, 1), n(200, 20))
-        return Value(rate, "steps/s", True)
-    finally:
-        env.close()
+    return vector_rate(AsyncVectorEnv([make_mspacman] * 4), n(50, 5), n(3, 1), n(200, 20))
 
 
 @measure
@@ -299,11 +299,7 @@ def make_vec() -> Value:
     import plangym
 
     env = plangym.make_vec("CartPole-v1", num_envs=4, vectorization_mode="async")
-    try:
-        rate = vector_steps_per_second(env, n(300, 10), n(3, 1), n(2000, 50))
-        return Value(rate, "steps/s", True)
-    finally:
-        env.close()
+    return vector_rate(env, n(300, 10), n(3, 1), n(2000, 50))
 
 
 @measure
@@ -418,14 +414,6 @@ def git(*arguments: str) -> str:
 def this_tree_label() -> str:
     head = git("rev-parse", "--short", "HEAD")
     return head + ("+dirty" if git("status", "--porcelain") else "")
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def nproc() -> int:
@@ -603,7 +591,7 @@ def main() -> int:
         return 130
     print(
         f"date: {started:%Y-%m-%d %H:%M %Z}; REV {base_label} vs this tree {ours_label}; "
-        f"nproc {nproc()}; CPU {cpu_model()}; Python {sys.version.split()[0]}"
+        f"nproc {nproc()}; CPU {cpu_model('unknown')}; Python {sys.version.split()[0]}"
     )
     print(
         f"{args.rounds} rotating rounds (REV first on odd rounds), one fresh subprocess per "

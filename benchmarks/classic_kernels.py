@@ -58,6 +58,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+from workloads import states_along
 
 import plangym
 from plangym.columns import is_record_block, records_to_states, states_to_records
@@ -166,16 +167,10 @@ def random_actions(env, batch: int, seed: int = 1) -> np.ndarray:
 
 def trajectory_states(env, batch: int, seed: int = 0) -> list:
     """``batch`` states along a random-action trajectory, reset when an episode ends."""
-    env.seed(seed)
-    env.reset()
     rng = np.random.default_rng(seed)
-    states = []
-    for _ in range(batch):
-        _, _, terminal, truncated, _ = env.step(random_action(env, rng))
-        if terminal or truncated:
-            env.reset()
-        states.append(env.get_state())
-    return states
+    return states_along(
+        env, batch, lambda _: random_action(env, rng), seed, restart=lambda step: step[2] or step[3]
+    )
 
 
 def array_step(env, actions: np.ndarray, records: np.ndarray) -> Callable[[], tuple]:

@@ -21,6 +21,7 @@ import time
 
 import ale_py
 import numpy as np
+from workloads import ale_clones
 
 import plangym
 
@@ -49,10 +50,7 @@ def bench_step_batch(frameskip: int, rounds: int, batch: int) -> tuple[float, fl
     actions = np.random.default_rng(1).integers(env.n_actions, size=batch)
     ale = env.ale
     ale_actions = env.gym_env.unwrapped._action_set
-    raw_states = []
-    for state in states:
-        env.set_state(state)
-        raw_states.append(ale.cloneState(include_rng=True).serialize())
+    raw_states = [clone.serialize() for clone in ale_clones(env, states)]
 
     def raw() -> list:
         # The new states and observations are kept, as a planner keeps them (and as

@@ -124,6 +124,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def labelled(workload: str, measures: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """The table rows of ``workload``'s (measure, value) pairs."""
+    return [(workload, measure, value) for measure, value in measures]
+
+
 def run(rounds: int, baseline_python: Path, workloads: set[str]) -> list[tuple[str, str, str]]:
     base = Baseline(baseline_python) if baseline_python.exists() else None
     try:
@@ -136,7 +141,6 @@ def run(rounds: int, baseline_python: Path, workloads: set[str]) -> list[tuple[s
 
 def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]:
     """W1."""
-    rows: list[tuple[str, str, str]] = []
     parallel = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=5)
     single = parallel.plan_env
     states = game_states(single, 256)
@@ -184,28 +188,26 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
         """The median over rounds of ``ours`` / ``name`` measured in the same round."""
         return median([a / b for a, b in zip(samples[ours], samples[name], strict=True)])
 
-    rows += [
-        ("W1 MsPacman 256x5", "ParallelEnv frames/s", f"{ours:,.0f}"),
-        ("W1 MsPacman 256x5", "raw limit (2 raw ALE loops) frames/s", f"{limit:,.0f}"),
-        ("W1 MsPacman 256x5", "single-process frames/s", f"{median(samples['single']):,.0f}"),
-        ("W1 MsPacman 256x5", "ParallelEnv / raw limit (per-round)", f"{per_round('raw'):.2f}"),
-        ("W1 MsPacman 256x5", "  copy=False (views) frames/s", f"{median(samples['views']):,.0f}"),
-        ("W1 MsPacman 256x5", "  copy=False / raw limit", f"{per_round('raw', 'views'):.2f}"),
-        ("W1 MsPacman 256x5", "single process / half the raw limit", f"{single_ratio:.2f}"),
-        ("W1 MsPacman 256x5", "  same, each side in sustained blocks", f"{block_ratio:.2f}"),
+    measures = [
+        ("ParallelEnv frames/s", f"{ours:,.0f}"),
+        ("raw limit (2 raw ALE loops) frames/s", f"{limit:,.0f}"),
+        ("single-process frames/s", f"{median(samples['single']):,.0f}"),
+        ("ParallelEnv / raw limit (per-round)", f"{per_round('raw'):.2f}"),
+        ("  copy=False (views) frames/s", f"{median(samples['views']):,.0f}"),
+        ("  copy=False / raw limit", f"{per_round('raw', 'views'):.2f}"),
+        ("single process / half the raw limit", f"{single_ratio:.2f}"),
+        ("  same, each side in sustained blocks", f"{block_ratio:.2f}"),
     ]
     if base:
-        plangym01 = median(samples["base"])
-        rows += [
-            ("W1 MsPacman 256x5", "plangym 0.1.32 ParallelEnv frames/s", f"{plangym01:,.0f}"),
-            ("W1 MsPacman 256x5", "ParallelEnv / plangym 0.1.32", f"{per_round('base'):.2f}"),
+        measures += [
+            ("plangym 0.1.32 ParallelEnv frames/s", f"{median(samples['base']):,.0f}"),
+            ("ParallelEnv / plangym 0.1.32", f"{per_round('base'):.2f}"),
         ]
-    return rows
+    return labelled("W1 MsPacman 256x5", measures)
 
 
 def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]:
     """W2, W3 and the cost per transition against batch size."""
-    rows: list[tuple[str, str, str]] = []
     parallel = plangym.make("CartPole-v1", n_workers=2)
     workers_only = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
     single = parallel.plan_env
@@ -220,26 +222,19 @@ def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, st
             samples["base"].append(base.rate("w2"))
             samples["base_single"].append(base.rate("w2_sequential"))
     ours = median(samples["ours"])
-    rows += [
-        ("W2 CartPole 4096", "ParallelEnv steps/s", f"{ours:,.0f}"),
-        ("W2 CartPole 4096", "single-process steps/s", f"{median(samples['single']):,.0f}"),
-        (
-            "W2 CartPole 4096",
-            "ParallelEnv / single process",
-            f"{ours / median(samples['single']):.2f}",
-        ),
+    measures = [
+        ("ParallelEnv steps/s", f"{ours:,.0f}"),
+        ("single-process steps/s", f"{median(samples['single']):,.0f}"),
+        ("ParallelEnv / single process", f"{ours / median(samples['single']):.2f}"),
     ]
     if base:
         plangym01 = median(samples["base"])
-        rows += [
-            ("W2 CartPole 4096", "plangym 0.1.32 ParallelEnv steps/s", f"{plangym01:,.0f}"),
-            (
-                "W2 CartPole 4096",
-                "plangym 0.1.32 sequential steps/s",
-                f"{median(samples['base_single']):,.0f}",
-            ),
-            ("W2 CartPole 4096", "ParallelEnv / plangym 0.1.32", f"{ours / plangym01:.2f}"),
+        measures += [
+            ("plangym 0.1.32 ParallelEnv steps/s", f"{plangym01:,.0f}"),
+            ("plangym 0.1.32 sequential steps/s", f"{median(samples['base_single']):,.0f}"),
+            ("ParallelEnv / plangym 0.1.32", f"{ours / plangym01:.2f}"),
         ]
+    rows = labelled("W2 CartPole 4096", measures)
 
     # W3 -------------------------------------------------------------------------------------
     small_states, small_actions = states[:8], actions[:8]
@@ -263,24 +258,17 @@ def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, st
         samples["workers"].append(latency(workers_only))
         if base:
             samples["base"].append(1e6 / base.rate("w3"))
-    rows += [
-        ("W3 CartPole batch 8", "ParallelEnv us per call", f"{median(samples['ours']):,.0f}"),
-        (
-            "W3 CartPole batch 8",
-            "  same, always on the workers",
-            f"{median(samples['workers']):,.0f}",
-        ),
+    measures = [
+        ("ParallelEnv us per call", f"{median(samples['ours']):,.0f}"),
+        ("  same, always on the workers", f"{median(samples['workers']):,.0f}"),
     ]
     if base:
         plangym01 = median(samples["base"])
-        rows += [
-            ("W3 CartPole batch 8", "plangym 0.1.32 us per call", f"{plangym01:,.0f}"),
-            (
-                "W3 CartPole batch 8",
-                "plangym 0.1.32 / ParallelEnv",
-                f"{plangym01 / median(samples['ours']):.2f}",
-            ),
+        measures += [
+            ("plangym 0.1.32 us per call", f"{plangym01:,.0f}"),
+            ("plangym 0.1.32 / ParallelEnv", f"{plangym01 / median(samples['ours']):.2f}"),
         ]
+    rows += labelled("W3 CartPole batch 8", measures)
 
     # Cost per transition ----------------------------------------------------------------------
     for size in (16, 64, 256, 1024, 4096):

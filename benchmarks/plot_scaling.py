@@ -155,6 +155,11 @@ def table(block: dict, x: list, head: str, key: str = "frames_per_s", versus=Non
     return lines
 
 
+def section(images: dict[str, str], key: str, title: str, text: str) -> list[str]:
+    """The opening of the page's section on ``key``: heading, plot, and what it shows."""
+    return ["", f"## {title}", "", f"![{key}]({images[key]})", "", text]
+
+
 def page(data: dict, images: dict[str, str]) -> str:
     m = data["machine"]
     out = [
@@ -185,8 +190,10 @@ def page(data: dict, images: dict[str, str]) -> str:
     for what, why in data.get("skipped", {}).items():
         out += ["", f"*{what}: not measured ({why}).*"]
     if "batch" in data:
-        out += ["", "## Throughput against batch size", "", f"![batch]({images['batch']})", ""]
-        out.append(
+        out += section(
+            images,
+            "batch",
+            "Throughput against batch size",
             "Each `step_batch` call steps a batch of distinct states (states returned, RGB "
             "observations for Atari) in one process, on a [ParallelEnv](parallel.md) of 2 "
             "worker processes and on a [RayEnv](ray.md) of 2 actors; for CartPole also with "
@@ -197,32 +204,36 @@ def page(data: dict, images: dict[str, str]) -> str:
             "`benchmarks/classic_kernels.py` in one process. Small batches pay the fixed "
             "cost of a call (a round trip to the workers; the parallel envs step small "
             "batches in the caller when their cost model says that is faster); large ones "
-            "show what each path costs per transition."
+            "show what each path costs per transition.",
         )
         for env_id, block in data["batch"].items():
             out += ["", f"**{env_id}**, {rate_label(block['frameskip'])}:", ""]
             out += table(block, block["batch_sizes"], "batch size")
     if "workers" in data:
         block = data["workers"]
-        out += ["", "## Throughput against workers", "", f"![workers]({images['workers']})", ""]
-        out.append(
+        out += section(
+            images,
+            "workers",
+            "Throughput against workers",
             f"A [ParallelEnv](parallel.md) stepping {block['batch']} distinct {block['env']} "
             f"states x {block['frameskip']} frames with 1 and 2 worker processes, next to "
             "the raw limit with as many bare ALE loops running at once (dashed) and one "
             "process stepping the batch itself (dotted). How close the solid line stays to "
             "the dashed one is what the workers, the transfers and the assembly of the "
-            "results cost."
+            "results cost.",
         )
         out += ["", *table(block, block["workers"], "workers")]
     if "vector" in data:
-        out += ["", "## The vector API", "", f"![vector]({images['vector']})", ""]
-        out.append(
+        out += section(
+            images,
+            "vector",
+            "The vector API",
             "Left: `plangym.vector.AsyncVectorEnv` against `gymnasium.vector.AsyncVectorEnv` "
             "with the same env constructors (`shared_memory=True`, next-step autoreset, the "
             "same seeded actions), the protocol of `benchmarks/vector.py`. Right: "
             '`plangym.make_vec("CartPole-v1", n, "vector_entry_point")` (the kernels, '
             "exact per-env generators) against gymnasium's vector CartPole, the protocol of "
-            "`benchmarks/classic_vector.py`. See [the vector API](vector.md)."
+            "`benchmarks/classic_vector.py`. See [the vector API](vector.md).",
         )
         for env_id, block in data["vector"]["async"].items():
             out += ["", f"**AsyncVectorEnv, {env_id}**, env steps/s:", ""]

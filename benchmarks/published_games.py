@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from host import cpu_model
+
 from plangym.cli.checkpoint import CHECKPOINT
 from plangym.planning.presets import (
     FMC_PRESETS,
@@ -159,14 +161,7 @@ def play_run(
 
 def machine() -> str:
     """The CPU model and count, and the OS."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_model(platform.processor() or platform.machine())
     return (
         f"{model}, {os.cpu_count()} cores, {platform.system()}, Python {platform.python_version()}"
     )

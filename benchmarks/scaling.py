@@ -41,6 +41,7 @@ import numpy as np
 import ray_w1
 import vector
 from classic_kernels import Contest, RawLoop, random_actions
+from host import cpu_model
 from parallel import RawLimit
 from workloads import cartpole_states, game_states, raw_ale_pass
 
@@ -56,14 +57,7 @@ LIMIT = "raw limit"
 
 def machine() -> dict[str, object]:
     """Where the numbers came from."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model(platform.processor() or platform.machine())
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True

@@ -23,7 +23,7 @@ import time
 import warnings
 
 import numpy as np
-from workloads import cartpole_states, game_states, raw_ale_pass
+from workloads import ale_clones, cartpole_states, game_states, raw_ale_pass
 
 import plangym
 
@@ -50,10 +50,7 @@ def bench_atari(rounds: int, batch: int) -> list[tuple[str, str, float]]:
     ale = env.ale
     ale_actions = env.gym_env.unwrapped._action_set
     # The raw loop restores real (distinct) emulator states, like the planner would.
-    raw_states = []
-    for state in states:
-        env.set_state(state)
-        raw_states.append(ale.cloneState(include_rng=True))
+    raw_states = ale_clones(env, states)
 
     def raw():
         raw_ale_pass(ale, ale_actions, raw_states, actions)

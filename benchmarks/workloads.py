@@ -2,31 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 
-def cartpole_states(env, n: int) -> list:
-    """``n`` CartPole states along an alternating-push trajectory, reset at each fall."""
-    env.seed(0)
+def states_along(
+    env,
+    n: int,
+    act: Callable[[int], Any],
+    seed: int = 0,
+    restart: Callable[[tuple], bool] = lambda step: False,
+) -> list:
+    """``n`` states after the steps ``act(0), act(1), ...`` from a reset with ``seed``.
+
+    The env is reset after each step whose result ``restart`` is true for.
+    """
+    env.seed(seed)
     env.reset()
     states = []
     for i in range(n):
-        if env.step(i % 2)[2]:
+        if restart(env.step(act(i))):
             env.reset()
         states.append(env.get_state())
     return states
 
 
+def cartpole_states(env, n: int) -> list:
+    """``n`` CartPole states along an alternating-push trajectory, reset at each fall."""
+    return states_along(env, n, lambda i: i % 2, restart=lambda step: step[2])
+
+
 def game_states(env, n: int, seed: int = 0) -> list:
     """``n`` states of a video game along a random-action trajectory."""
-    env.seed(seed)
-    env.reset()
     rng = np.random.default_rng(seed)
-    states = []
-    for _ in range(n):
-        env.step(int(rng.integers(env.n_actions)))
-        states.append(env.get_state())
-    return states
+    return states_along(env, n, lambda _: int(rng.integers(env.n_actions)), seed)
 
 
 def raw_ale_pass(ale, action_set, ale_states: list, actions) -> None:
@@ -37,3 +48,12 @@ def raw_ale_pass(ale, action_set, ale_states: list, actions) -> None:
             ale.act(action_set[action])
         ale.cloneState(include_rng=True)
         ale.getScreenRGB()
+
+
+def ale_clones(env, states: list) -> list:
+    """The ALE's own states (RNG included) behind the plangym ``states`` of Atari ``env``."""
+    clones = []
+    for state in states:
+        env.set_state(state)
+        clones.append(env.ale.cloneState(include_rng=True))
+    return clones
