@@ -186,6 +186,7 @@ def test_rooms_are_01s_pictures_kept_across_episodes_and_restores():
     finally:
         env.close()
     tracker = CustomMontezuma(x_repeat=2)
+    assert tracker._x_repeat == 2  # 0.1's name, which code written for it reads
     obs, info = tracker.reset()
     assert info["rooms_visited"] == (1,) and tracker.rooms_visited == (1,)
     assert tracker.rooms[1].shape == (160, 320, 3)  # 0.1's stretched screens

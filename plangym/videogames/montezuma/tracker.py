@@ -166,6 +166,11 @@ class CustomMontezuma(gym.Wrapper):
         return MontezumaPosLevel(int(ram[RAM_LEVEL]), self._objects(ram), int(ram[RAM_ROOM]), x, y)
 
     @property
+    def _x_repeat(self) -> int:
+        """Return :attr:`x_repeat` under plangym 0.1's name, which code written for it reads."""
+        return self.x_repeat
+
+    @property
     def rooms_visited(self) -> tuple[int, ...]:
         """Rooms entered this episode, on any level (``info["rooms_visited"]``)."""
         return tuple(room for room in range(N_ROOMS) if self.visited >> room & 1)
