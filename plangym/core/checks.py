@@ -14,12 +14,13 @@ ValueError: actions[1]: expected an integer in [0, 2) for Discrete(2), received 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium.spaces import Space
 
 from plangym.columns import is_record_block, records_to_states
+from plangym.core.object_states import is_object_rows, is_object_vector, thawed
 from plangym.validation import (
     check_action,
     check_batch_action_values,
@@ -32,6 +33,12 @@ from plangym.validation import (
 
 class InputChecks:
     """The input checks of :class:`~plangym.core.PlanEnv`; families refine :meth:`check_state`."""
+
+    if TYPE_CHECKING:
+
+        def get_state(self) -> Any:
+            """Return the env's state (:class:`~plangym.core.PlanEnv`'s)."""
+            ...
 
     def has_fast_paths(self) -> bool:
         """Whether the env's class declares ``FAST_PATHS`` (:class:`~plangym.core.PlanEnv`)."""
@@ -61,6 +68,9 @@ class InputChecks:
         actions = check_batch_actions(actions)
         n = len(actions)
         dts = check_batch_dt(dt, n)
+        if is_object_rows(states):  # plangym 0.1 code's walkers' states
+            like = self.get_state()
+            states = [thawed(row, like) for row in states]
         states = check_batch_states(states, n)
         self.check_actions(actions)
         if is_record_block(states):
@@ -77,6 +87,14 @@ class InputChecks:
         """
         self.check_states(states)
         return states
+
+    def thawed_state(self, state: Any) -> Any:
+        """``state`` with the dtype of this env's states if numpy stored it as Python objects.
+
+        See :mod:`plangym.core.object_states`: a row of plangym 0.1 code's object array of
+        states is converted back when its values fit; anything else is returned as it is.
+        """
+        return thawed(state, self.get_state()) if is_object_vector(state) else state
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise ValueError or TypeError unless ``state`` can be restored in this env.

@@ -193,6 +193,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         dt, return_state = check_dt(dt), check_return_state(return_state)
         self.check_action(action)
         if state is not None:
+            state = self.thawed_state(state)
             self.check_state(state)
         want_state = return_state if return_state is not None else state is not None
         return self._step_checked(action, state, dt, want_state)

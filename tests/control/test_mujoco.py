@@ -177,6 +177,17 @@ def test_states_pickle_and_cross_processes_as_flat_vectors():
     env.close()
 
 
+def test_states_kept_in_an_object_array_restore_as_in_plangym_01(env):
+    # plangym 0.1 code keeps states in np.asarray(states, dtype=object): rows of floats.
+    states = [warm_state(env, seed) for seed in (1, 2)]
+    rows = np.asarray(states, dtype=object)
+    actions = [env.sample_action() for _ in states]
+    assert_identical(env.step_batch(actions, states=rows), env.step_batch(actions, states=states))
+    assert_identical(env.step(actions[0], state=rows[0]), env.step(actions[0], state=states[0]))
+    env.set_state(rows[1])
+    assert_identical(env.get_state(), states[1])
+
+
 @pytest.mark.parametrize("backend", ["processes", "ray"])
 def test_workers_step_batches_bit_identical_to_the_single_env(backend, request):
     kwargs = {"render_mode": None, "frameskip": 2, "remove_time_limit": False}

@@ -11,6 +11,7 @@ import ale_py
 import numpy as np
 import pytest
 
+import plangym
 from plangym.api_tests import assert_identical
 from plangym.videogames import AtariEnv
 from plangym.videogames.atari.state import _PASSED_KEPT, TRAILER_SIZE, StateCodec
@@ -188,3 +189,34 @@ def test_corrupt_trailers_and_ale_bytes_are_value_errors():
         env.set_state(emulator)
     env.set_state(state)  # usable again
     assert_identical(env.get_state(), before)
+
+
+@pytest.mark.parametrize("n_workers", [None, 2])
+def test_states_kept_in_an_object_array_restore_as_in_plangym_01(n_workers):
+    # plangym 0.1 code (fragile's walkers) keeps states in np.asarray(states, dtype=object):
+    # numpy makes the uint8 vectors rows of Python ints, which 0.1 restored.
+    workers = {"n_workers": n_workers, "inline_small_batches": False} if n_workers else {}
+    env = plangym.make("ALE/Pong-v5", **workers)
+    try:
+        state, *_ = env.reset()
+        actions = [1, 2, 3, 4]
+        states = env.step_batch(actions, states=[state] * 4, dt=3)[0]
+        rows = np.asarray(states, dtype=object)
+        assert rows.shape == (4, len(state)) and rows[0].dtype == object
+        expected = env.step_batch(actions, states=states)
+        assert_identical(env.step_batch(actions, states=rows), expected)
+        assert_identical(
+            env.step_batch(actions, states=rows[[3, 2, 1, 0]]),
+            env.step_batch(actions, states=states[::-1]),
+        )
+        assert_identical(env.step(2, state=rows[1]), env.step(2, state=states[1]))
+        env.set_state(rows[2])
+        assert_identical(env.get_state(), states[2])
+        bad = rows[0].copy()
+        bad[-60] = 300  # no byte: refused as any foreign state is
+        with pytest.raises(TypeError, match=r"state: expected a ALE/Pong-v5 state"):
+            env.set_state(bad)
+        with pytest.raises(TypeError, match=r"states\[1\]: expected"):
+            env.step_batch([0, 0], states=np.asarray([states[0], bad], dtype=object))
+    finally:
+        env.close()

@@ -300,6 +300,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state` (of this task, any instance)."""
+        state = self.thawed_state(state)
         self.check_state(state)
         self._codec.restore(state)
 

@@ -168,6 +168,7 @@ class MujocoEnv(PlangymEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`; ``env.data`` is then up to date."""
+        state = self.thawed_state(state)
         self._state_codec.check(state)
         self._restore(state, forward=True)
 

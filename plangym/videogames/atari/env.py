@@ -228,6 +228,7 @@ class AtariEnv(StickyActions, VideogameEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
+        state = self.thawed_state(state)
         self.check_state(state)
         self._set_checked_state(state)
 

@@ -294,6 +294,7 @@ class NesEnv(VideogameEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
+        state = self.thawed_state(state)
         self.check_state(state)
         self._stage = load_state(state, self._emulator, self._stage_rng, self._lib)
 

@@ -210,6 +210,7 @@ class RetroEnv(VideogameEnv):
 
     def set_state(self, state: np.ndarray) -> None:
         """Restore a state returned by :meth:`get_state`."""
+        state = self.thawed_state(state)
         self.check_state(state)
         self.em.set_state(decode_state(state))
         # The game's variables are read from RAM: without this the next reward would be the
