@@ -79,6 +79,22 @@ class GymPlanEnv(gymnasium.Env):
         else:
             owner.np_random = value
 
+    # ale-py's Atari env members, which gymnasium's AtariPreprocessing (and the Atari wrappers
+    # of training scripts: noop and fire resets, episodic life) read from ``env.unwrapped``.
+    @property
+    def ale(self) -> Any:
+        """The emulator of a plangym Atari env (an AttributeError for other envs)."""
+        return self.plan_env.ale  # type: ignore[union-attr]  # AtariEnv's
+
+    @property
+    def _frameskip(self) -> int:
+        """ale-py's name for the frames per step (AtariPreprocessing needs 1 to skip its own)."""
+        return self.plan_env.frameskip
+
+    def get_action_meanings(self) -> list[str]:
+        """Return what each action of a plangym Atari env means, as ale-py names them."""
+        return self.plan_env.gym_env.unwrapped.get_action_meanings()  # type: ignore[union-attr]
+
     # Attributes of the plangym env ----------------------------------------------------------
     def has_wrapper_attr(self, name: str) -> bool:
         """Whether this face, or else the plangym env, has attribute ``name``."""

@@ -62,6 +62,23 @@ def test_reset_seed_starts_the_first_episode_of_the_seed(name, same_as_gymnasium
         env.close()
 
 
+@pytest.mark.parametrize(("name", "same_as_gymnasium"), list(params()))
+def test_reset_seed_leaves_the_generator_where_gymnasiums_reset_does(name, same_as_gymnasium):
+    # Wrappers draw from it after a reset (AtariPreprocessing's no-ops): it must be gymnasium's.
+    if not same_as_gymnasium and not name.startswith("ALE/"):
+        pytest.skip("gymnasium registers no env of this name and family")
+    env = plangym.make(name)
+    theirs = gymnasium.make(name)
+    try:
+        env.reset(seed=11)
+        theirs.reset(seed=11)
+        ours = env.gym_env.unwrapped.np_random.bit_generator.state
+        assert ours == theirs.unwrapped.np_random.bit_generator.state
+    finally:
+        env.close()
+        theirs.close()
+
+
 @pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
 def test_reset_refuses_a_seed_that_is_not_a_non_negative_int(seed):
     env = plangym.make("CartPole-v1")

@@ -71,6 +71,30 @@ def test_infos_are_gymnasiums_without_plangyms_own_keys():
     assert "lives" in infos
 
 
+@pytest.mark.parametrize("frame_skip", [4, 1])
+def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(frame_skip):
+    # AtariPreprocessing reads ale-py's members from env.unwrapped: the emulator, its frames
+    # per step (1, to skip frames itself), the action meanings and the generator.
+    preprocess = functools.partial(gymnasium.wrappers.AtariPreprocessing, frame_skip=frame_skip)
+    kwargs = {"frameskip": 1, "repeat_action_probability": 0.0, "wrappers": [preprocess]}
+    ours = plangym.make_vec("ALE/Breakout-v5", 2, "sync", **kwargs)
+    theirs = gymnasium.make_vec("ALE/Breakout-v5", 2, "sync", **kwargs)
+    try:
+        assert ours.single_observation_space == theirs.single_observation_space  # 84x84 gray
+        (obs, info), (expected_obs, expected_info) = ours.reset(seed=3), theirs.reset(seed=3)
+        assert_same(obs, expected_obs, "reset")
+        for key in ("seeds", "_seeds"):  # ale-py's, not plangym's (docs/compatibility.md)
+            expected_info.pop(key)
+        assert_same(info, expected_info, "reset info")
+        rng = np.random.default_rng(3)
+        for t in range(150):
+            action = rng.integers(4, size=2)
+            assert_same(ours.step(action), theirs.step(action), f"step {t}")
+    finally:
+        ours.close()
+        theirs.close()
+
+
 def elapsed_steps(envs):
     states = envs.get_states()
     if isinstance(states, np.ndarray):  # the vector entry point: one record array

@@ -270,6 +270,15 @@ class AtariEnv(StickyActions, VideogameEnv):
         self._last_action = 0
         self._settle_after_reset()
 
+    def seed_episode(self, seed: int) -> None:
+        """Seed every generator, leaving ale-py's where its ``reset(seed=seed)`` leaves it.
+
+        ale-py seeds its generator from a ``SeedSequence`` of the seed, and its resets draw
+        nothing from it: seeding it again with the seed itself, as other families are,
+        would change what wrappers draw from it (AtariPreprocessing's no-op resets).
+        """
+        self.seed(seed)
+
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new game; the emulator forgets the last action, and so does plangym."""
         self._last_action = 0
