@@ -95,28 +95,43 @@ class GymPlanEnv(gymnasium.Env):
         """Return what each action of a plangym Atari env means, as ale-py names them."""
         return self.plan_env.gym_env.unwrapped.get_action_meanings()  # type: ignore[union-attr]
 
-    # Attributes of the plangym env ----------------------------------------------------------
+    # Attributes of the plangym env and of its gymnasium env -----------------------------------
+    def _inner_env(self) -> gymnasium.Env | None:
+        """The plangym env's gymnasium env, wrappers included (None for envs without one)."""
+        gym_env = getattr(self.plan_env, "gym_env", None)
+        return gym_env if isinstance(gym_env, gymnasium.Env) else None
+
     def has_wrapper_attr(self, name: str) -> bool:
-        """Whether this face, or else the plangym env, has attribute ``name``."""
-        return hasattr(self, name) or hasattr(self.plan_env, name)
+        """Whether this face, the plangym env or its gymnasium env has attribute ``name``."""
+        if hasattr(self, name) or hasattr(self.plan_env, name):
+            return True
+        inner = self._inner_env()
+        return inner is not None and inner.has_wrapper_attr(name)
 
     def get_wrapper_attr(self, name: str) -> Any:
-        """Attribute ``name`` of this face, or else of the plangym env (e.g. ``frameskip``)."""
+        """Attribute ``name`` of this face, else of the plangym env (e.g. ``frameskip``), else
+        of its gymnasium env and that env's wrappers (e.g. CartPole's ``force_mag``)."""
         if hasattr(self, name):
             return getattr(self, name)
-        try:
+        if hasattr(self.plan_env, name):
             return getattr(self.plan_env, name)
-        except AttributeError:
-            raise AttributeError(
-                f"{type(self).__name__} and its plangym env ({type(self.plan_env).__name__}) "
-                f"have no attribute {name!r}"
-            ) from None
+        inner = self._inner_env()
+        if inner is not None and inner.has_wrapper_attr(name):
+            return inner.get_wrapper_attr(name)
+        raise AttributeError(
+            f"{type(self).__name__}, its plangym env ({type(self.plan_env).__name__}) and its "
+            f"gymnasium env have no attribute {name!r}"
+        )
 
     def set_wrapper_attr(self, name: str, value: Any, *, force: bool = True) -> bool:
         """Set attribute ``name`` where :meth:`get_wrapper_attr` reads it (``force``: here)."""
-        if not hasattr(self, name) and hasattr(self.plan_env, name):
-            setattr(self.plan_env, name, value)
-            return True
+        if not hasattr(self, name):
+            if hasattr(self.plan_env, name):
+                setattr(self.plan_env, name, value)
+                return True
+            inner = self._inner_env()
+            if inner is not None and inner.has_wrapper_attr(name):
+                return inner.set_wrapper_attr(name, value, force=False)
         return super().set_wrapper_attr(name, value, force=force)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:

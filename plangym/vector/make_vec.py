@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from numbers import Real
@@ -38,9 +39,31 @@ def build_sub_env(
     from plangym.registry import make
 
     env: gymnasium.Env = GymPlanEnv(make(name, **env_kwargs))
+    env.spec = sub_env_spec(name, env_kwargs)
     for wrapper in wrappers:
         env = wrapper(env)
     return env
+
+
+def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
+    """The spec of a sub-env, as ``gymnasium.make`` gives one: the id's, with its kwargs.
+
+    Its episode limit is the id's unless the time limit was removed (wrappers such as
+    ``TimeAwareObservation`` read it); None for names gymnasium does not register.
+
+    >>> spec = sub_env_spec("CartPole-v1", {"remove_time_limit": False, "autoreset": False})
+    >>> spec.id, spec.max_episode_steps, spec.kwargs
+    ('CartPole-v1', 500, {})
+    >>> sub_env_spec("walker-walk", {}) is None
+    True
+    """
+    spec = gymnasium.registry.get(name)
+    if spec is None:
+        return None
+    # The vector face's own switches are plangym's, not arguments of the id's env.
+    kwargs = {k: v for k, v in env_kwargs.items() if k not in ("autoreset", "remove_time_limit")}
+    limit = None if env_kwargs.get("remove_time_limit") else spec.max_episode_steps
+    return dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}, max_episode_steps=limit)
 
 
 def registered_kwargs(

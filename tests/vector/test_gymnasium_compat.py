@@ -271,7 +271,6 @@ WRONG_LENGTH = {
     "array-too-long": (np.zeros(N + 1, np.int64), r"expected an array of shape \(3,\)"),
     "array-too-short": (np.zeros(N - 1, np.int64), r"got shape \(2,\)"),
     "list-too-short": ([0, 1], "expected 3 actions"),
-    "scalar": (np.int64(1), "actions: expected"),
 }
 
 
@@ -288,6 +287,41 @@ def test_a_batch_of_the_wrong_length_is_refused_for_every_env(built, flavour, ca
     with pytest.raises(ValueError, match=match):
         envs.step(actions)
     envs.step(np.zeros(N, np.int64))  # nothing was sent: the env steps on
+
+
+@pytest.mark.parametrize("action", [0, np.int64(1)], ids=["int", "numpy-int"])
+@pytest.mark.parametrize("flavour", list(PAIRS))
+def test_a_single_action_for_a_batch_is_gymnasiums_type_error(built, flavour, action):
+    ours, theirs = make_pair(built, flavour)
+    ours.reset(seed=SEED)
+    theirs.reset(seed=SEED)
+    with pytest.raises(TypeError):
+        theirs.step(action)
+    with pytest.raises(TypeError, match=r"actions: expected a batch of 3 actions of Discrete\(2\)"):
+        ours.step(action)
+    ours.step(np.zeros(N, np.int64))  # nothing was sent: the env steps on
+
+
+ACROBOT = functools.partial(make_gym_env, "Acrobot-v1")  # other spaces than CartPole's
+
+
+@pytest.mark.parametrize("flavour", list(PAIRS))
+def test_sub_envs_with_other_spaces_are_refused_naming_both(flavour):
+    ours_class, their_class = PAIRS[flavour]
+    with pytest.raises(RuntimeError, match="observation_mode='different'"):
+        their_class([CARTPOLE, ACROBOT])
+    message = (
+        r"observation spaces differ: single_observation_space=Box\(.*\(4,\), float32\), "
+        r"sub-env 1's observation_space=Box\(.*\(6,\), float32\); use observation_mode="
+    )
+    with pytest.raises(RuntimeError, match=message):
+        ours_class([CARTPOLE, ACROBOT])
+    if flavour == "sync":  # a lambda: this process only
+        three_actions = lambda: gymnasium.wrappers.TransformAction(  # noqa: E731
+            CARTPOLE(), lambda action: action % 2, gymnasium.spaces.Discrete(3)
+        )
+        with pytest.raises(RuntimeError, match=r"Sub-env 1's action_space=Discrete\(3\) is"):
+            ours_class([CARTPOLE, three_actions])
 
 
 PLANGYM_REFUSES = {
@@ -509,6 +543,40 @@ def test_make_vec_wraps_each_sub_env_and_keeps_its_states(built):
     wrapped.set_states(states)
     plain.set_states(states)
     assert np.array_equal(wrapped.step(np.array([1, 1]))[0], 2 * plain.step(np.array([1, 1]))[0])
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_attributes_of_the_gymnasium_env_are_read_and_set_as_on_gymnasiums(built, mode):
+    # CartPole's physics constants live on gymnasium's env, under the plangym env.
+    ours = plangym.make_vec("CartPole-v1", 2, mode)
+    theirs = gymnasium.make_vec("CartPole-v1", 2, mode)
+    built.extend([ours, theirs])
+    assert ours.get_attr("force_mag") == theirs.get_attr("force_mag") == (10.0, 10.0)
+    for envs in (ours, theirs):
+        envs.set_attr("force_mag", [30.0, 5.0])
+        envs.reset(seed=SEED)
+    assert ours.get_attr("force_mag") == (30.0, 5.0)
+    for t in range(40):  # the new forces push the carts as gymnasium's
+        action = np.array([t % 2, 1])
+        assert_same(ours.step(action), theirs.step(action), f"step {t}")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_sub_envs_spec_is_the_ids_so_wrappers_find_its_time_limit(built, mode):
+    wrappers = [gymnasium.wrappers.TimeAwareObservation]
+    ours = plangym.make_vec("CartPole-v1", 2, mode, wrappers=wrappers)
+    theirs = gymnasium.make_vec("CartPole-v1", 2, mode, wrappers=wrappers)
+    built.extend([ours, theirs])
+    spec = ours.get_attr("spec")[0]
+    assert (spec.id, spec.max_episode_steps) == ("CartPole-v1", 500)
+    assert ours.single_observation_space == theirs.single_observation_space  # time appended
+    assert_same(ours.reset(seed=SEED), theirs.reset(seed=SEED), "reset")
+    for t in range(60):
+        action = np.array([t % 2, (t // 3) % 2])
+        assert_same(ours.step(action), theirs.step(action), f"step {t}")
+    unlimited = plangym.make_vec("CartPole-v1", 1, "sync", remove_time_limit=True)
+    built.append(unlimited)
+    assert unlimited.get_attr("spec")[0].max_episode_steps is None
 
 
 def test_make_vec_refuses_a_wrapper_that_is_not_callable():
