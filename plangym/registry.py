@@ -6,7 +6,7 @@
 >>> make("CartPol-v1")
 Traceback (most recent call last):
 ...
-ValueError: name: unknown environment 'CartPol-v1'; closest known names: CartPole-v1, ...
+plangym.registry.UnknownEnvironmentError: name: unknown environment 'CartPol-v1'; closest ...
 """
 
 from __future__ import annotations
@@ -16,12 +16,22 @@ import importlib
 import re
 from typing import TYPE_CHECKING, Any
 
+import gymnasium
+
 from plangym import environment_names
 from plangym.core import PlangymEnv
 from plangym.validation import check_flag
 
 if TYPE_CHECKING:
     from plangym.vectorization.env import VectorizedEnv
+
+class UnknownEnvironmentError(ValueError, gymnasium.error.NameNotFound):
+    """A name no family knows: a ``ValueError``, and gymnasium's ``NameNotFound``.
+
+    plangym 0.1 raised gymnasium's error for it, and ``gymnasium.make_vec`` raises it too,
+    so code catching either goes on working.
+    """
+
 
 # Where each family's class lives: imported only when the family is asked for, so a
 # missing extra costs nothing until then (and its ImportError names the extra).
@@ -85,7 +95,7 @@ def get_planenv_class(
     hint = (
         f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
     )
-    raise ValueError(f"name: unknown environment {name!r}; {hint}")
+    raise UnknownEnvironmentError(f"name: unknown environment {name!r}; {hint}")
 
 
 def get_environment_class(

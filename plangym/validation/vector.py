@@ -96,6 +96,10 @@ def check_vector_actions(
     Traceback (most recent call last):
     ...
     ValueError: actions: sub-env 1's action = 5 is not in Discrete(2)
+    >>> check_vector_actions(spaces.MultiDiscrete([2, 2]), space, 0, 2)
+    Traceback (most recent call last):
+    ...
+    TypeError: actions: expected a batch of 2 actions of Discrete(2), got 0
     """
     if isinstance(actions, np.ndarray) and isinstance(space, ARRAY_SPACES):
         expected = (n, *(space.shape or ()))
@@ -109,7 +113,9 @@ def check_vector_actions(
         try:
             items = list(iterate(batch_space, actions))
         except Exception as error:
-            raise ValueError(
+            # What gymnasium's iterate cannot iterate at all (a scalar) is its TypeError.
+            kind = TypeError if isinstance(error, TypeError) else ValueError
+            raise kind(
                 f"actions: expected a batch of {n} actions of {space}, got {actions!r:.200}"
             ) from error
         if len(items) != n:

@@ -53,25 +53,35 @@ def observation_spaces(
     )
 
 
-def space_mismatch(envs: Any, answers: list[tuple[bool, bool]], observation_mode: Any) -> str:
-    """Say what is wrong with the sub-envs' spaces (``CheckSpaces`` answers), or ``""``."""
-    same_obs, same_actions = zip(*answers, strict=True)
+def space_mismatch(envs: Any, answers: list[tuple[Any, Any]], observation_mode: Any) -> str:
+    """Say what is wrong with the sub-envs' spaces (``CheckSpaces`` answers), or ``""``.
+
+    Each answer holds a sub-env's observation and action spaces where they differ from the
+    vector env's, else None.
+    """
     name = type(envs).__name__
-    if not all(same_obs):
+    for index, (observation_space, _) in enumerate(answers):
+        if observation_space is None:
+            continue
+        expected = f"single_observation_space={envs.single_observation_space}"
+        received = f"sub-env {index}'s observation_space={observation_space}"
         if observation_mode == "same":
             return (
                 f"{name}(..., observation_mode='same'): the sub-envs' observation spaces "
-                "differ; use observation_mode='different' if that is intended"
+                f"differ: {expected}, {received}; use observation_mode='different' if that "
+                "is intended"
             )
         return (
             f"{name}(..., observation_mode='different' or custom spaces): the sub-envs' "
-            "observation spaces differ in shape or dtype"
+            f"observation spaces differ in shape or dtype: {expected}, {received}"
         )
-    if not all(same_actions):
-        return (
-            f"Some sub-envs have an action space different from {envs.single_action_space}; "
-            "a batch of actions needs them all equal"
-        )
+    for index, (_, action_space) in enumerate(answers):
+        if action_space is not None:
+            return (
+                f"Sub-env {index}'s action_space={action_space} is not the vector env's "
+                f"single_action_space={envs.single_action_space}; a batch of actions needs "
+                "them all equal"
+            )
     return ""
 
 

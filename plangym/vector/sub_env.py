@@ -111,15 +111,16 @@ class SubEnv:
         attribute = self.env.get_wrapper_attr(name)
         return attribute(*args, **kwargs) if callable(attribute) else attribute
 
-    def check_spaces(self, command: CheckSpaces) -> tuple[bool, bool]:
-        """Whether the observation and action spaces match the vector env's."""
+    def check_spaces(self, command: CheckSpaces) -> tuple[Any, Any]:
+        """The sub-env's observation and action spaces where they differ from the vector
+        env's, else None each (the caller's error names them)."""
+        observation_space, action_space = self.env.observation_space, self.env.action_space
         if command.observation_mode == "same":
-            same_obs = command.observation_space == self.env.observation_space
+            same_obs = command.observation_space == observation_space
         else:
-            same_obs = is_space_dtype_shape_equiv(
-                command.observation_space, self.env.observation_space
-            )
-        return same_obs, command.action_space == self.env.action_space
+            same_obs = is_space_dtype_shape_equiv(command.observation_space, observation_space)
+        same_actions = command.action_space == action_space
+        return None if same_obs else observation_space, None if same_actions else action_space
 
     def plan_env(self) -> Any:
         """Return the plangym env behind the sub-env; a clear error if it has none."""

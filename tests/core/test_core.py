@@ -2,6 +2,7 @@
 
 import pickle
 
+import gymnasium
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -37,6 +38,13 @@ def test_unknown_names_suggest_the_closest():
         plangym.make("zzzz")
     with pytest.raises(TypeError, match="name: expected an environment name"):
         plangym.make(3)
+
+
+@pytest.mark.parametrize("make", [plangym.make, plangym.make_vec])
+def test_an_unknown_name_is_also_gymnasiums_name_not_found(make):
+    # plangym 0.1's make and gymnasium's make_vec raise gymnasium's error for it.
+    with pytest.raises(gymnasium.error.NameNotFound, match="unknown environment 'Nope-v0'"):
+        make("Nope-v0")
 
 
 def test_atari_names_come_from_ale_py():
