@@ -134,8 +134,12 @@ def vectorized_class(n_workers: int | None, ray: bool) -> type[VectorizedEnv] | 
 def resolve_name(name: str | None, domain_name: str | None, task_name: str | None) -> str:
     """Return the environment name of a :func:`make` call (dm_control's names included).
 
+    As in plangym 0.1, ``name`` may be a dm_control domain whose task is ``task_name``.
+
     >>> resolve_name(None, "walker", "walk"), resolve_name("cartpole-swingup", None, None)
     ('walker-walk', 'cartpole-swingup')
+    >>> resolve_name("walker", None, "run"), resolve_name("walker-run", "walker", None)
+    ('walker-run', 'walker-run')
     >>> resolve_name(None, None, None)
     Traceback (most recent call last):
     ...
@@ -148,14 +152,19 @@ def resolve_name(name: str | None, domain_name: str | None, task_name: str | Non
                 "(dm_control), received neither"
             )
         return name
+    given = domain_name, task_name
+    if name is not None:  # "domain-task", or the domain alone
+        name_domain, _, name_task = name.partition("-")
+        domain_name = name_domain if domain_name is None else domain_name
+        task_name = (name_task or None) if task_name is None else task_name
     if domain_name is None or task_name is None:
         raise ValueError(
             "domain_name, task_name: expected both (a dm_control task, e.g. "
-            f"domain_name='walker', task_name='walk'), received {domain_name=!r}, "
-            f"{task_name=!r}"
+            f"domain_name='walker', task_name='walk'), received domain_name={given[0]!r}, "
+            f"task_name={given[1]!r}"
         )
     joined = f"{domain_name}-{task_name}"
-    if name is not None and name != joined:
+    if name is not None and name not in (joined, domain_name):
         raise ValueError(
             f"name: {name!r} contradicts domain_name={domain_name!r}, task_name={task_name!r}"
         )

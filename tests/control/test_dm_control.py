@@ -239,6 +239,12 @@ def test_names_and_constructor_keywords():
     assert [key for key, *_ in env.obs_layout] == ["orientations", "height", "velocity"]
     assert env.obs_layout[-1][2] == env.obs_shape[0]
     assert DMControlEnv(domain_name="cheetah", task_name="run").name == "cheetah-run"
+    # plangym 0.1's make took the domain as the name, with the task apart (its own tests do).
+    walker_run = plangym.make("walker", task_name="run")
+    assert isinstance(walker_run, DMControlEnv) and walker_run.name == "walker-run"
+    walker_run.close()
+    with pytest.raises(ValueError, match="'walker-walk' contradicts"):
+        plangym.make("walker-walk", task_name="run")
     with pytest.raises(ValueError, match="closest known names: walker-walk"):
         DMControlEnv("walker-wlak")
     with pytest.raises(ValueError, match="wrappers"):
