@@ -213,6 +213,23 @@ def test_rgb_observations_follow_the_state():
     env.close()
 
 
+def test_pictures_stay_exact_while_other_envs_draw_and_close():
+    # Each env draws in its own GL context: another env's pictures, or its close (which
+    # unbinds the current context), must not change what this one draws.
+    env = plangym.make("Hopper-v5", obs_type="rgb", width=48, height=40)
+    state = warm_state(env, seed=9, n_steps=3)
+    action = env.sample_action()
+    picture = env.step(action, state=state)[1]
+    assert picture.any()
+    other = plangym.make("HalfCheetah-v5", obs_type="rgb", width=48, height=40)
+    other.reset()
+    other.get_image()
+    assert_identical(env.step(action, state=state)[1], picture)  # other's context was current
+    other.close()
+    assert_identical(env.step(action, state=state)[1], picture)  # no context was current
+    env.close()
+
+
 def test_pictures_need_a_render_mode():
     with pytest.raises(ValueError, match="render_mode"):
         plangym.make("Hopper-v5", render_mode=None, obs_type="rgb")

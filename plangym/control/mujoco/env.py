@@ -239,20 +239,44 @@ class MujocoEnv(PlangymEnv):
         (the same for every instance), then applies the env's camera settings as
         gymnasium does.
         """
-        self._aim_camera_once()
+        self._prepare_offscreen_viewer()
         return super().get_image()
 
     def render(self) -> Any:
         """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it."""
-        self._aim_camera_once()
+        self._prepare_offscreen_viewer()
         return super().render()
 
-    def _aim_camera_once(self) -> None:
-        """Aim the offscreen camera (see :meth:`get_image`) before the first picture."""
+    def _prepare_offscreen_viewer(self) -> None:
+        """Aim the offscreen camera (see :meth:`get_image`) before the first picture, and
+        make its GL context the current one before every other.
+
+        gymnasium makes a viewer's context current only when its renderer has two viewers:
+        after another env of the process drew (or closed its context), this env would draw
+        into that context, or into none (black pictures).
+        """
         if self.render_mode == "rgb_array":
             renderer = _simulator(self.gym_env).mujoco_renderer
-            if "rgb_array" not in renderer._viewers:
-                _aim_camera(renderer, self.model)
+            viewer = renderer._viewers.get("rgb_array")
+            if viewer is None:
+                _aim_camera(renderer, self.model)  # a new context is current
+            else:
+                viewer.make_context_current()
+
+    def close(self) -> None:
+        """Close the env, freeing its pictures' GL objects in its own GL context.
+
+        gymnasium leaves them to the viewer's garbage collection, after its GL context is
+        gone: they would be freed in whichever context is current then (another env's,
+        whose objects share their numbers), and that env's pictures would turn black.
+        """
+        gym_env = getattr(self, "_gym_env", None)
+        if gym_env is not None:
+            viewer = _simulator(gym_env).mujoco_renderer._viewers.get("rgb_array")
+            if viewer is not None:
+                viewer.make_context_current()
+                viewer.con.free()
+        super().close()
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this env, naming ``name``.
