@@ -25,6 +25,7 @@ from plangym.validation import check_flag
 if TYPE_CHECKING:
     from plangym.vectorization.env import VectorizedEnv
 
+
 class UnknownEnvironmentError(ValueError, gymnasium.error.NameNotFound):
     """A name no family knows: a ``ValueError``, and gymnasium's ``NameNotFound``.
 

@@ -97,7 +97,7 @@ class GymPlanEnv(gymnasium.Env):
 
     # Attributes of the plangym env and of its gymnasium env -----------------------------------
     def _inner_env(self) -> gymnasium.Env | None:
-        """The plangym env's gymnasium env, wrappers included (None for envs without one)."""
+        """Return the plangym env's gymnasium env, wrappers included (None if it has none)."""
         gym_env = getattr(self.plan_env, "gym_env", None)
         return gym_env if isinstance(gym_env, gymnasium.Env) else None
 
@@ -109,8 +109,11 @@ class GymPlanEnv(gymnasium.Env):
         return inner is not None and inner.has_wrapper_attr(name)
 
     def get_wrapper_attr(self, name: str) -> Any:
-        """Attribute ``name`` of this face, else of the plangym env (e.g. ``frameskip``), else
-        of its gymnasium env and that env's wrappers (e.g. CartPole's ``force_mag``)."""
+        """Return attribute ``name``, looked for where gymnasium's sub-envs have it.
+
+        On this face, else on the plangym env (``frameskip``), else on its gymnasium env
+        and that env's wrappers (CartPole's ``force_mag``).
+        """
         if hasattr(self, name):
             return getattr(self, name)
         if hasattr(self.plan_env, name):

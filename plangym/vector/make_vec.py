@@ -46,7 +46,7 @@ def build_sub_env(
 
 
 def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
-    """The spec of a sub-env, as ``gymnasium.make`` gives one: the id's, with its kwargs.
+    """Return a sub-env's spec, as ``gymnasium.make`` gives one: the id's, with its kwargs.
 
     Its episode limit is the id's unless the time limit was removed (wrappers such as
     ``TimeAwareObservation`` read it); None for names gymnasium does not register.

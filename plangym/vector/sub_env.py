@@ -112,8 +112,10 @@ class SubEnv:
         return attribute(*args, **kwargs) if callable(attribute) else attribute
 
     def check_spaces(self, command: CheckSpaces) -> tuple[Any, Any]:
-        """The sub-env's observation and action spaces where they differ from the vector
-        env's, else None each (the caller's error names them)."""
+        """Return the sub-env's observation and action spaces where they differ, else Nones.
+
+        Compared with the vector env's; the caller's error names the spaces that differ.
+        """
         observation_space, action_space = self.env.observation_space, self.env.action_space
         if command.observation_mode == "same":
             same_obs = command.observation_space == observation_space

@@ -248,12 +248,11 @@ class MujocoEnv(PlangymEnv):
         return super().render()
 
     def _prepare_offscreen_viewer(self) -> None:
-        """Aim the offscreen camera (see :meth:`get_image`) before the first picture, and
-        make its GL context the current one before every other.
+        """Aim the offscreen camera before the first picture; make its context current.
 
-        gymnasium makes a viewer's context current only when its renderer has two viewers:
-        after another env of the process drew (or closed its context), this env would draw
-        into that context, or into none (black pictures).
+        The camera is aimed as :meth:`get_image` says. gymnasium makes a viewer's GL
+        context current only when its renderer has two viewers: after another env of the
+        process drew, this env would draw into that env's context.
         """
         if self.render_mode == "rgb_array":
             renderer = _simulator(self.gym_env).mujoco_renderer
