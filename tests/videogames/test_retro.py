@@ -123,6 +123,19 @@ def test_a_second_emulator_in_one_process_is_refused(env):
     other.close()
 
 
+def test_reset_builds_a_delayed_emulator_and_setup_rebuilds_it_as_in_plangym_01(env):
+    state, obs, _ = env.reset()
+    env.setup()  # a new emulator in place of its own (0.1's TestRetro.test_init_env)
+    assert_identical(env.step(0, state=state), env.step(0, state=state))
+    env.close()
+    delayed = RetroEnv(NAME, delay_setup=True)
+    with pytest.raises(RuntimeError, match="call setup\\(\\) first"):
+        delayed.get_state()  # no attribute read builds it behind your back
+    again, new_obs, _ = delayed.reset()  # reset does (0.1's TestRetro.test_clone)
+    assert_identical(new_obs, obs)
+    delayed.close()
+
+
 def test_foreign_and_corrupt_states_are_rejected_before_stepping(env):
     state = random_states(env, 3)[-1]
     renamed = state.copy()

@@ -145,7 +145,13 @@ class RetroEnv(VideogameEnv):
         return gym_env
 
     def setup(self) -> None:
-        """Build the emulator and remember the size of its save states."""
+        """Build the emulator and remember the size of its save states.
+
+        A built env closes its emulator first and builds a new one, as in plangym 0.1:
+        stable-retro allows one per process.
+        """
+        if self._gym_env is not None:
+            self.close()
         super().setup()
         unwrapped = self.retro_env
         if self.obs_type == "grayscale":
@@ -160,6 +166,18 @@ class RetroEnv(VideogameEnv):
         self._volatile = np.union1d(gaps, pointers)
         unwrapped.data.update_ram()
         self._has_lives = "lives" in unwrapped.data.list_variables()
+
+    def reset(
+        self, return_state: bool = True, seed: int | None = None, options: dict | None = None
+    ) -> tuple:
+        """Start a new episode (see :meth:`PlanEnv.reset`).
+
+        An env whose emulator is not built (``delay_setup=True``, or closed) builds it
+        first, as plangym 0.1's ``reset`` did; nothing else builds it behind your back.
+        """
+        if self._gym_env is None:
+            self.setup()
+        return super().reset(return_state=return_state, seed=seed, options=options)
 
     def close(self) -> None:
         """Release the emulator (and this process's emulator slot)."""
