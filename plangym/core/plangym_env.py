@@ -291,7 +291,8 @@ class PlangymEnv(PlanEnv):
         """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``)."""
         if self.render_mode != "rgb_array":
             raise RuntimeError(
-                f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
+                f"get_image: Cannot get image when render_mode={self.render_mode!r}; "
+                "create the env with render_mode='rgb_array'"
             )
         # gymnasium types render() for every mode; "rgb_array" draws one RGB frame.
         return cast("np.ndarray", self.gym_env.render())

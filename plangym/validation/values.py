@@ -250,7 +250,7 @@ def check_pictures_available(
     >>> check_pictures_available(None, True, "ram", False, "rgb")
     Traceback (most recent call last):
     ...
-    ValueError: render_mode: expected 'rgb_array' or 'human' because return_image=True ...
+    ValueError: render_mode: return_image=True requires render_mode='rgb_array' or 'human' ...
     """
     renders_obs = screen_from_renderer and obs_type != default_obs_type
     if screen_from_renderer and (return_image or renders_obs):
@@ -261,7 +261,8 @@ def check_pictures_available(
         return
     if render_mode not in allowed:
         needs = "return_image=True" if return_image else f"obs_type={obs_type!r}"
+        # "... requires render_mode=..." is plangym 0.1's wording, which its tests match.
         raise ValueError(
-            f"render_mode: expected {' or '.join(map(repr, allowed))} because {needs} "
-            f"needs pictures, received {render_mode!r}"
+            f"render_mode: {needs} requires render_mode={' or '.join(map(repr, allowed))} "
+            f"(pictures), received {render_mode!r}"
         )

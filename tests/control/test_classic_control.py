@@ -191,12 +191,16 @@ def test_return_image_adds_pictures_that_follow_the_state():
 
 
 def test_images_need_an_rgb_render_mode():
-    with pytest.raises(ValueError, match="render_mode: expected 'rgb_array' because obs_type"):
+    with pytest.raises(
+        ValueError, match="render_mode: obs_type='rgb' requires render_mode='rgb_array'"
+    ):
         ClassicControl("CartPole-v1", obs_type="rgb", render_mode=None)
     with pytest.raises(ValueError, match="return_image=True"):
         ClassicControl("CartPole-v1", return_image=True, render_mode=None)
     env = ClassicControl("CartPole-v1", render_mode=None)
-    with pytest.raises(RuntimeError, match="get_image: needs render_mode='rgb_array'"):
+    with pytest.raises(
+        RuntimeError, match="get_image: Cannot get image when render_mode=None; create the env with"
+    ):
         env.get_image()
     assert env.img_shape is None
 

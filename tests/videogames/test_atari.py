@@ -243,7 +243,10 @@ def test_render_mode_none_still_observes_the_screen_but_draws_no_pictures():
     with pytest.raises(RuntimeError, match="get_image: cannot draw with render_mode=None"):
         env.get_image()
     assert env.img_shape is None
-    with pytest.raises(ValueError, match="render_mode: expected 'rgb_array' or 'human' because"):
+    with pytest.raises(
+        ValueError,
+        match="render_mode: return_image=True requires render_mode='rgb_array' or 'human'",
+    ):
         AtariEnv("ALE/Pong-v5", render_mode=None, return_image=True)
     with pytest.raises(ValueError, match="Invalid render_mode: expected one of"):
         AtariEnv("ALE/Pong-v5", render_mode="rgb")

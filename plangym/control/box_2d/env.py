@@ -307,7 +307,8 @@ class Box2DEnv(PlangymEnv):
         """Return an RGB picture of the env (needs ``render_mode="rgb_array"``)."""
         if self.render_mode != "rgb_array":
             raise RuntimeError(
-                f"get_image: needs render_mode='rgb_array', this env has {self.render_mode!r}"
+                f"get_image: Cannot get image when render_mode={self.render_mode!r}; "
+                "create the env with render_mode='rgb_array'"
             )
         return self._draw("rgb_array")
 
