@@ -232,6 +232,14 @@ def test_bad_constructor_arguments():
         AtariEnv("ALE/Pong-v5", frameskip=0)
     with pytest.raises(ValueError, match="array_state"):
         AtariEnv("ALE/Pong-v5", array_state=False)
+    # 0.1's docs show make("ALE/MsPacman-v5", difficulty=2, mode=1): MsPacman has one
+    # difficulty, which ale-py says only as "Invalid difficulty requested".
+    with pytest.raises(
+        ValueError, match=r"difficulty: expected one of the game's \[0\] .*, received 2"
+    ):
+        plangym.make("ALE/MsPacman-v5", difficulty=2, mode=1)
+    with pytest.raises(ValueError, match=r"mode: expected one of the game's \[0, 1, 2, 3\]"):
+        plangym.make("ALE/MsPacman-v5", mode=9, n_workers=2)  # refused before any worker
 
 
 def test_render_mode_none_still_observes_the_screen_but_draws_no_pictures():

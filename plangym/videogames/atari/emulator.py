@@ -73,4 +73,36 @@ def make_ale_env(
     lean = dataclasses.replace(
         spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
     )
-    return gym.make(lean, **make_kwargs)
+    try:
+        return gym.make(lean, **make_kwargs)
+    except RuntimeError as error:  # ale-py's names neither the value nor the choices
+        refused = refused_game_setting(lean, make_kwargs, str(error))
+        if refused is None:
+            raise
+        raise refused from error
+
+
+# ale-py's error for a game setting it cannot set, and how to read the game's choices.
+_GAME_SETTINGS = {
+    "mode": ("Invalid game mode requested", "getAvailableModes"),
+    "difficulty": ("Invalid difficulty requested", "getAvailableDifficulties"),
+}
+
+
+def refused_game_setting(spec: Any, make_kwargs: dict[str, Any], message: str) -> Any:
+    """Return the ValueError for a ``mode`` or ``difficulty`` the game lacks, else None.
+
+    ``message`` is ale-py's error; the game's choices are read from an env built with its
+    default mode and difficulty.
+    """
+    for name, (refusal, read_choices) in _GAME_SETTINGS.items():
+        if refusal in message:
+            defaults = {**make_kwargs, "mode": None, "difficulty": None}
+            game = gym.make(spec, **defaults)
+            choices = list(getattr(ale_env(game).ale, read_choices)())
+            game.close()
+            return ValueError(
+                f"{name}: expected one of the game's {choices} (None: its default), "
+                f"received {make_kwargs[name]!r}"
+            )
+    return None
