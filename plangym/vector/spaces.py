@@ -47,9 +47,9 @@ def observation_spaces(
     if observation_mode == "different":
         spaces = [first.observation_space] + [fn().observation_space for fn in env_fns[1:]]
         return spaces[0], batch_differing_spaces(spaces)
-    raise ValueError(
-        "observation_mode: expected 'same', 'different' or a (batched, single) tuple of "
-        f"spaces, got {observation_mode!r}"
+    raise ValueError(  # gymnasium's words (code written for it may match them)
+        "Invalid `observation_mode`, expected: 'same' or 'different' or tuple of single and "
+        f"batch observation space, actual got {observation_mode}"
     )
 
 
@@ -57,30 +57,32 @@ def space_mismatch(envs: Any, answers: list[tuple[Any, Any]], observation_mode: 
     """Say what is wrong with the sub-envs' spaces (``CheckSpaces`` answers), or ``""``.
 
     Each answer holds a sub-env's observation and action spaces where they differ from the
-    vector env's, else None.
+    vector env's, else None. The words are gymnasium's ``SyncVectorEnv``'s, which name both
+    spaces, with the sub-env's index added.
     """
     name = type(envs).__name__
     for index, (observation_space, _) in enumerate(answers):
         if observation_space is None:
             continue
-        expected = f"single_observation_space={envs.single_observation_space}"
-        received = f"sub-env {index}'s observation_space={observation_space}"
+        single = f"single_observation_space={envs.single_observation_space}"
+        theirs = f"sub-environment observation_space={observation_space} (sub-env {index})"
         if observation_mode == "same":
             return (
-                f"{name}(..., observation_mode='same'): the sub-envs' observation spaces "
-                f"differ: {expected}, {received}; use observation_mode='different' if that "
-                "is intended"
+                f"{name}(..., observation_mode='same') however the sub-environments "
+                f"observation spaces are not equivalent. {single}, {theirs}. If this is "
+                "intentional, use `observation_mode='different'` instead."
             )
         return (
-            f"{name}(..., observation_mode='different' or custom spaces): the sub-envs' "
-            f"observation spaces differ in shape or dtype: {expected}, {received}"
+            f"{name}(..., observation_mode='different' or custom space) however the "
+            "sub-environments observation spaces do not share a common shape and dtype, "
+            f"{single}, {theirs}"
         )
     for index, (_, action_space) in enumerate(answers):
         if action_space is not None:
             return (
-                f"Sub-env {index}'s action_space={action_space} is not the vector env's "
-                f"single_action_space={envs.single_action_space}; a batch of actions needs "
-                "them all equal"
+                "Sub-environment action space doesn't make the `single_action_space`, "
+                f"action_space={action_space} (sub-env {index}), "
+                f"single_action_space={envs.single_action_space}"
             )
     return ""
 

@@ -310,9 +310,10 @@ def test_sub_envs_with_other_spaces_are_refused_naming_both(flavour):
     ours_class, their_class = PAIRS[flavour]
     with pytest.raises(RuntimeError, match="observation_mode='different'"):
         their_class([CARTPOLE, ACROBOT])
-    message = (
-        r"observation spaces differ: single_observation_space=Box\(.*\(4,\), float32\), "
-        r"sub-env 1's observation_space=Box\(.*\(6,\), float32\); use observation_mode="
+    message = (  # gymnasium's words, with the sub-env's index
+        r"observation spaces are not equivalent\. single_observation_space=Box\(.*\(4,\), "
+        r"float32\), sub-environment observation_space=Box\(.*\(6,\), float32\) \(sub-env 1\)"
+        r"\. If this is intentional, use `observation_mode='different'` instead\."
     )
     with pytest.raises(RuntimeError, match=message):
         ours_class([CARTPOLE, ACROBOT])
@@ -320,7 +321,10 @@ def test_sub_envs_with_other_spaces_are_refused_naming_both(flavour):
         three_actions = lambda: gymnasium.wrappers.TransformAction(  # noqa: E731
             CARTPOLE(), lambda action: action % 2, gymnasium.spaces.Discrete(3)
         )
-        with pytest.raises(RuntimeError, match=r"Sub-env 1's action_space=Discrete\(3\) is"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"action_space=Discrete\(3\) \(sub-env 1\), single_action_space=Discrete\(2\)",
+        ):
             ours_class([CARTPOLE, three_actions])
 
 
