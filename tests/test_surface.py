@@ -151,7 +151,6 @@ ALLOWED: dict[str, str] = {
             "plangym.api_tests:TestPlangymEnv.test_reward_range",
             "plangym.api_tests:TestPlangymEnv.test_seed",
             "plangym.api_tests:TestPlangymEnv.test_terminal",
-            "plangym.api_tests:TestPlangymEnv.test_wrap_environment",
             "plangym.api_tests:TestVideogameEnv.test_ram",
         ],
         (

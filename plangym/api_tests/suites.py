@@ -11,6 +11,7 @@ import inspect
 import pickle
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -223,6 +224,30 @@ class TestPlangymEnv(TestPlanEnv):
         assert isinstance(env.remove_time_limit, bool)
         assert env.gym_env is not None
         assert env.unwrapped is env
+
+    def test_wrap_environment(self, env):
+        # plangym 0.1's three ways to give a wrapper: with keywords, arguments, or one argument.
+        if not isinstance(getattr(env, "gym_env", None), gymnasium.Env) or env.unwrapped is not env:
+            pytest.skip("no gymnasium env of its own to wrap (dm_control, or a vectorized env)")
+        if env.SINGLETON:
+            pytest.skip("one simulator per process: a wrapped clone cannot be built here")
+        from gymnasium.wrappers import TransformReward
+
+        def same(reward: float) -> float:
+            return reward
+
+        for wrapper in (
+            (TransformReward, {"func": same}),
+            (TransformReward, [same]),
+            (TransformReward, same),
+        ):
+            clone = env.clone(wrappers=[wrapper])
+            try:
+                assert isinstance(clone.gym_env, TransformReward)
+                clone.reset()
+                assert len(clone.step(clone.sample_action())) == 5
+            finally:
+                clone.close()
 
     def test_observations_fit_the_space(self, env):
         _, obs, _ = env.reset()
