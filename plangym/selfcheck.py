@@ -129,9 +129,12 @@ def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
 def replay_in_fresh_instance(env: Any, state: Any, actions: list, dt: int = 1) -> list[tuple]:
     """Replay ``actions`` from ``state`` in a new env built like ``env``.
 
-    A ``SINGLETON`` env (one emulator per process) gets its new instance in a new process.
+    A ``SINGLETON`` env (one emulator per process) gets its new instance in a new process,
+    unless it is vectorized: its emulators live in worker processes already.
     """
-    if not env.SINGLETON:
+    from plangym.vectorization import VectorizedEnv
+
+    if not env.SINGLETON or isinstance(env, VectorizedEnv):
         fresh = env.clone()
         try:
             return replay(fresh, state, actions, dt=dt)
