@@ -73,6 +73,7 @@ def test_infos_are_gymnasiums_without_plangyms_own_keys():
 
 @pytest.mark.parametrize("frame_skip", [4, 1])
 def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(frame_skip):
+    pytest.importorskip("cv2", reason="AtariPreprocessing resizes frames with OpenCV")
     # AtariPreprocessing reads ale-py's members from env.unwrapped: the emulator, its frames
     # per step (1, to skip frames itself), the action meanings and the generator.
     preprocess = functools.partial(gymnasium.wrappers.AtariPreprocessing, frame_skip=frame_skip)
