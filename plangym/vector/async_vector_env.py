@@ -93,6 +93,7 @@ class AsyncVectorEnv(PlanVectorEnv):
         backend = ProcessBackend(
             obs_shape=getattr(single, "shape", None) or (), obs_dtype=getattr(single, "dtype", None)
         )
+        outputs: BatchOutputs | None = None
         try:
             # Every worker writes its sub-env's row of these arrays itself.
             outputs = BatchOutputs(single, n, backend.allocate, in_place=obs_shared)
@@ -107,6 +108,9 @@ class AsyncVectorEnv(PlanVectorEnv):
             ]
             backend.start(factories, self.context, self.daemon)
         except BaseException:
+            # Rows still referenced keep their shared memory mapped (SharedArray.close).
+            outputs = None
             backend.close(terminate=True)
             raise
+        assert outputs is not None, "built before the workers start"
         return backend, outputs

@@ -121,6 +121,7 @@ class PlanVectorEnv(VectorEnv):
             if problem:
                 raise RuntimeError(problem)
         except BaseException:
+            self.outputs = None  # type: ignore[assignment]  # its rows: see close_extras
             backend.close(terminate=True)
             raise
 
@@ -344,6 +345,8 @@ class PlanVectorEnv(VectorEnv):
             except Exception:  # a timeout: just stop
                 terminate = True
         self._backend.close(terminate=terminate)
+        # The shared rows go with the last view of them: a closed env keeps none.
+        self.outputs = None  # type: ignore[assignment]
 
     def __del__(self) -> None:
         if not getattr(self, "closed", True) and self._scheduler is not None:

@@ -125,6 +125,11 @@ def remove_orphaned(name: str) -> None:
             resource_tracker.unregister("/" + name, "shared_memory")
 
 
+# References to a block's mmap when no array views it: SharedMemory's, its memoryview's,
+# the local name's and getrefcount's argument.
+_OWN_REFERENCES = 4
+
+
 class SharedArray:
     """A NumPy array in a named shared-memory block that other processes can attach to.
 
@@ -165,10 +170,24 @@ class SharedArray:
         return cls(shape, np.dtype(dtype), name=name)
 
     def close(self) -> None:
-        """Detach; the creator also removes the block (once: closing again does nothing)."""
+        """Detach; the creator also removes the block (once: closing again does nothing).
+
+        The mapping itself goes with the last array viewing it: NumPy holds no buffer
+        export on the memory it views, so unmapping now would leave the views a caller
+        still holds (``copy=False`` observations) pointing at nothing, and reading one
+        would crash the interpreter.
+        """
         self.array = None
+        memory: Any = self._memory
+        mapping = memory._mmap
+        # NumPy's arrays and views of the block refer to the mmap itself (their base). While
+        # one is held the mapping is left to them, and SharedMemory.close() closes only the
+        # file descriptor.
+        if mapping is not None and sys.getrefcount(mapping) > _OWN_REFERENCES:
+            memory._buf, memory._mmap = None, None
+        del mapping
         with contextlib.suppress(Exception):
-            self._memory.close()
+            memory.close()
         if self.owner and not self._unlinked:
             self._unlinked = True
             with interrupts_deferred(), contextlib.suppress(FileNotFoundError):
