@@ -12,12 +12,13 @@ plus its current state.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box, Space
+from gymnasium.wrappers import TimeLimit
 
 from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
@@ -207,24 +208,30 @@ class PlangymEnv(PlanEnv):
         return gym_env
 
     def apply_wrappers(self, wrappers: Iterable[wrap_callable]) -> None:
-        """Wrap the gymnasium env with each item of ``wrappers`` in order."""
+        """Wrap the gymnasium env with each item of ``wrappers`` in order.
+
+        What an item adds is checked once applied: a lambda counts as what it builds.
+        """
         for item in wrappers:
             wrapper, args, kwargs = wrapper_call(item)
-            if not self.TIME_LIMIT_IN_STATE and _is_time_limit(wrapper):
+            inner = self._gym_env
+            self.wrap(wrapper, *args, **kwargs)
+            added = {type(env) for env in _added_wrappers(self._gym_env, inner)}
+            if not self.TIME_LIMIT_IN_STATE and any(issubclass(k, TimeLimit) for k in added):
+                self._gym_env = inner
                 raise ValueError(
                     f"wrappers: {type(self).__name__} states do not hold a TimeLimit's step "
                     "count, so steps from a state would truncate by the env's history; use "
                     f"the env's own episode limit; received {wrapper!r}"
                 )
-            if isinstance(wrapper, type) and wrapper.__name__ in STATEFUL_WRAPPERS:
+            for name in sorted({kind.__name__ for kind in added} & STATEFUL_WRAPPERS):
                 warnings.warn(
-                    f"wrappers: {wrapper.__name__} keeps state of its own (history, running "
+                    f"wrappers: {name} keeps state of its own (history, running "
                     "statistics), which states do not hold: steps from a state will depend "
                     "on what the env did before",
                     UserWarning,
                     stacklevel=4,
                 )
-            self.wrap(wrapper, *args, **kwargs)
 
     def wrap(self, wrapper: Callable[..., gym.Wrapper], *args: Any, **kwargs: Any) -> None:
         """Wrap the gymnasium env with one wrapper."""
@@ -386,6 +393,8 @@ STATEFUL_WRAPPERS = frozenset(
 )
 
 
-def _is_time_limit(wrapper: Any) -> bool:
-    """Whether ``wrapper`` is gymnasium's ``TimeLimit`` (or a subclass of it)."""
-    return isinstance(wrapper, type) and issubclass(wrapper, gym.wrappers.TimeLimit)
+def _added_wrappers(env: Any, inner: Any) -> Iterator[gym.Wrapper]:
+    """Yield the wrappers from ``env`` down to ``inner``, which they wrap."""
+    while env is not inner and isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env

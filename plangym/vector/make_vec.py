@@ -48,8 +48,9 @@ def build_sub_env(
 def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
     """Return a sub-env's spec, as ``gymnasium.make`` gives one: the id's, with its kwargs.
 
-    Its episode limit is the id's unless the time limit was removed (wrappers such as
-    ``TimeAwareObservation`` read it); None for names gymnasium does not register.
+    Its episode limit is ``max_episode_steps`` if given, else the id's, and None once the
+    time limit is removed (wrappers such as ``TimeAwareObservation`` read it); the spec is
+    None for names gymnasium does not register.
 
     >>> spec = sub_env_spec("CartPole-v1", {"remove_time_limit": False, "autoreset": False})
     >>> spec.id, spec.max_episode_steps, spec.kwargs
@@ -60,9 +61,12 @@ def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
     spec = gymnasium.registry.get(name)
     if spec is None:
         return None
-    # The vector face's own switches are plangym's, not arguments of the id's env.
-    kwargs = {k: v for k, v in env_kwargs.items() if k not in ("autoreset", "remove_time_limit")}
-    limit = None if env_kwargs.get("remove_time_limit") else spec.max_episode_steps
+    # The vector face's own switches are plangym's, not arguments of the id's env; the
+    # limit is the spec's own field, as gymnasium.make records it.
+    plangyms = ("autoreset", "remove_time_limit", "max_episode_steps")
+    kwargs = {k: v for k, v in env_kwargs.items() if k not in plangyms}
+    steps = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
+    limit = None if env_kwargs.get("remove_time_limit") else steps
     return dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}, max_episode_steps=limit)
 
 

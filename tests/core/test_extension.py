@@ -342,14 +342,20 @@ def test_a_fresh_env_with_a_time_limit_wrapper_steps_from_a_state():
 
 
 def test_a_time_limit_wrapper_is_refused_where_states_cannot_hold_it():
+    import functools
+
     import gymnasium
 
     import plangym
 
-    with pytest.raises(ValueError, match=r"wrappers: AtariEnv states do not hold a TimeLimit"):
-        plangym.make(
-            "ALE/Pong-v5", wrappers=[(gymnasium.wrappers.TimeLimit, {"max_episode_steps": 9})]
-        )
+    time_limit = gymnasium.wrappers.TimeLimit
+    for wrapper in (  # as a class, and as callables that build one
+        (time_limit, {"max_episode_steps": 9}),
+        lambda env: time_limit(env, 9),
+        functools.partial(time_limit, max_episode_steps=9),
+    ):
+        with pytest.raises(ValueError, match=r"wrappers: AtariEnv states do not hold a TimeLim"):
+            plangym.make("ALE/Pong-v5", wrappers=[wrapper])
 
 
 def test_stateful_wrappers_warn():
@@ -357,9 +363,10 @@ def test_stateful_wrappers_warn():
 
     import plangym
 
-    frames = [(gymnasium.wrappers.FrameStackObservation, {"stack_size": 3})]
-    with pytest.warns(UserWarning, match="wrappers: FrameStackObservation keeps state of its own"):
-        plangym.make("CartPole-v1", wrappers=frames)
+    stack = gymnasium.wrappers.FrameStackObservation
+    for frames in ((stack, {"stack_size": 3}), lambda env: stack(env, 3)):
+        with pytest.warns(UserWarning, match="wrappers: FrameStackObservation keeps state"):
+            plangym.make("CartPole-v1", wrappers=[frames])
 
 
 def test_hooks_written_for_plangym_01_are_not_given_truncated():

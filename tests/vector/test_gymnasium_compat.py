@@ -584,6 +584,36 @@ def test_a_sub_envs_spec_is_the_ids_so_wrappers_find_its_time_limit(built, mode)
     assert unlimited.get_attr("spec")[0].max_episode_steps is None
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_max_episode_steps_truncates_and_reaches_the_spec_as_on_gymnasiums(built, mode):
+    wrappers = [functools.partial(gymnasium.wrappers.TimeAwareObservation, normalize_time=True)]
+    kwargs = {"max_episode_steps": 50, "wrappers": wrappers}
+    ours = plangym.make_vec("Pendulum-v1", 2, mode, **kwargs)
+    theirs = gymnasium.make_vec("Pendulum-v1", 2, mode, **kwargs)
+    built.extend([ours, theirs])
+    assert ours.get_attr("spec")[0].max_episode_steps == 50
+    assert_same(ours.reset(seed=SEED), theirs.reset(seed=SEED), "reset")
+    for t in range(60):  # a truncation at 50 and an autoreset
+        action = np.full((2, 1), 0.5 - t % 3 / 2, np.float32)
+        assert_same(ours.step(action), theirs.step(action), f"step {t}")
+
+
+def test_max_episode_steps_truncates_atari_as_on_gymnasiums(built):
+    kwargs = {"max_episode_steps": 10, "repeat_action_probability": 0.0}
+    ours = plangym.make_vec("ALE/Pong-v5", 2, "sync", **kwargs)
+    theirs = gymnasium.make_vec("ALE/Pong-v5", 2, "sync", **kwargs)
+    built.extend([ours, theirs])
+    ours.reset(seed=SEED)
+    theirs.reset(seed=SEED)
+    truncated_at = []
+    for t in range(12):  # a truncation at step 10 and an autoreset
+        action = np.array([t % 6, 1])
+        ours_step, their_step = ours.step(action), theirs.step(action)
+        assert_same(ours_step[:4], their_step[:4], f"step {t}")
+        truncated_at += [t + 1] if ours_step[3].all() else []
+    assert truncated_at == [10]
+
+
 def test_make_vec_refuses_a_wrapper_that_is_not_callable():
     with pytest.raises(TypeError, match=r"wrappers\[1\]: expected a callable"):
         plangym.make_vec("CartPole-v1", 1, "sync", wrappers=[lambda env: env, "double"])

@@ -116,6 +116,21 @@ def test_frame_limit_follows_remove_time_limit():
     assert limited.ale.getInt("max_num_frames_per_episode") == 108000
 
 
+def test_max_episode_steps_is_the_emulators_frame_limit_and_travels_in_states():
+    # A TimeLimit would count steps outside the state; the ALE's frame count is inside.
+    env = plangym.make("ALE/Pong-v5", max_episode_steps=10)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(0)
+    state = env.get_state()
+    assert [t for t in range(1, 8) if env.step(0)[3]] == [5]  # step 10 of the episode
+    fresh = plangym.make("ALE/Pong-v5", max_episode_steps=10)
+    fresh.set_state(state)
+    assert [t for t in range(1, 8) if fresh.step(0)[3]] == [5]
+    with pytest.raises(ValueError, match="max_episode_steps: expected an integer >= 1"):
+        plangym.make("ALE/Pong-v5", max_episode_steps=0)
+
+
 def test_clone_keeps_every_parameter():
     wrappers = [(gym.wrappers.TransformReward, {"func": lambda r: 2 * r})]
     env = AtariEnv(

@@ -20,6 +20,8 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 
+from plangym.validation import check_positive_int
+
 if TYPE_CHECKING:
     from ale_py.env import AtariEnv as AleAtariEnv
 
@@ -48,15 +50,23 @@ def make_ale_env(
     mode: int | None = None,
     difficulty: int | None = None,
     gym_kwargs: dict[str, Any] | None = None,
+    frames_per_step: int = 1,
 ) -> gym.Env:
     """Make the ale-py env of ``game_id``: one frame per step, no sticky actions, no wrappers.
 
     ``remove_time_limit`` drops the id's frame limit per episode (108000 for most ids);
     ``mode`` and ``difficulty`` None are the game's defaults; ``gym_kwargs`` (an env's
-    own keywords for ``gymnasium.make``) override the rest.
+    own keywords for ``gymnasium.make``) override the rest. A ``max_episode_steps`` among
+    them becomes the ALE's frame limit (``frames_per_step`` frames a step): gymnasium's
+    TimeLimit would count steps that plangym's frame loop and states never see, while the
+    ALE counts frames in its state.
     """
     spec = gym.spec(game_id)
     frame_limit = 0 if remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
+    gym_kwargs = dict(gym_kwargs or {})
+    max_steps = gym_kwargs.pop("max_episode_steps", None)
+    if max_steps is not None:
+        frame_limit = check_positive_int("max_episode_steps", max_steps) * frames_per_step
     make_kwargs: dict[str, Any] = {
         "obs_type": obs_type,
         "frameskip": 1,
@@ -69,7 +79,7 @@ def make_ale_env(
         make_kwargs["mode"] = mode
     if difficulty is not None:
         make_kwargs["difficulty"] = difficulty
-    make_kwargs.update(gym_kwargs or {})
+    make_kwargs.update(gym_kwargs)
     lean = dataclasses.replace(
         spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True
     )

@@ -157,6 +157,7 @@ class AtariEnv(StickyActions, VideogameEnv):
             mode=self.mode,
             difficulty=self.difficulty,
             gym_kwargs=self._gym_env_kwargs,
+            frames_per_step=self.frameskip,
         )
         gym_env.reset()
         return gym_env
