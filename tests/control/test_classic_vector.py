@@ -284,6 +284,16 @@ def test_bad_actions_are_refused_before_anything_steps(built, name, actions, mes
     assert (envs.get_states() == before).all()
 
 
+@pytest.mark.parametrize("action", [0, np.int64(1)], ids=["int", "numpy-int"])
+def test_a_single_action_for_a_batch_is_a_type_error_as_in_the_other_modes(built, action):
+    envs = plangym.make_vec("CartPole-v1", 3, "vector_entry_point")
+    built.append(envs)
+    envs.reset(seed=0)
+    with pytest.raises(TypeError, match=r"actions: expected an array of shape \(3,\)"):
+        envs.step(action)
+    envs.step(np.zeros(3, np.int64))
+
+
 def test_bad_states_are_refused_before_anything_changes(built):
     envs = plangym.make_vec("CartPole-v1", 2, "vector_entry_point")
     other = plangym.make_vec("Pendulum-v1", 2, "vector_entry_point")

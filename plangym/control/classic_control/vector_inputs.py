@@ -27,7 +27,9 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
     array = np.asarray(actions)
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
-        raise ValueError(
+        # No batch at all (a single action) is a TypeError, as on plangym's other faces.
+        kind = TypeError if array.ndim < len(expected) else ValueError
+        raise kind(
             f"actions: expected an array of shape {expected} (one action per sub-env), "
             f"got shape {array.shape}"
         )
