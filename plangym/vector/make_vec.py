@@ -30,6 +30,7 @@ from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
 
 MODES = ("sync", "async", "ray", "vector_entry_point")
+ASYNC_ONLY_KWARGS = frozenset({"shared_memory", "context", "daemon", "max_concurrency", "worker"})
 
 
 def build_sub_env(
@@ -165,7 +166,7 @@ def make_vec(
             ``gymnasium.VectorizeMode`` works too. None, as gymnasium's default: the
             vector entry point for a task that has one (unless ``wrappers`` or
             ``vector_kwargs`` are given, or the settings leave the task without a
-            kernel), else "sync".
+            kernel), else "sync" ("async" for ``vector_kwargs`` only it takes).
         vector_kwargs: Passed to the vector env class (e.g. ``copy``, ``context``,
             ``autoreset_mode`` as gymnasium passes it; only ``copy`` for the vector entry
             point).
@@ -235,7 +236,8 @@ def build_vector_env(
         envs = vector_entry_point(name, num_envs, mode, kwargs, wrappers, vector_kwargs, asked)
         if envs is not None:
             return envs, "vector_entry_point"
-        mode_name = "sync"
+        # Keywords only AsyncVectorEnv takes choose it: SyncVectorEnv would refuse them.
+        mode_name = "async" if set(vector_kwargs) & ASYNC_ONLY_KWARGS else "sync"
     env_fns = [functools.partial(build_sub_env, name, kwargs, wrappers)] * num_envs
     if mode_name == "sync":
         from plangym.vector.sync_vector_env import SyncVectorEnv

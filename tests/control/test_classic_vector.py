@@ -13,7 +13,7 @@ from gymnasium.vector import AutoresetMode
 
 import plangym
 from plangym.control.classic_control.vector_env import KERNEL_TASKS, ClassicVectorEnv
-from plangym.vector import SyncVectorEnv
+from plangym.vector import AsyncVectorEnv, SyncVectorEnv
 
 MODES = list(AutoresetMode)
 TASKS = ["CartPole-v0", "CartPole-v1", "Acrobot-v1", "MountainCar-v0"]
@@ -354,6 +354,13 @@ def test_make_vec_uses_the_entry_point_by_default_for_tasks_with_kernels(built):
     pictures = plangym.make_vec("Acrobot-v1", 2, obs_type="rgb")  # no kernel draws pictures
     built.append(pictures)
     assert isinstance(pictures, SyncVectorEnv)
+    same_step = plangym.make_vec("CartPole-v1", 2, vector_kwargs={"autoreset_mode": "SameStep"})
+    built.append(same_step)
+    assert isinstance(same_step, ClassicVectorEnv)  # the entry point takes the mode
+    for name in ("CartPole-v1", "ALE/Pong-v5"):  # keywords only AsyncVectorEnv takes
+        unshared = plangym.make_vec(name, 2, vector_kwargs={"shared_memory": False})
+        built.append(unshared)
+        assert isinstance(unshared, AsyncVectorEnv) and not unshared.shared_memory
 
 
 def test_make_vec_refuses_the_entry_point_where_there_is_none():
