@@ -61,8 +61,7 @@ class PlanVectorEnv(VectorEnv):
 
     _scheduler: Scheduler | None = None
     copy: bool = True
-    # Whether worker errors are logged through gymnasium.logger before they are raised, as
-    # gymnasium's AsyncVectorEnv logs them (its workers are other processes).
+    # Log worker errors through gymnasium.logger before raising them, as its AsyncVectorEnv.
     LOG_WORKER_ERRORS = False
     # Whether actions are checked before a step: set for plangym's own sub-envs (see _start).
     checks_actions = False
@@ -121,7 +120,6 @@ class PlanVectorEnv(VectorEnv):
             if problem:
                 raise RuntimeError(problem)
         except BaseException:
-            self.outputs = None  # type: ignore[assignment]  # its rows: see close_extras
             backend.close(terminate=True)
             raise
 
@@ -345,8 +343,7 @@ class PlanVectorEnv(VectorEnv):
             except Exception:  # a timeout: just stop
                 terminate = True
         self._backend.close(terminate=terminate)
-        # The shared rows go with the last view of them: a closed env keeps none.
-        self.outputs = None  # type: ignore[assignment]
+        self.outputs = None  # type: ignore[assignment]  # rows go with their last view
 
     def __del__(self) -> None:
         if not getattr(self, "closed", True) and self._scheduler is not None:
