@@ -5,6 +5,7 @@
 * :func:`parent_arguments`, :func:`takes_parameters_of`: a family forwards its base's
   parameters without restating them; :func:`read_only`: a kept parameter as a property.
 * :func:`show_init_signature`: a class's signature is that of the ``__init__`` it runs.
+* :func:`keyword_names`: the keywords a function takes (hooks and clones written for 0.1).
 
 Vectorized envs build their workers' envs from the user's keywords alone, so every default
 (frameskip, autoreset, obs_type, ...) is the env class's own. They still need to know a few
@@ -45,6 +46,22 @@ def constructor_defaults(cls: type) -> dict[str, Any]:
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
             break
     return defaults
+
+
+@functools.cache
+def keyword_names(function: Callable[..., Any]) -> frozenset[str] | None:
+    """Return the names ``function`` takes as keywords, or None when it takes any.
+
+    >>> sorted(keyword_names(lambda obs, reward=0.0, *, info=None: obs))
+    ['info', 'obs', 'reward']
+    >>> keyword_names(lambda **kwargs: None) is None
+    True
+    """
+    parameters = inspect.signature(function).parameters.values()
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(parameter.name for parameter in parameters if parameter.kind in keyword)
 
 
 def constructor_call(env: Any) -> tuple[tuple, dict[str, Any]]:

@@ -12,10 +12,10 @@ its settings convert nothing), :meth:`StepHooks.process_step` skips calling them
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
+
+from plangym.constructor import keyword_names
 
 
 def call_hook(hook: Callable[..., Any], **kwargs: Any) -> Any:
@@ -24,20 +24,10 @@ def call_hook(hook: Callable[..., Any], **kwargs: Any) -> Any:
     plangym 0.1 passed ``obs``, ``reward``, ``terminal`` and ``info``; overrides written
     for it that name their parameters (no ``**kwargs``) are not given ``truncated``.
     """
-    names = _keywords(getattr(hook, "__func__", hook))
+    names = keyword_names(getattr(hook, "__func__", hook))
     if names is not None:
         kwargs = {name: value for name, value in kwargs.items() if name in names}
     return hook(**kwargs)
-
-
-@functools.cache
-def _keywords(function: Callable[..., Any]) -> frozenset[str] | None:
-    """Return the keyword names ``function`` takes, or None when it takes any (``**kwargs``)."""
-    parameters = inspect.signature(function).parameters.values()
-    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return frozenset(parameter.name for parameter in parameters if parameter.kind in keyword)
 
 
 class StepHooks:
