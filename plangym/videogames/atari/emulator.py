@@ -99,7 +99,7 @@ _GAME_SETTINGS = {
 }
 
 
-def refused_game_setting(spec: Any, make_kwargs: dict[str, Any], message: str) -> Any:
+def refused_game_setting(spec: Any, make_kwargs: dict[str, Any], message: str) -> ValueError | None:
     """Return the ValueError for a ``mode`` or ``difficulty`` the game lacks, else None.
 
     ``message`` is ale-py's error; the game's choices are read from an env built with its
