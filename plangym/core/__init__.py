@@ -13,6 +13,7 @@ True
 
 from plangym.core.frame_loop import FrameRun, repeat_frames
 from plangym.core.plan_env import PlanEnv
-from plangym.core.plangym_env import PlangymEnv, wrap_callable, wrapper_call
+from plangym.core.plangym_env import PlangymEnv
+from plangym.core.wrappers import wrap_callable, wrapper_call
 
 __all__ = ["FrameRun", "PlanEnv", "PlangymEnv", "repeat_frames", "wrap_callable", "wrapper_call"]

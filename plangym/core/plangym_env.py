@@ -12,7 +12,7 @@ plus its current state.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import gymnasium as gym
@@ -22,11 +22,16 @@ from gymnasium.wrappers import TimeLimit
 
 from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
+from plangym.core.wrappers import (
+    STATEFUL_WRAPPERS,
+    added_wrappers,
+    check_wrappers,
+    wrap_callable,
+    wrapper_call,
+)
 from plangym.utils import make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
 from plangym.validation import check_choice, check_flag, check_pictures_available, check_seed
-
-wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
 
 
 class PlangymEnv(PlanEnv):
@@ -84,9 +89,9 @@ class PlangymEnv(PlanEnv):
         )
         self._render_mode = render_mode
         self._obs_type = obs_type
-        self._wrappers = list(wrappers) if wrappers is not None else None
+        self._wrappers = check_wrappers(wrappers, pairs=True)
         self._remove_time_limit = check_flag("remove_time_limit", remove_time_limit)
-        self.episodic_life = episodic_life
+        self.episodic_life = check_flag("episodic_life", episodic_life)
         self._gym_env_kwargs = dict(kwargs)
         self._gym_env: gym.Env | None = None
         self._obs_space: Space | None = None
@@ -216,7 +221,7 @@ class PlangymEnv(PlanEnv):
             wrapper, args, kwargs = wrapper_call(item)
             inner = self._gym_env
             self.wrap(wrapper, *args, **kwargs)
-            added = {type(env) for env in _added_wrappers(self._gym_env, inner)}
+            added = {type(env) for env in added_wrappers(self._gym_env, inner)}
             if not self.TIME_LIMIT_IN_STATE and any(issubclass(k, TimeLimit) for k in added):
                 self._gym_env = inner
                 raise ValueError(
@@ -351,50 +356,9 @@ class PlangymEnv(PlanEnv):
         return to_grayscale(self.get_rgb_obs(obs, **kwargs))
 
 
-def wrapper_call(item: wrap_callable) -> tuple[Callable[..., gym.Wrapper], tuple, dict]:
-    """Read one item of a ``wrappers`` list as ``(wrapper, args, kwargs)``.
-
-    An item is a wrapper, or ``(wrapper, kwargs_dict)``, ``(wrapper, args_tuple_or_list)``
-    or ``(wrapper, single_argument)``.
-
-    >>> wrapper_call((dict, {"a": 1})), wrapper_call((list, [2]))[1:], wrapper_call(set)[1:]
-    ((<class 'dict'>, (), {'a': 1}), ((2,), {}), ((), {}))
-    """
-    if not isinstance(item, tuple):
-        return item, (), {}
-    wrapper, params = item
-    if isinstance(params, dict):
-        return wrapper, (), params
-    if isinstance(params, list | tuple):
-        return wrapper, tuple(params), {}
-    return wrapper, (params,), {}
-
-
 def _rebuild_env(cls: type[PlanEnv], args: tuple, kwargs: dict[str, Any], state: Any) -> PlanEnv:
     """Unpickle an env: call its constructor again and restore the state it had."""
     env = cls(*args, **kwargs)
     if state is not None:
         env.set_state(state)
     return env
-
-
-# gymnasium's wrappers that keep state of their own between steps.
-STATEFUL_WRAPPERS = frozenset(
-    {
-        "AtariPreprocessing",
-        "DelayObservation",
-        "FrameStackObservation",
-        "NormalizeObservation",
-        "NormalizeReward",
-        "RecordEpisodeStatistics",
-        "StickyAction",
-        "TimeAwareObservation",
-    }
-)
-
-
-def _added_wrappers(env: Any, inner: Any) -> Iterator[gym.Wrapper]:
-    """Yield the wrappers from ``env`` down to ``inner``, which they wrap."""
-    while env is not inner and isinstance(env, gym.Wrapper):
-        yield env
-        env = env.env

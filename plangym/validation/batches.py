@@ -61,7 +61,10 @@ def check_batch_states(states: Any, n: int) -> list | np.ndarray | None:
                 f"states: expected {n} states (one per action), received {len(states)}"
             )
         return states
-    if isinstance(states, np.ndarray | np.void) and states.ndim == 0:
+    # A 0-d record, or a flat vector of numbers (no batch of states is one): one state.
+    if isinstance(states, np.ndarray | np.void) and (
+        states.ndim == 0 or (states.ndim == 1 and states.dtype != object)
+    ):
         raise TypeError(
             f"states: expected None or a list of {n} states, received one state "
             f"({describe(states)}); pass [state] * {n} to step every action from it"

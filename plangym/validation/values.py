@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,33 @@ def check_positive_int(name: str, value: Any) -> int:
     if int(value) < 1:
         raise ValueError(f"{name}: expected an integer >= 1, received {int(value)}")
     return int(value)
+
+
+def check_process_count(name: str, value: Any, per_cpu: int | None, owner: str) -> int:
+    """Return ``value`` as a number of workers: an integer >= 1, and for processes a sane one.
+
+    With ``per_cpu``, counts past ``per_cpu`` processes per CPU (at least 256) are refused:
+    far past where a batch gets faster, they are a slip (a batch size passed as the number
+    of workers) that would start processes until the machine stalls. ``owner`` is the
+    class whose ``processes_per_cpu`` raises the limit.
+
+    >>> check_process_count("n_workers", 2, per_cpu=64, owner="ParallelEnv")
+    2
+    >>> check_process_count("n_workers", 10**6, per_cpu=64, owner="ParallelEnv")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_workers: expected at most ... worker processes (64 per CPU), received 1000000; ...
+    """
+    count = check_positive_int(name, value)
+    if per_cpu is None:
+        return count
+    limit = max(256, per_cpu * (os.cpu_count() or 1))
+    if count > limit:
+        raise ValueError(
+            f"{name}: expected at most {limit} worker processes ({per_cpu} per CPU), received "
+            f"{count}; to start more, raise {owner}.processes_per_cpu"
+        )
+    return count
 
 
 def check_number(
@@ -216,8 +244,12 @@ def check_timeout(timeout: Any) -> float | None:
 
 
 def check_choice(name: str, value: Any, choices: set | frozenset) -> Any:
-    """Raise ValueError unless ``value`` is one of ``choices``."""
-    if value not in choices:
+    """Raise ValueError unless ``value`` is one of ``choices`` (a list or dict is none of them)."""
+    try:
+        known = value in choices
+    except TypeError:  # unhashable
+        known = False
+    if not known:
         shown = sorted(choices, key=str)
         raise ValueError(f"{name}: expected one of {shown}, received {value!r}")
     return value

@@ -25,7 +25,7 @@ import gymnasium
 from gymnasium import Space
 from gymnasium.vector import AutoresetMode
 
-from plangym.validation import check_start_method, describe, is_integer
+from plangym.validation import check_process_count, check_start_method, describe, is_integer
 from plangym.vector.batch_outputs import BatchOutputs, rows_are_arrays
 from plangym.vector.spaces import check_shared_memory
 from plangym.vector.sub_env import SubEnvHandler
@@ -81,9 +81,11 @@ class AsyncVectorEnv(PlanVectorEnv):
         self.shared_memory = shared_memory
         self.context, self.daemon = check_start_method("context", context), daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
+        check_process_count("env_fns", len(env_fns), self.processes_per_cpu, type(self).__name__)
         self._start_from_probe(observation_mode, self._start_workers)
 
     LOG_WORKER_ERRORS = True
+    processes_per_cpu = 64  # see check_process_count: a slip, not a pool, past that
 
     def _start_workers(self, single: Space) -> tuple[ProcessBackend, BatchOutputs]:
         if self.shared_memory:

@@ -172,6 +172,16 @@ class GymPlanEnv(gymnasium.Env):
         """Restore a state from :meth:`get_state`."""
         self.plan_env.set_state(state)
 
+    def checked_states(self, states: list) -> list:
+        """Return ``states`` as :meth:`set_state` takes them; the error names ``states[i]``."""
+        states = [self.plan_env.thawed_state(state) for state in states]
+        self.plan_env.check_states(states)
+        return states
+
+    def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, Any, list]:
+        """Check a ``step_batch``'s inputs as the plangym env does: ``(actions, states, dts)``."""
+        return self.plan_env.check_batch(actions, states, dt)
+
     def step_batch(
         self, actions: Sequence, states: Sequence, dt: Any = 1, return_state: bool = True
     ) -> tuple[list, ...]:

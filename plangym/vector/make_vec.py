@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from typing import Any
 
@@ -24,8 +24,9 @@ from gymnasium.envs.registration import EnvSpec, VectorizeMode
 from gymnasium.vector import AutoresetMode
 
 from plangym.constructor import constructor_defaults
+from plangym.core.wrappers import check_wrappers
 from plangym.registry import get_environment_class, resolve_name
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, check_process_count, describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
 
@@ -195,6 +196,10 @@ def make_vec(
         wrappers = spec.kwargs.pop("wrappers", wrappers)
     num_envs = check_positive_int("num_envs", num_envs)
     mode_name = check_mode(vectorization_mode) if vectorization_mode is not None else None
+    if vector_kwargs is not None and not isinstance(vector_kwargs, Mapping):
+        raise TypeError(
+            f"vector_kwargs: expected None or a dict, received {describe(vector_kwargs)}"
+        )
     given_vector_kwargs = dict(vector_kwargs or {})
     vector_kwargs = dict(given_vector_kwargs)
     mode = one_autoreset_mode(autoreset_mode, vector_kwargs)
@@ -203,7 +208,7 @@ def make_vec(
         raise ValueError(f"id, name: expected one environment name, got {id=!r} and {name=!r}")
     name = resolve_name(given if given is not None else name, domain_name, task_name)
     kwargs = sub_env_kwargs(name, env_kwargs, spec)
-    wrappers = check_wrappers(wrappers)
+    wrappers = tuple(check_wrappers(wrappers) or ())
     envs, built_in = build_vector_env(
         name, num_envs, mode_name, mode, kwargs, wrappers, vector_kwargs
     )
@@ -246,6 +251,9 @@ def build_vector_env(
     if mode_name == "async":
         from plangym.vector.async_vector_env import AsyncVectorEnv
 
+        check_process_count(
+            "num_envs", num_envs, AsyncVectorEnv.processes_per_cpu, "AsyncVectorEnv"
+        )
         return AsyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
     from plangym.vector.ray_vector_env import RayVectorEnv
 
@@ -302,15 +310,3 @@ def one_autoreset_mode(mode: Any, vector_kwargs: dict[str, Any]) -> AutoresetMod
             f"{mode!r} and vector_kwargs['autoreset_mode']={in_kwargs!r}"
         )
     return given[0] if given else AutoresetMode.NEXT_STEP
-
-
-def check_wrappers(wrappers: Any) -> tuple:
-    """Return ``wrappers`` as a tuple of callables, or raise naming the one that is not."""
-    wrappers = tuple(wrappers or ())
-    for index, wrapper in enumerate(wrappers):
-        if not callable(wrapper):
-            raise TypeError(
-                f"wrappers[{index}]: expected a callable taking an env (a gymnasium wrapper "
-                f"class), received {wrapper!r}"
-            )
-    return wrappers

@@ -16,10 +16,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from plangym.validation import (
-    check_indices,
     check_reset_mask,
     check_seeds,
-    check_space_batch,
     check_timeout,
     check_values_per_env,
     check_vector_actions,
@@ -27,18 +25,17 @@ from plangym.validation import (
 from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.errors import log_worker_errors
 from plangym.vector.gym_plan_env import GymPlanEnv
+from plangym.vector.planning import VectorPlanning, local_checker
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
-from plangym.vectorization.backend import Backend, BatchInputs
+from plangym.vectorization.backend import Backend
 from plangym.vectorization.errors import SubEnvCrashedError
 from plangym.vectorization.lifecycle import CallState
 from plangym.vectorization.messages import (
     Call,
     CheckSpaces,
-    GetState,
     Reset,
     Restarted,
     SetAttr,
-    SetState,
     Step,
 )
 from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
@@ -46,7 +43,7 @@ from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 __all__ = ["PlanVectorEnv", "autoreset_mode_of", "observation_spaces"]
 
 
-class PlanVectorEnv(VectorEnv):
+class PlanVectorEnv(VectorPlanning, VectorEnv):
     """A gymnasium vector env whose sub-envs run on a backend of the one worker layer.
 
     Subclasses build the backend and the batch outputs, then call :meth:`_start`; see
@@ -60,6 +57,7 @@ class PlanVectorEnv(VectorEnv):
     """
 
     _scheduler: Scheduler | None = None
+    _kept_probe: gymnasium.Env | None = None  # the env that checks states, if built for it
     copy: bool = True
     # Log worker errors through gymnasium.logger before raising them, as its AsyncVectorEnv.
     LOG_WORKER_ERRORS = False
@@ -92,8 +90,10 @@ class PlanVectorEnv(VectorEnv):
             )
             backend, outputs = build(single)
             self._start(backend, outputs, probe, single, batched)
+            self._kept_probe = probe if self._checker is not None else None
         finally:
-            probe.close()
+            if self._kept_probe is not probe:  # else it checks states (see planning.py)
+                probe.close()
 
     def _start(
         self, backend: Backend, outputs: BatchOutputs, probe: gymnasium.Env, single, batched
@@ -111,6 +111,7 @@ class PlanVectorEnv(VectorEnv):
             # plangym envs refuse actions outside their space: a batch is refused whole,
             # before any sub-env steps. Other envs get their actions as gymnasium hands them.
             self.checks_actions = isinstance(probe.unwrapped, GymPlanEnv)
+            self._checker = local_checker(probe)
             self.action_space = batch_space(self.single_action_space, self.num_envs)
             self.single_observation_space, self.observation_space = single, batched
             self._ended = np.zeros(self.num_envs, dtype=np.bool_)  # episodes not reset yet
@@ -271,35 +272,6 @@ class PlanVectorEnv(VectorEnv):
         """Every sub-env's ``render()``."""
         return self.call("render")
 
-    # Planning ---------------------------------------------------------------------------------
-    def get_states(self) -> list:
-        """Return the exact state of every sub-env (see :func:`plangym.make_vec`)."""
-        self.call_state.check_idle("get_states")
-        return self._run_now(self._to_all(GetState()), "get_state")
-
-    def set_states(self, states: Sequence, indices: Sequence[int] | None = None) -> None:
-        """Restore ``states[k]`` in sub-env ``indices[k]`` (default: every sub-env in turn).
-
-        The restored sub-envs go on from there: their next step steps from the state.
-        """
-        self.call_state.check_idle("set_states")
-        indices = check_indices(indices, len(states), self.num_envs)
-        requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
-        self._run_now(requests, "set_state")
-        self._ended[indices] = False
-
-    def step_batch(
-        self, actions: Sequence, states: Sequence, dt: int | Sequence[int] = 1
-    ) -> tuple[list, ...]:
-        """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
-
-        Shared out among the workers as in ``ParallelEnv``. Returns ``(new_states, observs,
-        rewards, terminals, truncateds, infos)``, in input order.
-        """
-        self.call_state.check_idle("step_batch")
-        checked = check_space_batch(self.single_action_space, actions, states, dt)
-        return self._started.run(BatchInputs(*checked, want_state=True)).columns()
-
     # Running calls --------------------------------------------------------------------------
     def _send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
         return self._started.send(requests, label, on_crash, limit=self.max_concurrency)
@@ -343,6 +315,8 @@ class PlanVectorEnv(VectorEnv):
             except Exception:  # a timeout: just stop
                 terminate = True
         self._backend.close(terminate=terminate)
+        if self._kept_probe is not None:
+            self._kept_probe.close()
         self.outputs = None  # type: ignore[assignment]  # rows go with their last view
 
     def __del__(self) -> None:

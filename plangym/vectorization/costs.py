@@ -39,6 +39,9 @@ True
 from __future__ import annotations
 
 import math
+from typing import Any
+
+from plangym.validation import describe
 
 
 class DispatchCosts:
@@ -68,6 +71,17 @@ class DispatchCosts:
         self._large: dict[tuple[str, int], float] = {}
         self._large_samples: dict[tuple[str, int], int] = {}
         self._large_calls: dict[int, int] = {}
+
+    @classmethod
+    def checked(cls, costs: Any, n_workers: int) -> DispatchCosts:
+        """Return ``costs``, or new estimates for ``n_workers`` if None (else a TypeError)."""
+        if costs is None:
+            return cls(n_workers)
+        if not isinstance(costs, DispatchCosts):
+            raise TypeError(
+                f"dispatch_costs: expected None or a DispatchCosts, received {describe(costs)}"
+            )
+        return costs
 
     def _blend(self, old: float | None, new: float) -> float:
         return new if old is None else (1 - self.smoothing) * old + self.smoothing * new

@@ -20,7 +20,7 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_flag, check_positive_int, check_return_state, check_timeout
+from plangym.validation import check_flag, check_process_count, check_return_state, check_timeout
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.costs import DispatchCosts
@@ -60,6 +60,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     """
 
     _start_method: str | None = None  # how worker processes start (ParallelEnv's parameter)
+    processes_per_cpu: int | None = None  # for worker processes: how many per CPU at most
 
     def __init__(
         self,
@@ -77,9 +78,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     ):
         self._blocking = blocking
         self.inline_small_batches = check_flag("inline_small_batches", inline_small_batches)
-        self.dispatch_costs = dispatch_costs or DispatchCosts(n_workers)
+        self._n_workers = check_process_count(
+            "n_workers", n_workers, self.processes_per_cpu, type(self).__name__
+        )
+        self.dispatch_costs = DispatchCosts.checked(dispatch_costs, self._n_workers)
         self._env_class = env_class
-        self._n_workers = check_positive_int("n_workers", n_workers)
         self.call_state = CallState(type(self).__name__)
         self._scheduler: Scheduler | None = None
         # Only what the caller passed: the env class fills in everything else, so the

@@ -61,6 +61,8 @@ class ParallelEnv(VectorizedEnv):
             the env's keywords.
     """
 
+    processes_per_cpu = 64  # see check_process_count: a slip, not a pool, past that
+
     @takes_parameters_of(VectorizedEnv.__init__)
     def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any):
         self._start_method = check_start_method("start_method", start_method)

@@ -17,7 +17,8 @@ import numpy as np
 
 from plangym.constructor import parent_arguments
 from plangym.core.frame_loop import FrameRun, repeat_frames
-from plangym.core.plangym_env import PlangymEnv, wrap_callable
+from plangym.core.plangym_env import PlangymEnv
+from plangym.core.wrappers import wrap_callable
 from plangym.validation import describe
 
 LIFE_KEY = "lifes"  # the info key plangym 0.1 used; "lives" is set too

@@ -240,3 +240,29 @@ def test_autoreset_returns_the_terminal_step_then_resets(cartpole):
 
 def test_repr_names_the_env(cartpole):
     assert "ClassicControl(name='CartPole-v1'" in repr(cartpole)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"wrappers": 5}, TypeError, r"^wrappers: expected None or a list of wrappers, received 5"),
+        ({"wrappers": "abc"}, TypeError, r"^wrappers: expected None or a list of wrappers"),
+        ({"wrappers": [5]}, TypeError, r"^wrappers\[0\]: expected a callable taking an env"),
+        ({"wrappers": [(5, {})]}, TypeError, r"^wrappers\[0\]: expected a callable"),
+        ({"obs_type": ["rgb"]}, ValueError, r"^obs_type: expected one of \['coords'"),
+        ({"episodic_life": "x"}, TypeError, r"^episodic_life: expected True or False"),
+        ({"n_workers": 2, "dispatch_costs": 5}, TypeError, r"^dispatch_costs: expected None or"),
+        ({"n_workers": 10**6}, ValueError, r"^n_workers: expected at most \d+ worker processes"),
+    ],
+)
+def test_bad_constructor_keywords_are_named_before_anything_is_built(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        plangym.make("CartPole-v1", **kwargs)
+
+
+def test_one_atari_state_where_a_list_is_due_is_named_as_one_state():
+    env = AtariEnv("ALE/Pong-v5")
+    state, *_ = env.reset()
+    with pytest.raises(TypeError, match=r"states: .*received one state .*pass \[state\] \* 3"):
+        env.step_batch([0, 1, 0], states=state)
+    env.close()

@@ -246,6 +246,31 @@ def test_planning_calls_refuse_bad_input(cartpoles, call, message):
     assert len(cartpoles.step_batch([0, 1], states)[0]) == 2  # still usable
 
 
+def test_a_bad_state_changes_no_sub_env_and_is_named_as_the_single_env_names_it(cartpoles):
+    cartpoles.reset(seed=3)
+    saved = cartpoles.get_states()
+    cartpoles.step(np.array([1, 1]))
+    moved = cartpoles.get_states()
+    other = ClassicControl("MountainCar-v0")
+    wrong = other.reset()[0]
+    other.close()
+    with pytest.raises(TypeError, match=r"^states\[1\]: expected a CartPole-v1 state"):
+        cartpoles.set_states([saved[0], wrong])
+    with pytest.raises(TypeError, match=r"^states: expected a list of states, received 5"):
+        cartpoles.set_states(5)
+    assert [s.tobytes() for s in cartpoles.get_states()] == [s.tobytes() for s in moved]
+    # step_batch: refused in the caller with the words of the single env (and ParallelEnv).
+    batch = [saved[0]] * 5 + [wrong] + [saved[1]] * 2
+    single = ClassicControl("CartPole-v1", autoreset=False, remove_time_limit=False)
+    with pytest.raises(TypeError) as expected:
+        single.step_batch([0] * 8, batch)
+    single.close()
+    with pytest.raises(TypeError) as refused:
+        cartpoles.step_batch([0] * 8, batch)
+    assert str(refused.value) == str(expected.value)
+    assert not getattr(refused.value, "__notes__", None)  # no worker saw it
+
+
 def test_planning_on_gymnasium_sub_envs_says_what_is_missing():
     envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")])
     envs.reset(seed=0)
@@ -263,6 +288,14 @@ def test_planning_on_gymnasium_sub_envs_says_what_is_missing():
         ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode"),
         ({"autoreset": True}, ValueError, "autoreset"),
         ({"name": "NoSuchGame-v9"}, Exception, "NoSuchGame-v9"),
+        ({"vector_kwargs": 5}, TypeError, "vector_kwargs: expected None or a dict"),
+        ({"wrappers": 5}, TypeError, "wrappers: expected None or a list of wrappers"),
+        ({"wrappers": [5]}, TypeError, r"wrappers\[0\]: expected a callable"),
+        (
+            {"num_envs": 10**6, "vectorization_mode": "async"},
+            ValueError,
+            "num_envs: expected at most .* worker processes",
+        ),
         (
             {"vectorization_mode": "async", "vector_kwargs": {"context": "bogus"}},
             ValueError,

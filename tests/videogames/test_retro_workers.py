@@ -110,3 +110,25 @@ def test_the_caller_builds_an_emulator_while_workers_run():
     finally:
         env.close()
     assert set(multiprocessing.active_children()) <= children
+
+
+def test_a_vector_env_checks_states_without_an_emulator_in_the_caller():
+    """Sub-env 0's worker checks them: a bad state changes no sub-env, as elsewhere."""
+    envs = plangym.make_vec(NAME, 2, "async")
+    try:
+        envs.reset(seed=0)
+        saved = envs.get_states()
+        envs.action_space.seed(1)
+        envs.step(envs.action_space.sample())
+        moved = envs.get_states()
+        with pytest.raises(ValueError, match=r"^states\[1\]: expected a state of Airstriker"):
+            envs.set_states([saved[0], np.zeros(3, np.uint8)])
+        assert [s.tobytes() for s in envs.get_states()] == [s.tobytes() for s in moved]
+        with pytest.raises(ValueError, match=r"^states\[2\]: expected a state of Airstriker"):
+            envs.step_batch([0, 1, 2], [saved[0], saved[1], saved[1][:-1]])
+        here = RetroEnv(NAME)  # the caller holds no emulator of the vector env's
+        here.close()
+        envs.set_states(saved)
+        assert [s.tobytes() for s in envs.get_states()] == [s.tobytes() for s in saved]
+    finally:
+        envs.close()

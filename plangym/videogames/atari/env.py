@@ -35,7 +35,7 @@ from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments, read_only
 from plangym.core.batch import Batch
 from plangym.core.obs_pool import ObservationPool
-from plangym.core.plangym_env import wrap_callable
+from plangym.core.wrappers import wrap_callable
 from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import check_seed
 from plangym.videogames.atari.emulator import ale_env, ale_to_ram, make_ale_env

@@ -52,7 +52,7 @@ import gymnasium as gym
 import numpy as np
 
 from plangym.constructor import parent_arguments
-from plangym.core.plangym_env import wrap_callable
+from plangym.core.wrappers import wrap_callable
 from plangym.videogames.atari.env import AtariEnv
 from plangym.videogames.montezuma.state import (
     HEADER_SIZE,
