@@ -61,13 +61,17 @@ def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
 def guard_worker(parent_pid: int, owned: AttachedOutputs) -> int:
     """Set up a worker process: Ctrl-C ignored, exit (cleaning ``owned``) with the caller.
 
-    A daemon thread ends the process once its caller is gone, removing the caller's
-    shared ``owned`` buffers first. Returns the worker's first parent process id (see
+    SIGTERM ends the worker quietly, whatever handler a forked worker inherited from its
+    caller (one that raises would print a traceback from each worker of a process group
+    stopped by systemd or Slurm; one that saves the caller's work would run here). A daemon
+    thread ends the process once its caller is gone, removing the caller's shared
+    ``owned`` buffers first. Returns the worker's first parent process id (see
     :func:`caller_alive`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with it blocked
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # a caller may start workers with them blocked
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     first_ppid = os.getppid()
 
     def watch() -> None:

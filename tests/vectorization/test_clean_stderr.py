@@ -159,6 +159,20 @@ SCENARIOS = {
         check_a_worker_killed_between_batches_is_noticed(env, state, lambda: pids(env))
         env.close()
         """,
+    # The caller's own SIGTERM handler (one that raises, as the CLI's does) is not the
+    # workers': a worker stopped by SIGTERM dies quietly, and is replaced.
+    "sigterm_to_a_worker_of_a_caller_with_a_sigterm_handler": """
+        def stop(signum, frame):
+            raise KeyboardInterrupt("SIGTERM")
+        signal.signal(signal.SIGTERM, stop)
+        env, state = stepped_cartpole()
+        before = pids(env)
+        os.kill(before[0], signal.SIGTERM)
+        wait_dead([before[0]])
+        assert_steps_like_the_single_env(env, [0, 1, 0, 1], [state] * 4)
+        assert pids(env)[0] != before[0]
+        env.close()
+        """,
     "a_timeout": """
         env, good, stuck = faulty(HANG)
         env.step_batch_async([0, 0], states=[good, stuck])
