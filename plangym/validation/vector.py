@@ -10,25 +10,34 @@ from gymnasium import spaces
 from gymnasium.vector.utils import iterate
 
 from plangym.validation.batches import check_action, check_box_batch
-from plangym.validation.values import is_integer
+from plangym.validation.values import check_seed, describe, is_integer
 
 
 def check_seeds(seed: Any, n: int) -> list[int | None]:
-    """One seed per sub-env: None, an int ``s`` (sub-env ``i`` gets ``s + i``) or n seeds."""
+    """One seed per sub-env: None, an int ``s`` (sub-env ``i`` gets ``s + i``) or n seeds.
+
+    The n seeds may be a list, a tuple or a 1-D array, as gymnasium takes them.
+
+    >>> check_seeds(np.arange(3), 3), check_seeds(5, 2)
+    ([0, 1, 2], [5, 6])
+    """
     if seed is None:
         return [None] * n
     if is_integer(seed):
-        if seed < 0:
-            raise ValueError(f"seed: expected an int >= 0, got {seed}")
-        return [int(seed) + i for i in range(n)]
-    if not isinstance(seed, Sequence) or len(seed) != n:
+        return [check_seed(seed) + i for i in range(n)]  # type: ignore[operator]
+    is_vector = isinstance(seed, np.ndarray) and seed.ndim == 1
+    if not (isinstance(seed, Sequence) or is_vector) or isinstance(seed, str) or len(seed) != n:
         raise ValueError(
-            f"seed: expected None, an int or a list of {n} seeds (one per sub-env), got {seed!r}"
+            f"seed: expected None, an int or a list of {n} seeds (one per sub-env), "
+            f"received {describe(seed)}"
         )
+    seeds = []
     for k, item in enumerate(seed):
-        if item is not None and (not is_integer(item) or item < 0):
-            raise ValueError(f"seed: expected None or an int >= 0 at seed[{k}], got {item!r}")
-    return list(seed)
+        try:
+            seeds.append(check_seed(item))
+        except ValueError as error:
+            raise ValueError(f"seed[{k}]{str(error).removeprefix('seed')}") from None
+    return seeds
 
 
 def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, dict | None]:

@@ -309,6 +309,14 @@ def test_make_vec_refuses_bad_arguments_before_starting_workers(kwargs, error, m
         plangym.make_vec(**arguments)
 
 
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_seeds_in_an_array_are_taken_as_gymnasium_takes_them(mode):
+    envs = plangym.make_vec("CartPole-v1", 2, mode)
+    listed = envs.reset(seed=[3, 9])[0]
+    assert_same(envs.reset(seed=np.array([3, 9]))[0], listed, "observations")
+    envs.close()
+
+
 def test_sync_vector_env_takes_a_generator_of_env_fns_as_gymnasiums():
     envs = SyncVectorEnv(functools.partial(gymnasium.make, "CartPole-v1") for _ in range(2))
     assert envs.num_envs == len(envs.env_fns) == 2

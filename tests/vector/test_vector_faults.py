@@ -725,9 +725,13 @@ BAD_INPUTS = {
     "seed-not-an-int": (
         lambda envs: envs.reset(seed=[5, 2.5, 6]),
         ValueError,
-        r"seed: expected None or an int >= 0 at seed\[1\]",
+        r"^seed\[1\]: expected None or an int >= 0, received 2.5 \(float\)",
     ),
-    "seed-negative": (lambda envs: envs.reset(seed=-1), ValueError, "seed: expected an int >= 0"),
+    "seed-negative": (
+        lambda envs: envs.reset(seed=-1),
+        ValueError,
+        r"^seed: expected None or an int >= 0, received -1 \(int\)",  # the single env's words
+    ),
     "reset-mask-list": (reset_mask([True] * N), TypeError, r"reset_mask.*numpy array"),
     "reset-mask-shape": (reset_mask(np.ones(N + 1, np.bool_)), ValueError, r"reset_mask.*shape"),
     "reset-mask-dtype": (reset_mask(np.ones(N, np.int64)), TypeError, r"reset_mask.*dtype"),
