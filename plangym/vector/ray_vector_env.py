@@ -18,7 +18,7 @@ from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
 from plangym.vectorization.handler import HandlerFactory
-from plangym.vectorization.ray import connect
+from plangym.vectorization.ray import checked_actor_options, connect
 from plangym.vectorization.ray_backend import RayBackend
 
 
@@ -42,7 +42,8 @@ class RayVectorEnv(PlanVectorEnv):
         actor_options: dict | None = None,
     ):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
-        self._ray, self._actor_options = connect(address), actor_options
+        self._actor_options = checked_actor_options(actor_options)
+        self._ray = connect(address)
         self._start_from_probe(observation_mode, self._start_actors)
 
     LOG_WORKER_ERRORS = True

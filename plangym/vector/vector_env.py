@@ -319,6 +319,17 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             self._kept_probe.close()
         self.outputs = None  # type: ignore[assignment]  # rows go with their last view
 
+    def __getstate__(self) -> dict:
+        # A copy would share the workers, and its close() (or collection) would stop them.
+        backend = getattr(self, "_backend", None)
+        if backend is not None and any(pid is not None for pid in backend.worker_pids):
+            raise TypeError(
+                f"{type(self).__name__} cannot be pickled or deep-copied: its sub-envs run in "
+                "workers it owns. Build another with plangym.make_vec(envs.spec), or pass "
+                "states (get_states) to where they are needed"
+            )
+        return self.__dict__
+
     def __del__(self) -> None:
         if not getattr(self, "closed", True) and self._scheduler is not None:
             self.close(terminate=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 import cloudpickle
 
 from plangym.constructor import takes_parameters_of
+from plangym.validation import describe
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.env import VectorizedEnv
 from plangym.vectorization.lifecycle import idle_only
@@ -28,7 +30,14 @@ from plangym.vectorization.messages import Location
 from plangym.vectorization.ray_actor import RemoteEnv, import_ray
 from plangym.vectorization.ray_backend import RayBackend
 
-__all__ = ["RAY_AVAILABLE", "RayEnv", "RemoteEnv", "connect", "import_ray"]
+__all__ = [
+    "RAY_AVAILABLE",
+    "RayEnv",
+    "RemoteEnv",
+    "checked_actor_options",
+    "connect",
+    "import_ray",
+]
 
 # plangym 0.1's flag: whether Ray is installed (found without importing it: Ray is slow to load).
 RAY_AVAILABLE = importlib.util.find_spec("ray") is not None
@@ -45,6 +54,16 @@ def __getattr__(name: str) -> Any:
 # Actors are placed on as many nodes as possible; they reserve no CPU while they run, so
 # more actors than cores still start (override with RayEnv(actor_options=...)).
 DEFAULT_ACTOR_OPTIONS: dict[str, Any] = {"scheduling_strategy": "SPREAD"}
+
+
+def checked_actor_options(options: Any) -> dict:
+    """``options`` for the actors' ``.options()`` as a dict (None: none), or a TypeError."""
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(
+            "actor_options: expected None or a dict of Ray actor options (e.g. "
+            f"{{'num_cpus': 1}}), received {describe(options)}"
+        )
+    return dict(options or {})
 
 
 def connect(address: str | None = None) -> ModuleType:
@@ -94,7 +113,7 @@ class RayEnv(VectorizedEnv):
         # The other parameters, positional ones included, are VectorizedEnv's.
         self._address = address
         options = DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options
-        self._actor_options = dict(options)
+        self._actor_options = checked_actor_options(options)
         super().__init__(*args, **kwargs)
 
     def create_backend(self) -> Backend:

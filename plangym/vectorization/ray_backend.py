@@ -14,6 +14,7 @@ import contextlib
 from types import ModuleType
 from typing import Any
 
+from plangym.vectorization import process
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
@@ -64,16 +65,29 @@ class RayBackend(Backend):
         return actor_class.remote(self._blobs[index])
 
     def wait_ready(self) -> list[int]:
-        """Wait until every env is built; return the actors' process ids."""
+        """Wait until every env is built; return the actors' process ids.
+
+        Raises TimeoutError after ``process.READY_TIMEOUT`` seconds: actors the cluster
+        cannot place (more CPUs asked for than it has free, for good: the actors of one env
+        keep theirs while it lives) would otherwise wait for ever.
+        """
         pids = self._get([actor.ready.remote() for actor in self.actors])
         self._pids = pids
         return list(pids)
 
     def _get(self, refs: list) -> list:
+        ray = self.ray
         try:
-            return self.ray.get(refs)
-        except self.ray.exceptions.RayTaskError as error:
-            build_error = remote_error(error)  # raised below, with its own cause kept
+            return ray.get(refs, timeout=process.READY_TIMEOUT)
+        except ray.exceptions.RayTaskError as error:
+            build_error: BaseException = remote_error(error)  # raised below, with its cause
+        except ray.exceptions.GetTimeoutError:
+            build_error = TimeoutError(
+                f"{len(refs)} Ray actor(s) not ready within {process.READY_TIMEOUT:g} s: the "
+                "cluster may lack what they ask for (actor_options="
+                f"{self._actor_options}; the cluster has {ray.cluster_resources()}), and the "
+                f"{self.unit}s of one env keep their resources while it lives"
+            )
         raise build_error
 
     @property
@@ -102,12 +116,14 @@ class RayBackend(Backend):
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Actors whose request has finished (or failed)."""
+        self._check_connected()  # else ray.wait would start a new local cluster
         workers = {ref: worker for worker, ref in tickets.items()}
         ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=timeout)
         return [workers[ref] for ref in ready]
 
     def result(self, worker: int, ticket: Any, request: Any) -> Any:
         """Return the request's answer; raise WorkerCrashedError when its actor died."""
+        self._check_connected()
         ray = self.ray
         env_error: BaseException | None
         try:

@@ -5,8 +5,12 @@ sub-envs (plangym envs behind gymnasium's Env API), bit for bit; the planning ca
 (get_states, set_states, step_batch) against a single plangym env.
 """
 
+import copy
 import functools
+import gc
+import pickle
 
+import cloudpickle
 import gymnasium
 import numpy as np
 import pytest
@@ -347,3 +351,22 @@ def test_make_vec_on_ray_is_exact(ray_cluster):
         ours.close()
         theirs.close()
     assert seen["final_obs"] > 0
+
+
+@pytest.mark.parametrize("mode", ["async", "ray"])
+def test_a_vector_env_owning_workers_refuses_to_be_copied(mode, request):
+    """A copy would share the workers, and its collection would stop them under the env."""
+    if mode == "ray":
+        request.getfixturevalue("ray_cluster")
+    envs = plangym.make_vec("CartPole-v1", 2, mode)
+    try:
+        envs.reset(seed=0)
+        for copy_it in (pickle.dumps, cloudpickle.dumps, copy.deepcopy):
+            with pytest.raises(TypeError, match="cannot be pickled or deep-copied: its sub-envs"):
+                copy_it(envs)
+        gc.collect()
+        _, rewards, _, truncated, infos = envs.step(np.array([0, 1]))
+        assert rewards.tolist() == [1.0, 1.0] and not truncated.any()
+        assert "worker_restarted" not in infos
+    finally:
+        envs.close()

@@ -424,6 +424,62 @@ def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
     assert run.stdout.splitlines() == ["refused: True", "cluster started again: False"]
 
 
+def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed():
+    """A pending call's wait says Ray is gone (no new cluster); unplaceable actors time out."""
+    script = textwrap.dedent(
+        """
+        import os, ray, numpy as np, plangym
+        from plangym.vectorization import process
+        from plangym.vectorization.ray_backend import RayShutDownError
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        options = dict(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        ray.init(**options)
+        process.READY_TIMEOUT = 3.0
+        try:  # the first actor keeps the one CPU while the env lives: the second never starts
+            plangym.make("CartPole-v1", n_workers=2, ray=True, actor_options={"num_cpus": 1})
+        except TimeoutError as error:
+            print("unplaceable:", "not ready within 3 s" in str(error))
+        import time
+        deadline = time.monotonic() + 20  # the killed actors give their CPU back
+        while ray.available_resources().get("CPU") != 1.0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        print("CPU free again:", ray.available_resources().get("CPU") == 1.0)
+        env = plangym.make("CartPole-v1", n_workers=1, ray=True, inline_small_batches=False)
+        state, *_ = env.reset()
+        env.step_batch_async([0] * 64, [state] * 64)
+        ray.shutdown()
+        try:
+            env.step_batch_wait()
+        except RayShutDownError:
+            print("env refused, cluster started again:", ray.is_initialized())
+        env.close()
+        ray.init(**options)
+        envs = plangym.make_vec("CartPole-v1", 1, "ray")
+        envs.reset(seed=0)
+        envs.step_async(np.array([1]))
+        ray.shutdown()
+        try:
+            envs.step_wait()
+        except RayShutDownError:
+            print("vector env refused, cluster started again:", ray.is_initialized())
+        envs.close()
+        """
+    )
+    run = run_python(script, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == [
+        "unplaceable: True",
+        "CPU free again: True",
+        "env refused, cluster started again: False",
+        "vector env refused, cluster started again: False",
+    ]
+
+
+def test_actor_options_that_are_not_a_dict_are_named():
+    with pytest.raises(TypeError, match=r"^actor_options: expected None or a dict"):
+        RayEnv(ClassicControl, "CartPole-v1", n_workers=2, actor_options="SPREAD")
+
+
 # Closing ----------------------------------------------------------------------------------------
 def test_close_kills_the_actors_and_blocks_further_use(ray_cluster):
     env = plangym.make("CartPole-v1", n_workers=2, ray=True)
