@@ -50,7 +50,7 @@ from gymnasium import spaces
 from plangym.planning.batches import split_states, step_states
 from plangym.planning.checks import check_decide_state, check_plan_env, planner_repr
 from plangym.planning.common import ActionSampler, Decision, as_action, same_state
-from plangym.validation import check_number, check_positive_int, check_seed, is_integer
+from plangym.validation import check_number, check_positive_int, check_seed, describe, is_integer
 
 
 class Node:
@@ -127,8 +127,12 @@ class UCTPlanner:
         self.env = env
         self.waves = check_positive_int("waves", waves)
         self.wave_size = check_positive_int("wave_size", wave_size)
-        if not is_integer(rollout_depth) or rollout_depth < 0:
-            raise ValueError(f"rollout_depth: expected an integer >= 0, received {rollout_depth!r}")
+        if not is_integer(rollout_depth):  # a wrong kind: "3", 1.5, True, None
+            raise TypeError(
+                f"rollout_depth: expected an integer >= 0, received {describe(rollout_depth)}"
+            )
+        if rollout_depth < 0:
+            raise ValueError(f"rollout_depth: expected an integer >= 0, received {rollout_depth}")
         self.rollout_depth = int(rollout_depth)
         self.rollout_dt = check_positive_int("rollout_dt", rollout_dt)
         self.exploration = check_number("exploration", exploration, low=0)
