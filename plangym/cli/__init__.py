@@ -45,7 +45,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"plangym {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
-        command.COMMAND.add_to(subparsers, run=command.run)
+        parser.commands[command.COMMAND.name] = command.COMMAND.add_to(subparsers, run=command.run)
     return parser
 
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_command_line(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+import plangym
 from plangym.constructor import constructor_defaults
 from plangym.registry import get_planenv_class
+
+# What to do about a stable-retro game whose ROM is not imported (docs/retro.md).
+IMPORT_ROMS = (
+    "import the ROMs you own with: python -m stable_retro.import DIRECTORY (see "
+    "docs/retro.md; only Airstriker-Genesis-v0 ships with its ROM)"
+)
 
 
 class UsageError(Exception):
@@ -19,12 +27,31 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (usage stays available with --help)."""
+    """An ArgumentParser whose errors are one line (usage stays available with --help).
+
+    ``commands`` holds the parsers of its subcommands, by name.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
         """Print ``plangym: error: message`` and exit with status 2."""
         print(f"plangym: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(2)
+
+    def parse_command_line(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
+        """Parse ``argv``; an argument left over is refused by the subcommand's parser.
+
+        argparse leaves that error to the top parser, whose hint would be ``plangym --help``
+        where ``plangym plan --help`` lists what the subcommand takes.
+        """
+        args, extra = self.parse_known_args(argv)
+        if extra:
+            parser = self.commands.get(getattr(args, "command", None) or "", self)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
 
 
 def positive_int(text: str) -> int:
@@ -84,11 +111,59 @@ def check_env_name(name: str) -> type:
 def env_settings(args: argparse.Namespace) -> tuple[type, int]:
     """Return the class that runs ``args.name`` and the frameskip to run it with.
 
-    The frameskip is ``--frameskip``, or else the class's own default; an unknown name
-    raises :class:`UsageError`.
+    The frameskip is ``--frameskip``, or else the class's own default; an unknown name, or
+    a ``--seed`` the class cannot take, raises :class:`UsageError`.
     """
     env_class = check_env_name(args.name)
+    check_env_seed(env_class, getattr(args, "seed", None))
     return env_class, args.frameskip or default_frameskip(env_class)
+
+
+def check_env_seed(env_class: type, seed: int | None) -> None:
+    """Raise :class:`UsageError` naming ``--seed`` if ``env_class`` cannot take ``seed``.
+
+    Every family takes any integer >= 0 but dm_control's tasks, whose generator is NumPy's
+    RandomState: their module (loaded when ``env_class`` is one of them) has the check.
+    """
+    dm_control = sys.modules.get("plangym.control.dm_control.env")
+    if seed is None or dm_control is None or not issubclass(env_class, dm_control.DMControlEnv):
+        return
+    try:
+        dm_control.check_task_seed(seed)
+    except ValueError as error:
+        raise UsageError(f"--seed: {str(error).removeprefix('seed: ')}") from None
+
+
+@contextlib.contextmanager
+def single_env(name: str, **keywords: Any) -> Iterator[Any]:
+    """Build the env ``name`` in this process (no workers) for the block, then close it.
+
+    What keeps it from being built here and the user can act on is a :class:`UsageError`:
+    a stable-retro game whose ROM is not imported, or an env whose package does not import
+    on this Python (the Balloon Learning Environment). A missing extra's ImportError goes
+    on to :func:`plangym.cli.main`, which names the extra.
+    """
+    try:
+        env = plangym.make(name, **keywords)
+    except FileNotFoundError as error:
+        if "import the ROM" not in str(error):  # stable-retro's words for a missing ROM
+            raise
+        raise UsageError(f"{name}: its ROM is not imported; {IMPORT_ROMS}") from None
+    except ImportError as error:
+        if error.name is not None or "pip install" in str(error):
+            raise  # a module that is not installed, or plangym's own (a bug)
+        # Raised by the env class itself, to say why it cannot run here.
+        raise UsageError(f"{error}; choose another environment (plangym list)") from None
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+def check_env_builds(name: str, **keywords: Any) -> None:
+    """Build the env once in this process, before any work, to find what stops it early."""
+    with single_env(name, **keywords):
+        pass
 
 
 def default_frameskip(env_class: type) -> int:
@@ -105,6 +180,7 @@ class Option:
     default: Any = None
     help: str = ""
     choices: Sequence[str] | None = None
+    metavar: str | None = None
 
     @property
     def dest(self) -> str:
@@ -119,6 +195,8 @@ class Option:
         """Register the argument on a parser or an argument group."""
         # No type given: argparse keeps the text (typeshed does not accept type=None).
         typed: dict[str, Any] = {} if self.type is None else {"type": self.type}
+        if self.metavar is not None:
+            typed["metavar"] = self.metavar
         parser.add_argument(
             self.flag, **typed, default=self.default, choices=self.choices, help=self.help
         )
@@ -175,17 +253,49 @@ class Command:
         return parser
 
 
-def prepare_out_dir(path: str) -> Path:
-    """Create the output directory and prove it is writable, before any work starts."""
+def check_out_dir(path: str) -> Path:
+    """Prove that the output directory can be written, before any work, without creating it.
+
+    The directory, or else the nearest folder above it that exists, must take a new file.
+    """
     out = Path(path)
+    existing = next(folder for folder in (out, *out.parents) if folder.exists())
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise UsageError(f"--out: cannot write to {str(out)!r}: {reason}") from None
+        raise cannot_write(out, error) from None
     return out
+
+
+@contextlib.contextmanager
+def out_dir(path: str) -> Iterator[Path]:
+    """Create the output directory (checked by :func:`check_out_dir`) for the block.
+
+    The directories this creates are removed again after the block if nothing was written
+    in them: a command refused once its work started (a checkpoint that no longer
+    replays), or stopped while a game is restored, leaves no trace.
+    """
+    out = Path(path)
+    created = [folder for folder in (out, *out.parents) if not folder.exists()]
+    try:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise cannot_write(out, error) from None
+        yield out
+    finally:
+        for folder in created:  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (the command wrote there), or not there
+                break
+
+
+def cannot_write(out: Path, error: OSError) -> UsageError:
+    """Return the usage error of an output directory that cannot be written."""
+    reason = error.strerror or type(error).__name__
+    return UsageError(f"--out: cannot write to {str(out)!r}: {reason}")
 
 
 def print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 import plangym
-from plangym.cli.args import Command, Option, env_settings, positive_int, print_table
+from plangym.cli.args import (
+    Command,
+    Option,
+    check_env_builds,
+    env_settings,
+    positive_int,
+    print_table,
+)
 from plangym.cli.progress import progress_bar
 from plangym.planning.common import ActionSampler, start_episode
 
@@ -27,12 +34,12 @@ COMMAND = Command(
     "ParallelEnv, round by round; print steps/s and frames/s.",
     options=(
         Option.env_name("environment name"),
-        Option("--workers", positive_int, 2, "ParallelEnv workers"),
-        Option("--batch", positive_int, 256, "states per batch"),
-        Option("--rounds", positive_int, 5, "timed rounds"),
-        Option("--dt", positive_int, 1, "agent steps per element"),
+        Option("--workers", positive_int, 2, "ParallelEnv workers (default: 2)"),
+        Option("--batch", positive_int, 256, "states per batch (default: 256)"),
+        Option("--rounds", positive_int, 5, "timed rounds (default: 5)"),
+        Option("--dt", positive_int, 1, "agent steps per element (default: 1)"),
         Option.frameskip(),
-        Option.seed("seed of states and actions"),
+        Option.seed("seed of states and actions (default: 0)"),
     ),
 )
 
@@ -40,6 +47,7 @@ COMMAND = Command(
 def run(args: argparse.Namespace) -> int:
     """Measure and print the table."""
     _, frameskip = env_settings(args)
+    check_env_builds(args.name, frameskip=frameskip)
     # Each setup (one process, ParallelEnv) steps one untimed round and the timed ones.
     with progress_bar(2 * (args.rounds + 1), desc=f"bench {args.name}", unit="round") as bar:
         rows = measure(

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from plangym.cli.args import Command, Option, env_settings, positive_int, print_table
+from plangym.cli.args import (
+    Command,
+    Option,
+    check_env_builds,
+    env_settings,
+    positive_int,
+    print_table,
+)
 from plangym.cli.progress import progress_bar
 from plangym.selfcheck import CHECKS, SETTINGS, has_sticky_actions, run_checks
 
@@ -20,8 +27,8 @@ COMMAND = Command(
     "status 1 if any check fails.",
     options=(
         Option.env_name("environment name, e.g. ALE/Pong-v5 or CartPole-v1"),
-        Option("--steps", positive_int, 40, "steps per check"),
-        Option.seed("seed of the random actions"),
+        Option("--steps", positive_int, 40, "steps per check (default: 40)"),
+        Option.seed("seed of the random actions (default: 0)"),
         Option.frameskip(),
     ),
 )
@@ -30,6 +37,7 @@ COMMAND = Command(
 def run(args: argparse.Namespace) -> int:
     """Run the checks and print the table; 1 if any check failed."""
     _, frameskip = env_settings(args)
+    check_env_builds(args.name, frameskip=frameskip)
     settings = len(SETTINGS) if has_sticky_actions(args.name) else 1
     with progress_bar(len(CHECKS) * settings, desc=f"check {args.name}", unit="check") as bar:
         results = run_checks(

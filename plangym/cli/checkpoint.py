@@ -40,6 +40,31 @@ CHECKPOINT = "checkpoint.pkl"
 FORMAT = 1  # bumped when the contents change
 
 
+class EarlierCheckpoint:
+    """Another game's ``checkpoint.pkl`` in the output directory, removed at this run's first write.
+
+    Until this run writes (its first checkpoint, or its outputs) the directory stays as it
+    was: a refused command, or a resumed one stopped while the game is restored, changes
+    nothing there. From then on it holds this run's files: left there, the other game's
+    checkpoint would be reported in this run's summary, and ``--resume`` would go on with
+    that other game.
+
+    Args:
+        out: The output directory.
+        ours: The checkpoint there is this game's (resumed in the same directory): kept.
+    """
+
+    def __init__(self, out: Path, ours: bool = False):
+        self.path = Path(out) / CHECKPOINT
+        self.pending = not ours
+
+    def remove(self) -> None:
+        """Remove it, once: this run is about to write in the directory."""
+        if self.pending:
+            self.path.unlink(missing_ok=True)
+            self.pending = False
+
+
 class Checkpointer:
     """An ``on_step`` of :func:`~plangym.planning.common.play` that saves every ``every`` steps.
 
@@ -49,16 +74,24 @@ class Checkpointer:
         settings: What the run needs to be rebuilt (env, planner, parameters, seed, ...).
         planner: Has ``get_planner_state()``, read right after a step.
         trajectory: The game being recorded.
+        earlier: Another game's checkpoint, removed before the first save.
     """
 
     def __init__(
-        self, out: Path, every: int, settings: dict[str, Any], planner: Any, trajectory: Trajectory
+        self,
+        out: Path,
+        every: int,
+        settings: dict[str, Any],
+        planner: Any,
+        trajectory: Trajectory,
+        earlier: EarlierCheckpoint | None = None,
     ):
         self.path = Path(out) / CHECKPOINT
         self.every = every
         self.settings = settings
         self.planner = planner
         self.trajectory = trajectory
+        self.earlier = earlier
         self.saved_step = 0
 
     def __call__(self, progress: Progress) -> None:
@@ -85,6 +118,9 @@ class Checkpointer:
             "planner_state": self.planner.get_planner_state(),
         }
         payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+        if self.earlier is not None:
+            # Removed first: a save the next signal cuts short must not leave it in place.
+            self.earlier.remove()
         write_atomically(self.path, lambda file: file.write(payload))
         self.saved_step = record.agent_steps
 

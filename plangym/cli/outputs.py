@@ -134,6 +134,12 @@ class PlanOutputs:
             self._write_json("summary.json", summary)
         return summary
 
+    def note_stop(self, stop: Interrupted) -> None:
+        """Rewrite ``summary.json`` to say that ``stop`` cut the writing short (the GIF)."""
+        if self.summary is not None:
+            self.summary.update(interrupted=True, signal=stop.signal_name)
+            self._write_json("summary.json", self.summary)
+
     def _write_json(self, name: str, data: Any, indent: int | None = 2) -> None:
         write_json(self.out / name, data, indent, on_written=self._record)
 

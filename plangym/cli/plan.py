@@ -22,6 +22,7 @@ so far, prints one line on stderr and exits with 130 (SIGINT) or 143 (SIGTERM).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,20 @@ from plangym.cli.args import (
     Command,
     Option,
     UsageError,
+    check_out_dir,
     non_negative_int,
+    out_dir,
     path_text,
     positive_int,
-    prepare_out_dir,
+    single_env,
 )
-from plangym.cli.checkpoint import CHECKPOINT, Checkpointer, load_checkpoint, restore_trajectory
-from plangym.cli.interrupt import stop_signals_raise
+from plangym.cli.checkpoint import (
+    Checkpointer,
+    EarlierCheckpoint,
+    load_checkpoint,
+    restore_trajectory,
+)
+from plangym.cli.interrupt import StopSignals, stop_signals_raise
 from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.plan_settings import (
     DEFAULT_OUT,
@@ -46,6 +54,7 @@ from plangym.cli.plan_settings import (
     SWARM_OPTIONS,
     UCT_OPTIONS,
     env_keywords,
+    planner_problem,
     resolve_settings,
 )
 from plangym.cli.progress import PlanProgress
@@ -107,6 +116,7 @@ COMMAND = Command(
                 path_text,
                 None,
                 "continue the game checkpointed in DIR, with its settings, writing in DIR",
+                metavar="DIR",
             ),
         ),
         "output": (
@@ -125,54 +135,110 @@ COMMAND = Command(
 def run(args: argparse.Namespace) -> int:
     """Plan, compare with random play, write the outputs; print the score.
 
-    Stopped by SIGINT or SIGTERM, it closes the workers, writes the outputs of the steps
-    played so far and returns 130 or 143 (see :mod:`plangym.cli.interrupt`).
+    Every usage error is found before ``--out`` is touched or a worker starts (see
+    :func:`check_game`). Stopped by SIGINT or SIGTERM, it closes the workers, writes the
+    outputs of the steps played so far and returns 130 or 143 (see
+    :mod:`plangym.cli.interrupt`).
     """
     resumed = load_checkpoint(Path(args.resume)) if args.resume else None
     planner_class, params, frameskip = resolve_settings(args, resumed)
     check_viz_extra()
-    out = prepare_out_dir(args.out)
-    if resumed is None or Path(args.resume).resolve() != out.resolve():
-        # An earlier run's: left there, a stopped run would report it and --resume go on
-        # with that other game. This run writes its own.
-        (out / CHECKPOINT).unlink(missing_ok=True)
+    check_out_dir(args.out)
+    check_game(args, planner_class, params, frameskip)
+    with out_dir(args.out) as out:
+        return play_and_save(args, out, planner_class, params, frameskip, resumed)
+
+
+def play_and_save(
+    args: argparse.Namespace,
+    out: Path,
+    planner_class: type,
+    params: dict[str, Any],
+    frameskip: int,
+    resumed: dict[str, Any] | None,
+) -> int:
+    """Play the game, write its outputs in ``out`` and print its summary; return the status."""
+    ours = resumed is not None and Path(args.resume).resolve() == out.resolve()
+    earlier = EarlierCheckpoint(out, ours=ours)
     trajectory = Trajectory()
     baseline: list[float] = []
-    outputs = PlanOutputs(out, args, frameskip, params)
     with stop_signals_raise() as stops:
         try:
-            baseline = plan_game(args, planner_class, params, frameskip, trajectory, resumed)
+            baseline = plan_game(
+                args, planner_class, params, frameskip, trajectory, resumed, earlier
+            )
         except BaseException:
             # A signal may surface as another error: a worker it ended, seen first.
             if stops.first is None:
                 raise
         stop = stops.first
         if stop is not None and resumed is not None and not trajectory.actions:
-            # Stopped while the saved game was being restored: its files stay as they were.
+            # Stopped while the saved game was being restored: nothing was written.
             print(
                 f"plangym: interrupted ({stop.signal_name}) while resuming; {out} is unchanged",
                 file=sys.stderr,
             )
             return stop.exit_status
-        trajectory = played_part(trajectory)
-        signals_before = len(stops.received)
-        try:
-            summary = outputs.save(trajectory, baseline, stop)
-        except BaseException:
-            if len(stops.received) == signals_before:
-                raise  # no new signal: a real error
-            first = stops.received[0]
-            if stop is None and outputs.summary is not None:
-                # The game was over and its summary written: only the GIF was cut short.
-                report(outputs.summary, f"interrupted while drawing it ({first.signal_name})", out)
-            again = " again" if stop is not None else ""
-            files = ", ".join(outputs.written) or "nothing"
-            print(
-                f"plangym: interrupted{again} ({stops.received[-1].signal_name}) while "
-                f"writing; wrote {files} in {out}",
-                file=sys.stderr,
-            )
-            return first.exit_status
+        earlier.remove()
+        outputs = PlanOutputs(out, args, frameskip, params)
+        return save_outputs(outputs, played_part(trajectory), baseline, stops)
+
+
+def check_game(
+    args: argparse.Namespace, planner_class: type, params: dict[str, Any], frameskip: int
+) -> None:
+    """Build the planner on one env in this process, then drop both, before any work.
+
+    What only a built env tells (a ROM that is not imported, an action space UCT cannot
+    search) and the planner's own checks (a budget below the walkers) are then usage
+    errors found before ``--out`` is touched and before any worker starts. One env costs
+    little next to a game (Super Mario Bros, the slowest, builds in half a second).
+    """
+    keywords = env_keywords(args.name, frameskip, whole_game=args.preset is not None)
+    with single_env(args.name, **keywords) as env:
+        build_planner(args, planner_class, params, env)
+
+
+def build_planner(
+    args: argparse.Namespace, planner_class: type, params: dict[str, Any], env: Any
+) -> Any:
+    """Return the planner of the game; a keyword it refuses is a UsageError naming the flag."""
+    try:
+        return planner_class(env, seed=args.seed, **params)
+    except (TypeError, ValueError) as error:
+        raise UsageError(planner_problem(args.planner, str(error))) from None
+
+
+def save_outputs(
+    outputs: PlanOutputs, trajectory: Trajectory, baseline: list[float], stops: StopSignals
+) -> int:
+    """Write the outputs and print the summary; return the exit status.
+
+    A signal while they are written (the first one, or one more) stops the writing: the
+    files written are whole, and the summary says that the command was interrupted.
+    """
+    out, stop = outputs.out, stops.first
+    signals_before = len(stops.received)
+    try:
+        summary = outputs.save(trajectory, baseline, stop)
+    except BaseException:
+        if len(stops.received) == signals_before:
+            raise  # no new signal: a real error
+        first = stops.received[0]
+        if stop is None and outputs.summary is not None:
+            # The game was over and its summary written: only the GIF was cut short. The
+            # summary says so, as the exit status does; one more signal cannot part them.
+            with contextlib.suppress(KeyboardInterrupt), stops.held():
+                outputs.note_stop(first)
+            report(outputs.summary, f"stopped by {first.signal_name} while drawing it", out)
+        again = " again" if stop is not None else ""
+        files = ", ".join(outputs.written) or "nothing"
+        print(
+            f"plangym: interrupted{again} ({stops.received[-1].signal_name}) while "
+            f"writing; wrote {files} in {out}",
+            file=sys.stderr,
+        )
+        return first.exit_status
     report(summary, outputs.gif_problem, out)
     if stop is not None:
         print(f"plangym: interrupted ({stop.signal_name}); wrote {out}", file=sys.stderr)
@@ -187,20 +253,18 @@ def plan_game(
     frameskip: int,
     trajectory: Trajectory,
     resumed: dict[str, Any] | None = None,
+    earlier: EarlierCheckpoint | None = None,
 ) -> list[float]:
     """Play the game into ``trajectory`` (continuing ``resumed``); return the random scores.
 
-    A checkpoint is saved every ``args.checkpoint_every`` steps and when the game is over.
-    The env (and its workers) is closed however this ends.
+    A checkpoint is saved every ``args.checkpoint_every`` steps and when the game is over
+    (the first removes ``earlier``). The env (and its workers) is closed however this ends.
     """
     workers = {"n_workers": args.workers} if args.workers > 1 else {}
     keywords = env_keywords(args.name, frameskip, whole_game=args.preset is not None)
     env = plangym.make(args.name, **workers, **keywords)
     try:
-        try:
-            planner = planner_class(env, seed=args.seed, **params)
-        except (TypeError, ValueError) as error:
-            raise UsageError(f"--planner {args.planner}: {error}") from None
+        planner = build_planner(args, planner_class, params, env)
         if resumed is not None:
             planner.set_planner_state(resumed["planner_state"])
             try:
@@ -217,7 +281,9 @@ def plan_game(
             "steps": args.steps,
             "preset": args.preset,
         }
-        saver = Checkpointer(args.out, args.checkpoint_every, settings, planner, trajectory)
+        saver = Checkpointer(
+            args.out, args.checkpoint_every, settings, planner, trajectory, earlier
+        )
         where = f"{args.workers} workers" if args.workers > 1 else "1 process"
         start = f", resumed at step {trajectory.agent_steps}" if resumed else ""
         print(

@@ -112,9 +112,12 @@ def resolve_settings(
         return resume_settings(args, resumed)
     env_class, _ = env_settings(args)
     preset = fmc_preset_of(args)
+    if preset is not None and args.planner == "swarm":  # given: the default is None
+        raise UsageError(
+            "--planner swarm: --preset fmc plays the fmc planner (FMC's published walkers, "
+            "horizon and budget), or uct with the game's budget; leave out --planner for fmc"
+        )
     args.planner = args.planner or ("fmc" if preset else "swarm")
-    if preset is not None and args.planner == "swarm":
-        args.planner = "fmc"  # the preset's parameters are those of FMC's swarm
     args.steps = args.steps or (FULL_GAME_STEPS if preset else DEFAULT_STEPS)
     args.seed = 0 if args.seed is None else args.seed
     args.out = args.out or DEFAULT_OUT
@@ -142,6 +145,13 @@ def resume_settings(
             + ", ".join(sorted(given))
         )
     check_env_name(args.name)
+    played = len(resumed["actions"])
+    if args.steps is not None and args.steps < played:
+        raise UsageError(
+            f"--steps: the checkpoint in {args.resume!r} has {played} agent steps played "
+            f"already; give at least {played}, or leave out --steps (its limit: "
+            f"{saved['steps']})"
+        )
     args.planner, args.seed, args.preset = saved["planner"], saved["seed"], saved["preset"]
     args.steps = args.steps or saved["steps"]
     args.out = args.out or args.resume
@@ -191,3 +201,18 @@ def planner_settings(
     if params.get("budget", 0) is None:
         del params["budget"]  # uct without a budget: its waves
     return planner_class, params
+
+
+def planner_problem(planner: str, message: str) -> str:
+    """Name the flag behind a planner's refusal of its keywords (``budget: ...``).
+
+    >>> planner_problem("fmc", "budget: expected at least n_walkers = 8, received 3")
+    '--budget: expected at least n_walkers = 8, received 3'
+    >>> planner_problem("uct", "env: UCT needs a Discrete action space, received Box")
+    '--planner uct: UCT needs a Discrete action space, received Box'
+    """
+    keyword, _, rest = message.partition(": ")
+    option = PLANNERS[planner][1].get(keyword)
+    if option is not None:
+        return f"{option.flag}: {rest}"
+    return f"--planner {planner}: {rest if keyword == 'env' else message}"

@@ -243,18 +243,20 @@ def test_user_errors_are_one_line_and_exit_nonzero(tmp_path, args, message):
         assert len(lines) == 1 and lines[0].startswith("plangym: error: "), lines
 
 
-def test_a_new_run_does_not_keep_an_earlier_runs_checkpoint(tmp_path):
-    """Stopped before its first checkpoint, it must not report (or resume) the other game."""
+def test_a_refused_run_keeps_the_earlier_runs_checkpoint(tmp_path):
+    """A refused command changes nothing: the earlier game can still be resumed.
+
+    A new game stopped before its first checkpoint drops it instead (test_refused_plans).
+    """
     out = str(tmp_path / "out")
     first = run("plan", "CartPole-v1", "--steps", "3", "--workers", "1", "--out", out)
     assert first.returncode == 0 and (tmp_path / "out" / "checkpoint.pkl").exists()
-    # The second run stops at once (a planner the env cannot take) in the same directory.
+    # The second run is refused (a planner the env cannot take) in the same directory.
     second = run("plan", "Pendulum-v1", "--planner", "uct", "--out", out)
     assert second.returncode == 2
-    assert not (tmp_path / "out" / "checkpoint.pkl").exists()
+    assert (tmp_path / "out" / "checkpoint.pkl").exists()
     resumed = run("plan", "CartPole-v1", "--resume", out)
-    assert resumed.returncode == 2 and "--resume: no checkpoint.pkl" in resumed.stderr
-    run("plan", "CartPole-v1", "--steps", "3", "--workers", "1", "--out", out)
+    assert resumed.returncode == 0 and "resumed at step 3" in resumed.stderr, resumed.stderr
     with_seed = run("plan", "CartPole-v1", "--resume", out, "--seed", "3")
     assert with_seed.returncode == 2 and "leave out --seed" in with_seed.stderr
 
