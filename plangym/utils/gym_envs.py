@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import threading
 from typing import Any
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, find_highest_version, parse_env_id
+
+# gymnasium's classic_control package, imported by two threads at once (their first make()),
+# can hand one of them a half-initialised module (ImportError, KeyError): one at a time here.
+_FIRST_IMPORTS = threading.Lock()
 
 
 def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gym.Env:
@@ -16,6 +22,9 @@ def make_gym_env(name: str, remove_time_limit: bool = True, **kwargs: Any) -> gy
     only when ``remove_time_limit`` is False.
     """
     spec = gym.spec(name)
+    if isinstance(spec.entry_point, str):
+        with _FIRST_IMPORTS:  # two threads importing one package at once may see it half-built
+            importlib.import_module(spec.entry_point.split(":")[0])
     warn_if_out_of_date(spec)
     overrides: dict[str, Any] = {"order_enforce": False, "disable_env_checker": True}
     if remove_time_limit:

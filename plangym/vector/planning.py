@@ -33,6 +33,7 @@ from plangym.validation import check_indices, check_space_batch
 from plangym.validation.values import describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
+from plangym.vectorization.lifecycle import one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState
 from plangym.vectorization.scheduler import Scheduler
 
@@ -66,11 +67,13 @@ class VectorPlanning:
             """The scheduler of the sub-envs' workers."""
             ...
 
+    @one_thread_at_a_time
     def get_states(self) -> list:
         """Return the exact state of every sub-env (see :func:`plangym.make_vec`)."""
         self.call_state.check_idle("get_states")  # type: ignore[attr-defined]
         return self._run_now(self._to_all(GetState()), "get_state")  # type: ignore[attr-defined]
 
+    @one_thread_at_a_time
     def set_states(self, states: Sequence, indices: Sequence[int] | None = None) -> None:
         """Restore ``states[k]`` in sub-env ``indices[k]`` (default: every sub-env in turn).
 
@@ -86,6 +89,7 @@ class VectorPlanning:
         self._run_now(requests, "set_state")  # type: ignore[attr-defined]
         self._ended[indices] = False
 
+    @one_thread_at_a_time
     def step_batch(
         self, actions: Sequence, states: Sequence, dt: int | Sequence[int] = 1
     ) -> tuple[list, ...]:

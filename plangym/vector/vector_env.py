@@ -29,7 +29,7 @@ from plangym.vector.planning import VectorPlanning, local_checker
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.errors import SubEnvCrashedError
-from plangym.vectorization.lifecycle import CallState
+from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
 from plangym.vectorization.messages import (
     Call,
     CheckSpaces,
@@ -150,6 +150,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         return dict.fromkeys(range(self.num_envs), request)
 
     # Reset ------------------------------------------------------------------------------------
+    @one_thread_at_a_time
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -161,6 +162,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 
+    @one_thread_at_a_time
     def reset_async(self, seed: Any = None, options: dict | None = None) -> None:
         """Send the resets; collect them with :meth:`reset_wait`."""
         self.call_state.check_running()
@@ -172,6 +174,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         }
         self.call_state.start("reset", self._send(requests, "reset", OnCrash.RERUN))
 
+    @one_thread_at_a_time
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the resets sent by :meth:`reset_async`: ``(obs, infos)``."""
         timeout = check_timeout(timeout)  # a bad one leaves the resets pending
@@ -186,11 +189,13 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         return self._observations(), infos
 
     # Step -------------------------------------------------------------------------------------
+    @one_thread_at_a_time
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env: ``(obs, rewards, terminations, truncations, infos)``."""
         self.step_async(actions)
         return self.step_wait()
 
+    @one_thread_at_a_time
     def step_async(self, actions: Any) -> None:
         """Send every sub-env its action; collect the results with :meth:`step_wait`."""
         self.call_state.check_idle("step_async")
@@ -210,6 +215,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             requests = {i: Step(item) for i, item in enumerate(items)}
         self.call_state.start("step", self._send(requests, "step", OnCrash.REPORT))
 
+    @one_thread_at_a_time
     def step_wait(
         self, timeout: float | None = None
     ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -239,17 +245,20 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         return deepcopy(observations) if self.copy else observations
 
     # Calls ------------------------------------------------------------------------------------
+    @one_thread_at_a_time
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call method ``name`` of every sub-env (or read attribute ``name``)."""
         self.call_async(name, *args, **kwargs)
         return self.call_wait()
 
+    @one_thread_at_a_time
     def call_async(self, name: str, /, *args: Any, **kwargs: Any) -> None:
         """Send the calls; collect them with :meth:`call_wait`."""
         self.call_state.check_idle("call_async")
         requests = self._to_all(Call(name, args, kwargs))
         self.call_state.start("call", self._started.send(requests, "call", OnCrash.RAISE))
 
+    @one_thread_at_a_time
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for the calls sent by :meth:`call_async`; one result per sub-env."""
         timeout = check_timeout(timeout)  # a bad one leaves the calls pending
@@ -261,6 +270,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         """Attribute ``name`` of every sub-env (a method is called, as in gymnasium)."""
         return self.call(name)
 
+    @one_thread_at_a_time
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every sub-env: one value each (list/tuple) or one for all."""
         self.call_state.check_running()

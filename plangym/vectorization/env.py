@@ -24,7 +24,7 @@ from plangym.validation import check_flag, check_process_count, check_return_sta
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.costs import DispatchCosts
-from plangym.vectorization.lifecycle import CallState, idle_only
+from plangym.vectorization.lifecycle import CallState, idle_only, one_thread_at_a_time
 from plangym.vectorization.local_env import LocalEnvAPI
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.scheduler import OnCrash, Scheduler
@@ -248,6 +248,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         inputs = BatchInputs(actions, checked_states, dts, want_state, copy)
         self.call_state.start("step_batch", self.scheduler.dispatch(inputs))
 
+    @one_thread_at_a_time
     def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
         """Wait for the pending batch and return its results.
 

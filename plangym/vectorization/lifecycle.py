@@ -8,6 +8,11 @@ and, when it must refuse, raises before it changes anything:
 * a ``*_wait`` with nothing of its kind pending raises :class:`NoAsyncCallError`;
 * any call after ``close()`` raises :class:`ClosedEnvironmentError`.
 
+A call holds the env while it runs (:attr:`CallState.lock`): a call from another thread
+waits until it is done, so threads sharing an env get every result whole (two threads'
+requests would otherwise meet on the same pipes), and then sees a call that thread left
+pending as above.
+
 >>> class Door:
 ...     call_state = CallState("Door")
 ...     @idle_only
@@ -26,6 +31,7 @@ plangym.vectorization.errors.ClosedEnvironmentError: Trying to operate on `Door`
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -50,6 +56,14 @@ class CallState:
         self.closed = False
         self.pending: str | None = None  # the kind of call pending: "step", "reset", ...
         self.batch: Any = None  # what its *_wait collects
+        self.lock = threading.RLock()  # held by the thread whose call runs (re-entrant)
+
+    def __getstate__(self) -> dict:  # a copy of an env gets a lock of its own
+        return {key: value for key, value in self.__dict__.items() if key != "lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
 
     def check_running(self) -> None:
         """Raise :class:`ClosedEnvironmentError` once the env is closed."""
@@ -90,11 +104,23 @@ class CallState:
 
 
 def idle_only(method: Method) -> Method:
-    """Make ``method`` check its object's ``call_state`` before it does anything."""
+    """Make ``method`` hold its object's ``call_state`` and check it before anything else."""
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        self.call_state.check_idle(method.__name__)
-        return method(self, *args, **kwargs)
+        with self.call_state.lock:
+            self.call_state.check_idle(method.__name__)
+            return method(self, *args, **kwargs)
 
     return checked  # type: ignore[return-value]
+
+
+def one_thread_at_a_time(method: Method) -> Method:
+    """Make ``method`` hold its object's ``call_state`` while it runs (it checks it itself)."""
+
+    @functools.wraps(method)
+    def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.call_state.lock:
+            return method(self, *args, **kwargs)
+
+    return held  # type: ignore[return-value]

@@ -158,7 +158,8 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        env.call_state.check_idle(method.__name__)
-        return method(*args, **kwargs)
+        with env.call_state.lock:
+            env.call_state.check_idle(method.__name__)
+            return method(*args, **kwargs)
 
     return checked

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -66,6 +67,9 @@ def checked_actor_options(options: Any) -> dict:
     return dict(options or {})
 
 
+_CONNECTING = threading.Lock()  # held while this process connects to Ray
+
+
 def connect(address: str | None = None) -> ModuleType:
     """Connect this process to Ray unless it already is; return the ``ray`` module.
 
@@ -75,8 +79,9 @@ def connect(address: str | None = None) -> ModuleType:
     connected (``ray.init`` called before) keeps its connection and ``address`` is ignored.
     """
     ray = import_ray()
-    if not ray.is_initialized():
-        ray.init(address=address or os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
+    with _CONNECTING:  # two threads' first envs would each start a cluster
+        if not ray.is_initialized():
+            ray.init(address=address or os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
     return ray
 
 

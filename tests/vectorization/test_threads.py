@@ -1,0 +1,102 @@
+"""Threads sharing an env, or building their first envs at once.
+
+A call holds the env while it runs, so a second thread's call waits for it: each thread
+gets its own results, whole (the requests of two threads used to meet on the same pipes).
+"""
+
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import plangym
+from plangym.api_tests import assert_identical
+from tests.helpers.subprocess_runs import run_python
+
+
+def run_threads(*targets, timeout: float = 120) -> None:
+    """Run each target in a thread of its own; raise the first error, or if one hangs."""
+    errors: list[BaseException] = []
+
+    def guarded(target):
+        try:
+            target()
+        except BaseException as error:  # reported in the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(target,)) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    assert not any(thread.is_alive() for thread in threads), "a thread hung"
+    if errors:
+        raise errors[0]
+
+
+def test_two_threads_sharing_a_parallel_env_each_get_their_own_batches():
+    env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
+    try:
+        start, *_ = env.reset(seed=0)
+        other = env.step(1, state=start, dt=3)[0]
+        jobs = {"a": ([0, 1] * 8, [start] * 16), "b": ([1, 1, 0, 0], [other] * 4)}
+        expected = {key: env.step_batch(*job) for key, job in jobs.items()}
+
+        def plan(key):
+            def steps():
+                for _ in range(150):
+                    assert_identical(env.step_batch(*jobs[key]), expected[key])
+
+            return steps
+
+        run_threads(plan("a"), plan("b"))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_two_threads_sharing_a_vector_env_neither_hang_nor_mix_states(mode):
+    envs = plangym.make_vec("CartPole-v1", 2, mode)
+    try:
+        envs.reset(seed=0)
+        states = envs.get_states()
+        expected = envs.step_batch([0, 1, 1], [states[0], states[1], states[0]])
+
+        def steps():
+            for _ in range(150):
+                envs.step(np.array([0, 1]))
+
+        def plans():
+            for _ in range(150):
+                planned = envs.step_batch([0, 1, 1], [states[0], states[1], states[0]])
+                assert_identical(planned, expected)
+
+        run_threads(steps, plans)
+    finally:
+        envs.close()
+
+
+def test_first_envs_built_by_two_threads_at_once():
+    """gymnasium's classic_control package, first imported by two threads, broke one."""
+    script = textwrap.dedent(
+        """
+        import threading, plangym
+        barrier, errors = threading.Barrier(2), []
+        def build(name):
+            barrier.wait()
+            try:
+                plangym.make(name).close()
+            except Exception as error:
+                errors.append(repr(error))
+        threads = [threading.Thread(target=build, args=(name,))
+                   for name in ("CartPole-v1", "Pendulum-v1")]
+        [thread.start() for thread in threads]
+        [thread.join(60) for thread in threads]
+        print(errors)
+        """
+    )
+    for _ in range(3):  # it failed 9 times in 10 before
+        run = run_python(script, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.strip() == "[]"
