@@ -5,8 +5,8 @@ changes no sub-env, whichever it was meant for, and its error has ``ParallelEnv`
 (``states[5]: expected a CartPole-v1 state ...``). A plangym env of the sub-envs' kind
 checks them in this process: the env gymnasium's vector envs build to read the spaces,
 kept for it (sub-env 0 itself in the sync mode). A ``SINGLETON`` env (one emulator per
-process) is not kept: sub-env 0's worker checks the states then, so the caller holds no
-emulator.
+process) or one that renders to a window is not kept: sub-env 0's worker checks the
+states then, so the caller holds no emulator and shows no extra window.
 
 >>> import plangym
 >>> envs = plangym.make_vec("CartPole-v1", num_envs=2, vectorization_mode="async")
@@ -41,8 +41,9 @@ from plangym.vectorization.scheduler import Scheduler
 def local_checker(probe: gymnasium.Env) -> GymPlanEnv | None:
     """Return the plangym env that may check states in this process, if ``probe`` is one."""
     face = probe.unwrapped
+    # Not kept: one emulator per process (SINGLETON), or a window left open on the screen.
     if isinstance(face, GymPlanEnv) and not face.plan_env.SINGLETON:
-        return face
+        return face if face.render_mode != "human" else None
     return None
 
 
