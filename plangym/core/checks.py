@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium.spaces import Space
 
 from plangym.columns import is_record_block, records_to_states
-from plangym.core.object_states import is_object_rows, is_object_vector, thawed
+from plangym.core.object_states import is_object_vector, thawed
 from plangym.validation import (
     check_action,
     check_batch_action_values,
@@ -68,10 +68,12 @@ class InputChecks:
         actions = check_batch_actions(actions)
         n = len(actions)
         dts = check_batch_dt(dt, n)
-        if is_object_rows(states):  # plangym 0.1 code's walkers' states
-            like = self.get_state()
-            states = [thawed(row, like) for row in states]
         states = check_batch_states(states, n)
+        # plangym 0.1 code's walkers' states: rows of an object array (judged by the first,
+        # as a glance at every state would slow large batches down).
+        if isinstance(states, list) and states and is_object_vector(states[0]):
+            like = self.get_state()
+            states = [thawed(state, like) for state in states]
         self.check_actions(actions)
         if is_record_block(states):
             self.check_record_block(states)

@@ -251,6 +251,8 @@ def test_names_and_constructor_keywords():
         DMControlEnv("walker-walk", wrappers=[object])
     with pytest.raises(ValueError, match="render_mode"):
         DMControlEnv("walker-walk", render_mode="human")
+    with pytest.raises(TypeError, match=r"^visualize_reward: expected True or False"):
+        DMControlEnv("walker-walk", visualize_reward="no")  # read as True before
 
 
 def test_plangym_check_passes():

@@ -186,6 +186,33 @@ def test_states_kept_in_an_object_array_restore_as_in_plangym_01(env):
     assert_identical(env.step(actions[0], state=rows[0]), env.step(actions[0], state=states[0]))
     env.set_state(rows[1])
     assert_identical(env.get_state(), states[1])
+    # A list of such rows (list(rows)), as 0.1 walkers hand them over one by one.
+    assert_identical(
+        env.step_batch(actions, states=list(rows)), env.step_batch(actions, states=states)
+    )
+
+
+def test_a_camera_the_model_lacks_is_refused_before_the_first_picture():
+    # MuJoCo would end the interpreter (status 1, no exception) at the first picture.
+    with pytest.raises(ValueError, match=r"^camera_id: expected -1 \(the free camera\) or"):
+        MujocoEnv("Hopper-v5", camera_id=99, obs_type="rgb")
+    env = MujocoEnv("Hopper-v5", camera_id=-1, obs_type="rgb")
+    assert env.get_image().shape == env.obs_shape
+    env.close()
+
+
+def test_a_state_without_a_time_limit_starts_a_limited_envs_count_afresh():
+    limited = MujocoEnv("Reacher-v5", remove_time_limit=False, render_mode=None)
+    unlimited = MujocoEnv("Reacher-v5", render_mode=None)
+    state, *_ = unlimited.reset(seed=0)
+    limited.reset(seed=0)
+    steps, truncated = 0, False
+    while not truncated and steps < 60:
+        state, _, _, _, truncated, _ = limited.step(0 * limited.sample_action(), state=state)
+        steps += 1
+    assert steps == 50  # Reacher-v5's limit, counted from the restored state (51 before)
+    limited.close()
+    unlimited.close()
 
 
 @pytest.mark.parametrize("backend", ["processes", "ray"])

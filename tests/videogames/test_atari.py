@@ -255,6 +255,13 @@ def test_bad_constructor_arguments():
         plangym.make("ALE/MsPacman-v5", difficulty=2, mode=1)
     with pytest.raises(ValueError, match=r"mode: expected one of the game's \[0, 1, 2, 3\]"):
         plangym.make("ALE/MsPacman-v5", mode=9, n_workers=2)  # refused before any worker
+    # ale-py's own errors for these named nothing (a pybind TypeError for difficulty=-1).
+    with pytest.raises(ValueError, match=r"^difficulty: expected None or .*, received -1"):
+        AtariEnv("ALE/Pong-v5", difficulty=-1)
+    with pytest.raises(TypeError, match=r"^repeat_action_probability: expected a finite"):
+        AtariEnv("ALE/Pong-v5", repeat_action_probability="x")
+    with pytest.raises(TypeError, match=r"^full_action_space: expected True or False"):
+        AtariEnv("ALE/Pong-v5", full_action_space="yes")
 
 
 def test_render_mode_none_still_observes_the_screen_but_draws_no_pictures():

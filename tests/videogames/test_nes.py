@@ -216,3 +216,8 @@ def test_any_nes_rom_plays_with_every_controller_byte_and_replays_exactly():
         env.step(256, state=state)
     env.close()
     fresh.close()
+
+
+def test_original_reward_must_be_a_flag():
+    with pytest.raises(TypeError, match=r"^original_reward: expected True or False"):
+        MarioEnv(NAME, original_reward="x")  # read as True before

@@ -234,6 +234,10 @@ def test_names_and_save_states():
         env.close()
     with pytest.raises(ValueError, match="stable-retro game"):
         RetroEnv("Airstriker-Genesis-v7")
+    with pytest.raises(ValueError, match=r"^state: expected None or one of .*\['Level1'\]"):
+        RetroEnv(NAME, state="NoSuchState")
+    with pytest.raises(ValueError, match=r"^scenario: expected one of .*\['scenario'\]"):
+        RetroEnv(NAME, scenario="nope.json")
 
 
 def test_lua_scripted_games_are_refused():

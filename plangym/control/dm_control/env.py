@@ -58,7 +58,7 @@ from plangym.control.dm_control.state import (  # noqa: E402
     EPISODE_MODEL_FIELDS,
     DMControlStateCodec,
 )
-from plangym.validation import check_seed  # noqa: E402
+from plangym.validation import check_flag, check_seed  # noqa: E402
 
 __all__ = ["DMControlEnv", "EPISODE_MODEL_FIELDS", "LQR_MODEL_SEED", "split_name"]
 
@@ -139,7 +139,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
                 f"received {wrappers!r}"
             )
         self._domain_name, self._task_name = split_name(name, domain_name, task_name)
-        self._visualize_reward = bool(visualize_reward)
+        self._visualize_reward = check_flag("visualize_reward", visualize_reward)
         self._seed = check_task_seed(seed)
         self.viewer: list[np.ndarray] = []  # what render("human") collects for show_game
         self._window = None

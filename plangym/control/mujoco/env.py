@@ -51,6 +51,7 @@ from plangym.core.batch import Batch
 from plangym.utils import find_time_limit
 from plangym.utils.display import has_display
 from plangym.utils.fork_safety import note_fork_unsafe
+from plangym.validation import describe, is_integer
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv as GymMujocoEnv
@@ -122,6 +123,24 @@ class MujocoEnv(PlangymEnv):
         # The loop restores as MujocoEnv._step_checked does: without mj_forward.
         self._batch_path = "bulk" if runs_in_bulk(self) else "generic"
 
+    def init_gym_env(self) -> gym.Env:
+        """Build and reset the gymnasium env; refuse a camera its model does not have.
+
+        MuJoCo ends the interpreter (exit status 1, no exception) at the first picture of
+        a fixed camera id out of range.
+        """
+        gym_env = super().init_gym_env()
+        camera_id = self._gym_env_kwargs.get("camera_id")
+        n_cameras = _simulator(gym_env).model.ncam
+        if camera_id is not None and not (is_integer(camera_id) and -1 <= camera_id < n_cameras):
+            gym_env.close()
+            fixed = f"0..{n_cameras - 1}" if n_cameras else "it has none"
+            raise ValueError(
+                f"camera_id: expected -1 (the free camera) or a fixed camera of {self.name}'s "
+                f"model ({fixed}), received {describe(camera_id)}"
+            )
+        return gym_env
+
     @property
     def _state_codec(self) -> MujocoStateCodec:
         self.gym_env  # noqa: B018 - builds the env when setup was delayed
@@ -176,9 +195,7 @@ class MujocoEnv(PlangymEnv):
         gym_env = self._gym_env
         assert gym_env is not None, "states are restored once checked, which builds the env"
         elapsed = self._codec.write(state, gym_env.unwrapped.np_random, forward)
-        time_limit = _time_limit(gym_env)
-        if time_limit is not None:
-            time_limit._elapsed_steps = elapsed
+        _set_elapsed(_time_limit(gym_env), elapsed)
 
     def _step_checked(self, action: Any, state: Any, dt: int, want_state: bool) -> tuple:
         if state is not None and not self._wrappers:
@@ -204,9 +221,7 @@ class MujocoEnv(PlangymEnv):
         new_states: list[np.ndarray] | None = [] if want_state else None
 
         def restore(state: np.ndarray) -> None:
-            elapsed = codec.write(state, generator, forward=False)
-            if time_limit is not None:
-                time_limit._elapsed_steps = elapsed
+            _set_elapsed(time_limit, codec.write(state, generator, forward=False))
 
         def record() -> None:
             assert new_states is not None, "record runs only when states are wanted"
@@ -294,6 +309,16 @@ class MujocoEnv(PlangymEnv):
 def _simulator(gym_env: gym.Env) -> GymMujocoEnv:
     """Return gymnasium's MuJoCo env under the wrappers (``unwrapped`` is typed a plain Env)."""
     return cast("GymMujocoEnv", gym_env.unwrapped)
+
+
+def _set_elapsed(time_limit: Any, elapsed: int) -> None:
+    """Give ``time_limit`` (if any) a state's step count; -1, no limit's mark, counts as 0.
+
+    A state from an env without a time limit starts a limited env's count afresh, as
+    classic control's do.
+    """
+    if time_limit is not None:
+        time_limit._elapsed_steps = max(elapsed, 0)
 
 
 def _time_limit(gym_env: gym.Env) -> Any:

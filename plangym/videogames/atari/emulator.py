@@ -20,7 +20,7 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 
-from plangym.validation import check_positive_int
+from plangym.validation import check_positive_int, describe, is_integer
 
 if TYPE_CHECKING:
     from ale_py.env import AtariEnv as AleAtariEnv
@@ -97,6 +97,21 @@ _GAME_SETTINGS = {
     "mode": ("Invalid game mode requested", "getAvailableModes"),
     "difficulty": ("Invalid difficulty requested", "getAvailableDifficulties"),
 }
+
+
+def check_game_setting(name: str, value: Any) -> int | None:
+    """Return a ``mode`` or ``difficulty`` as None (the game's default) or an int >= 0.
+
+    Whether the game has it is ale-py's to say, when the env is built.
+    """
+    if value is None:
+        return None
+    if not is_integer(value) or value < 0:
+        raise ValueError(
+            f"{name}: expected None or one of the game's values (an integer >= 0), received "
+            f"{describe(value)}"
+        )
+    return int(value)
 
 
 def refused_game_setting(spec: Any, make_kwargs: dict[str, Any], message: str) -> ValueError | None:

@@ -37,8 +37,8 @@ from plangym.core.batch import Batch
 from plangym.core.obs_pool import ObservationPool
 from plangym.core.wrappers import wrap_callable
 from plangym.utils.fork_safety import note_fork_unsafe
-from plangym.validation import check_seed
-from plangym.videogames.atari.emulator import ale_env, ale_to_ram, make_ale_env
+from plangym.validation import check_flag, check_seed
+from plangym.videogames.atari.emulator import ale_env, ale_to_ram, check_game_setting, make_ale_env
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.in_place import rows_for, step_in_place
 from plangym.videogames.atari.state import StateCodec, saves_lossily
@@ -110,9 +110,9 @@ class AtariEnv(StickyActions, VideogameEnv):
                 "array_state: expected True (states are uint8 arrays with value semantics), "
                 "received False"
             )
-        self._mode = mode
-        self._difficulty = difficulty
-        self._full_action_space = full_action_space
+        self._mode = check_game_setting("mode", mode)
+        self._difficulty = check_game_setting("difficulty", difficulty)
+        self._full_action_space = check_flag("full_action_space", full_action_space)
         self.possible_to_win = possible_to_win
         self.clone_seeds = clone_seeds
         super().__init__(**parent_arguments(AtariEnv, locals()))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from plangym.rng import GeneratorWords
+from plangym.validation import check_number
 
 
 class StickyActions:
@@ -37,12 +38,9 @@ class StickyActions:
 
     def _init_sticky(self, repeat_action_probability: float) -> None:
         """Check the probability; start with an unseeded generator and action 0 as the last."""
-        if not 0.0 <= float(repeat_action_probability) <= 1.0:
-            raise ValueError(
-                "repeat_action_probability: expected a probability in [0, 1], "
-                f"received {repeat_action_probability!r}"
-            )
-        self._repeat_action_probability = float(repeat_action_probability)
+        self._repeat_action_probability = check_number(
+            "repeat_action_probability", repeat_action_probability, 0.0, 1.0
+        )
         self._sticky_rng = np.random.default_rng()
         # Without sticky actions the generator never draws: its words are read once.
         self._sticky_words = GeneratorWords(cache=True)

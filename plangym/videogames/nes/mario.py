@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from plangym.constructor import read_only
-from plangym.validation import check_seed
+from plangym.validation import check_flag, check_seed
 from plangym.videogames.nes.env import NesEnv, nes_import
 from plangym.videogames.nes.joypad import COMPLEX_MOVEMENT, RIGHT_ONLY, SIMPLE_MOVEMENT, JoypadSpace
 from plangym.videogames.nes.state import N_STAGES, NO_STAGE
@@ -67,7 +67,7 @@ class MarioEnv(NesEnv):
                 f"received {movement_type!r}"
             )
         self._movement_type = movement_type
-        self._original_reward = bool(original_reward)
+        self._original_reward = check_flag("original_reward", original_reward)
         super().__init__(name=name, **kwargs)
 
     movement_type = read_only(

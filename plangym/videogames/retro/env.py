@@ -82,7 +82,7 @@ class RetroEnv(VideogameEnv):
     def __init__(self, *args: Any, state: str | None = None, **kwargs: Any):
         # The game is checked before anything is built: name is the first parameter.
         self._game = resolve_game(args[0] if args else kwargs.get("name"))
-        self._save_state = state
+        self._save_state = check_save_state(self._game, state, kwargs.get("inttype"))
         check_not_scripted(self._game, kwargs.get("scenario"), kwargs.get("inttype"))
         super().__init__(*args, **kwargs)
 
@@ -310,6 +310,28 @@ def resolve_game(name: Any) -> str:
     )
 
 
+def check_save_state(game: str, state: Any, inttype: Any = None) -> Any:
+    """Return ``state`` if it names a save state of ``game`` (or is None or a ``retro.State``).
+
+    >>> check_save_state("Airstriker-Genesis-v0", "Level1")
+    'Level1'
+    """
+    if state is None or isinstance(state, retro.State):
+        return state
+    inttype = retro.data.Integrations.ALL if inttype is None else inttype
+    if isinstance(state, str):
+        file = state if state.endswith(".state") else f"{state}.state"
+        if os.path.isabs(file) and os.path.exists(file):
+            return state
+        path = retro.data.get_file_path(game, file, inttype)
+        if path and os.path.exists(path):
+            return state
+    raise ValueError(
+        f"state: expected None or one of {game}'s save states "
+        f"{retro.data.list_states(game, inttype)}, received {state!r}"
+    )
+
+
 def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = None) -> None:
     """Refuse games whose scenario runs a Lua script: its variables live outside the state.
 
@@ -327,7 +349,18 @@ def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = No
         else retro.data.get_file_path(game, f"{scenario}.json", inttype)
     )
     if not path or not os.path.exists(path):
-        return  # stable-retro reports a missing scenario itself
+        if scenario == "scenario":
+            return  # no default scenario: stable-retro's defaults apply
+        folder = os.path.dirname(retro.data.get_file_path(game, "data.json", inttype) or "")
+        found = sorted(
+            name[:-5]
+            for name in (os.listdir(folder) if folder else ())
+            if name.endswith(".json") and name not in ("data.json", "metadata.json")
+        )
+        raise ValueError(
+            f"scenario: expected one of {game}'s scenarios {found} or the path of a .json "
+            f"scenario file, received {scenario!r}"
+        )
     with open(path) as file:
         text = file.read()
     if "lua:" in text or '"scripts"' in json.dumps(json.loads(text)):
