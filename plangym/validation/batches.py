@@ -108,6 +108,10 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
     Traceback (most recent call last):
     ...
     ValueError: action: expected an integer in [0, 4) for Discrete(4), received -1
+    >>> check_action(spaces.MultiBinary(3), np.array([0, 2, 1]))
+    Traceback (most recent call last):
+    ...
+    ValueError: action: expected an element of MultiBinary(3), received ndarray(...) [0, 2, 1]
     """
     if isinstance(space, spaces.Discrete):
         low, high = int(space.start), int(space.start + space.n)
@@ -139,7 +143,10 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> None
             )
         return
     if not space.contains(action):
-        raise ValueError(f"{name}: expected an element of {space}, received {describe(action)}")
+        shown = describe(action)
+        if isinstance(action, np.ndarray) and action.size <= 32:  # show a button pad's values
+            shown += f" {action.tolist()}"
+        raise ValueError(f"{name}: expected an element of {space}, received {shown}")
 
 
 def finite_in_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
