@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -78,6 +79,8 @@ class WorkerProcess:
         self._next_id = READY_ID + 1
         self._conn: Connection | None = None
         self._process: BaseProcess | None = None
+        # close() from another thread (to end a call that hangs) reaps as that call does.
+        self._reaping = threading.RLock()
         self.start()
         if wait_ready:
             self.wait_ready()
@@ -153,12 +156,14 @@ class WorkerProcess:
 
     def terminate(self) -> None:
         """Kill the process at once and release its pipe."""
-        with interrupts_deferred():  # all of it, or a closed process object stays behind
+        with interrupts_deferred(), self._reaping:  # all of it, by one thread at a time
             if self._process is not None and self._process.is_alive():
                 self._process.kill()
             if self._process is not None:
                 self._process.join(CLOSE_TIMEOUT_S)
-                self._process.close()
+                # A call waiting in another thread may be reaping it this very moment.
+                with contextlib.suppress(ValueError):
+                    self._process.close()
             if self._conn is not None:
                 self._conn.close()
             self._process, self._conn = None, None

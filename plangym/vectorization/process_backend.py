@@ -20,6 +20,7 @@ import numpy as np
 from plangym.columns import is_record_block
 from plangym.utils.fork_safety import start_method_for
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
+from plangym.vectorization.errors import ClosedEnvironmentError
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
@@ -248,11 +249,24 @@ class ProcessBackend(Backend):
         return ChunkResult(columns, finished - started, shared_observs=shared)
 
     def restart(self, worker: int) -> None:
-        """Kill ``worker``'s process and start a fresh one, mapping the same buffers."""
+        """Kill ``worker``'s process and start a fresh one, mapping the same buffers.
+
+        Once :meth:`close` has begun (from another thread, to end a call that hangs), the
+        call waiting there finds its workers gone: it ends with ClosedEnvironmentError
+        instead of starting new ones.
+        """
+        if self.closing:
+            raise ClosedEnvironmentError(
+                "Trying to operate on an env after a call to `close()`: it was closed while "
+                "this call waited, and the call is abandoned."
+            )
         self.workers[worker].restart()
+
+    closing = False
 
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""
+        self.closing = True
         if terminate:
             for worker in self.workers:
                 worker.terminate()

@@ -4,14 +4,18 @@ A call holds the env while it runs, so a second thread's call waits for it: each
 gets its own results, whole (the requests of two threads used to meet on the same pipes).
 """
 
+import multiprocessing
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
+from plangym.vectorization import ClosedEnvironmentError, ParallelEnv
+from tests.helpers.faulty_env import HANG, FaultyCartPole, faulty_state
 from tests.helpers.subprocess_runs import run_python
 
 
@@ -100,3 +104,26 @@ def test_first_envs_built_by_two_threads_at_once():
         run = run_python(script, timeout=120)
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.strip() == "[]"
+
+
+def test_close_from_another_thread_ends_a_call_that_hangs():
+    """close() is the way out: the waiting call ends, no worker is started again."""
+    env = ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    children = set(multiprocessing.active_children())
+    hang = faulty_state(env.plan_env, HANG)
+    outcome: list[BaseException] = []
+
+    def hung_call():
+        try:
+            env.step_batch([0, 1], states=[hang, hang])
+        except BaseException as error:
+            outcome.append(error)
+
+    caller = threading.Thread(target=hung_call)
+    caller.start()
+    time.sleep(1.0)  # both workers sleep in the hanging step
+    env.close()
+    caller.join(30)
+    assert not caller.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
+    assert not set(multiprocessing.active_children()) - children
