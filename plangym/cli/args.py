@@ -139,8 +139,9 @@ def single_env(name: str, **keywords: Any) -> Iterator[Any]:
     """Build the env ``name`` in this process (no workers) for the block, then close it.
 
     What keeps it from being built here and the user can act on is a :class:`UsageError`:
-    a stable-retro game whose ROM is not imported, or an env whose package does not import
-    on this Python (the Balloon Learning Environment). A missing extra's ImportError goes
+    a stable-retro game whose ROM is not imported, an env whose package does not import
+    on this Python (the Balloon Learning Environment), or a name its class refuses (a
+    mistyped Super Mario Bros level). A missing extra's ImportError goes
     on to :func:`plangym.cli.main`, which names the extra.
     """
     try:
@@ -154,6 +155,10 @@ def single_env(name: str, **keywords: Any) -> Iterator[Any]:
             raise  # a module that is not installed, or plangym's own (a bug)
         # Raised by the env class itself, to say why it cannot run here.
         raise UsageError(f"{error}; choose another environment (plangym list)") from None
+    except ValueError as error:
+        if not str(error).startswith("name: "):  # the env class's word on the name given
+            raise
+        raise UsageError(f"{error} (plangym list names them)") from None
     try:
         yield env
     finally:

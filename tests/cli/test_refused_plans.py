@@ -54,6 +54,8 @@ def needs(args: list[str]) -> None:
     """Skip a case whose env is not installed here (or whose ROM is)."""
     if "cartpole-balance" in args:
         pytest.importorskip("dm_control")
+    if "SuperMarioBros-9-9-v0" in args:
+        pytest.importorskip("nes_py")
     if "ZeroWing-Genesis-v0" in args and not rom_missing("ZeroWing-Genesis-v0"):
         pytest.skip("ZeroWing-Genesis-v0's ROM is imported here")
 
@@ -83,13 +85,14 @@ REFUSED_PLANS = [
     (["cartpole-balance", "--seed", str(2**32)], "plangym: error: --seed: expected"),
     (["ZeroWing-Genesis-v0"], "python -m stable_retro.import DIRECTORY"),
     (["BalloonLearningEnvironment-v0"], "plangym cannot build BalloonLearningEnvironment-v0"),
+    (["SuperMarioBros-9-9-v0"], "plangym: error: name: expected a gym-super-mario-bros id"),
 ]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     REFUSED_PLANS,
-    ids=["fmc-budget", "uct-box", "preset-swarm", "dm-control-seed", "rom", "balloon"],
+    ids=["fmc-budget", "uct-box", "preset-swarm", "dm-control-seed", "rom", "balloon", "mario"],
 )
 def test_a_refused_plan_leaves_out_as_it_was(tmp_path, args, message):
     needs(args)

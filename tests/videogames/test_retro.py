@@ -238,6 +238,8 @@ def test_names_and_save_states():
         RetroEnv(NAME, state="NoSuchState")
     with pytest.raises(ValueError, match=r"^scenario: expected one of .*\['scenario'\]"):
         RetroEnv(NAME, scenario="nope.json")
+    with pytest.raises(TypeError, match=r"^scenario: expected None, a scenario name"):
+        RetroEnv(NAME, scenario=5)
 
 
 def test_lua_scripted_games_are_refused():

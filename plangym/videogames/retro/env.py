@@ -343,6 +343,10 @@ def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = No
     """
     inttype = retro.data.Integrations.ALL if inttype is None else inttype
     scenario = "scenario" if scenario is None else scenario
+    if not isinstance(scenario, str):
+        raise TypeError(
+            f"scenario: expected None, a scenario name or a .json path, received {scenario!r}"
+        )
     path = (
         scenario
         if scenario.endswith(".json")
