@@ -189,12 +189,16 @@ class WorkerProcess:
     @property
     def pid(self) -> int | None:
         """Process id of the worker."""
-        return None if self._process is None else self._process.pid
+        process = self._process  # read once: close() in another thread may reap it
+        return None if process is None else process.pid
 
     @property
     def is_alive(self) -> bool:
         """Whether the worker process runs."""
-        return self._process is not None and self._process.is_alive()
+        process = self._process
+        with contextlib.suppress(ValueError):  # closed by close() in another thread
+            return process is not None and process.is_alive()
+        return False
 
     @property
     def connection(self) -> Connection:
@@ -260,10 +264,11 @@ class WorkerProcess:
 
     def crashed(self) -> WorkerCrashedError:
         """Return the error that describes this worker's death."""
-        code = None
-        if self._process is not None:
-            self._process.join(0.1)
-            code = self._process.exitcode
+        code, process = None, self._process  # read once: close() may reap it meanwhile
+        if process is not None:
+            with contextlib.suppress(ValueError):  # closed by close() in another thread
+                process.join(0.1)
+                code = process.exitcode
         return WorkerCrashedError(f"worker {self.index} (pid {self.pid}) died, exit code {code}")
 
     def send_step_chunk(self, request: StepChunk) -> int:

@@ -318,7 +318,7 @@ def _set_elapsed(time_limit: Any, elapsed: int) -> None:
     classic control's do.
     """
     if time_limit is not None:
-        time_limit._elapsed_steps = max(elapsed, 0)
+        time_limit._elapsed_steps = 0 if elapsed == -1 else elapsed
 
 
 def _time_limit(gym_env: gym.Env) -> Any:
