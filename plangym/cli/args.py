@@ -131,7 +131,11 @@ def check_env_seed(env_class: type, seed: int | None) -> None:
     try:
         dm_control.check_task_seed(seed)
     except ValueError as error:
-        raise UsageError(f"--seed: {str(error).removeprefix('seed: ')}") from None
+        # The command line has no None to pass: the rest of the message holds.
+        words = (
+            str(error).removeprefix("seed: ").replace("expected None or an int", "expected an int")
+        )
+        raise UsageError(f"--seed: {words}") from None
 
 
 @contextlib.contextmanager

@@ -82,8 +82,10 @@ class RayBackend(Backend):
         except ray.exceptions.RayTaskError as error:
             build_error: BaseException = remote_error(error)  # raised below, with its cause
         except ray.exceptions.GetTimeoutError:
+            _, waiting = ray.wait(refs, num_returns=len(refs), timeout=0)
             build_error = TimeoutError(
-                f"{len(refs)} Ray actor(s) not ready within {process.READY_TIMEOUT:g} s: the "
+                f"{len(waiting)} of {len(refs)} Ray actors not ready within "
+                f"{process.READY_TIMEOUT:g} s: the "
                 "cluster may lack what they ask for (actor_options="
                 f"{self._actor_options}; the cluster has {ray.cluster_resources()}), and the "
                 f"{self.unit}s of one env keep their resources while it lives"

@@ -112,6 +112,7 @@ def test_a_seed_the_env_cannot_take_is_a_usage_error_in_check_and_bench(command)
     result = run(command, "cartpole-balance", "--seed", str(2**32))
     line = one_error_line(result)
     assert line.startswith("plangym: error: --seed: expected") and "2**32 - 1" in line, line
+    assert "None" not in line, line  # the command line has no None to pass
     assert result.stdout == ""  # no FAIL table: the env was never asked
 
 

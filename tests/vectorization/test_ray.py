@@ -438,7 +438,7 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed():
         try:  # the first actor keeps the one CPU while the env lives: the second never starts
             plangym.make("CartPole-v1", n_workers=2, ray=True, actor_options={"num_cpus": 1})
         except TimeoutError as error:
-            print("unplaceable:", "not ready within 3 s" in str(error))
+            print("unplaceable:", "1 of 2 Ray actors not ready within 3 s" in str(error))
         import time
         deadline = time.monotonic() + 20  # the killed actors give their CPU back
         while ray.available_resources().get("CPU") != 1.0 and time.monotonic() < deadline:

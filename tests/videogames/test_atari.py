@@ -258,6 +258,8 @@ def test_bad_constructor_arguments():
     # ale-py's own errors for these named nothing (a pybind TypeError for difficulty=-1).
     with pytest.raises(ValueError, match=r"^difficulty: expected None or .*, received -1"):
         AtariEnv("ALE/Pong-v5", difficulty=-1)
+    with pytest.raises(TypeError, match=r"^mode: expected None or .*, received 1.5 \(float\)"):
+        AtariEnv("ALE/Pong-v5", mode=1.5)
     with pytest.raises(TypeError, match=r"^repeat_action_probability: expected a finite"):
         AtariEnv("ALE/Pong-v5", repeat_action_probability="x")
     with pytest.raises(TypeError, match=r"^full_action_space: expected True or False"):

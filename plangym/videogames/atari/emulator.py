@@ -106,11 +106,11 @@ def check_game_setting(name: str, value: Any) -> int | None:
     """
     if value is None:
         return None
-    if not is_integer(value) or value < 0:
-        raise ValueError(
-            f"{name}: expected None or one of the game's values (an integer >= 0), received "
-            f"{describe(value)}"
-        )
+    expected = f"{name}: expected None or one of the game's values (an integer >= 0), received "
+    if not is_integer(value):
+        raise TypeError(expected + describe(value))
+    if value < 0:
+        raise ValueError(expected + describe(value))
     return int(value)
 
 
