@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
+import numpy as np
 from gymnasium.spaces import Space
 
 from plangym.validation import check_indices, check_space_batch
@@ -82,7 +83,8 @@ class VectorPlanning:
         sub-envs go on from there: their next step steps from the state.
         """
         self.call_state.check_idle("set_states")  # type: ignore[attr-defined]
-        if not isinstance(states, Sequence) or isinstance(states, str | bytes):
+        stacked = isinstance(states, np.ndarray) and states.ndim >= 1  # np.stack(states)
+        if not (stacked or isinstance(states, Sequence)) or isinstance(states, str | bytes):
             raise TypeError(f"states: expected a list of states, received {describe(states)}")
         indices = check_indices(indices, len(states), self.num_envs)
         states = self._checked("checked_states", list(states))

@@ -275,6 +275,18 @@ def test_a_bad_state_changes_no_sub_env_and_is_named_as_the_single_env_names_it(
     assert not getattr(refused.value, "__notes__", None)  # no worker saw it
 
 
+def test_set_states_takes_states_stacked_in_an_array():
+    envs = plangym.make_vec("ALE/Pong-v5", 2, "sync")
+    envs.reset(seed=0)
+    saved = envs.get_states()
+    envs.step(np.array([2, 3]))
+    for given in (np.stack(saved), np.asarray(saved, dtype=object)):  # 0.1 code's too
+        envs.set_states(given)
+        assert [s.tobytes() for s in envs.get_states()] == [s.tobytes() for s in saved]
+        envs.step(np.array([2, 3]))
+    envs.close()
+
+
 def test_planning_on_gymnasium_sub_envs_says_what_is_missing():
     envs = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")])
     envs.reset(seed=0)
