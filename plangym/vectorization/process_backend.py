@@ -58,6 +58,7 @@ class ProcessBackend(Backend):
         self._obs_shape = tuple(obs_shape)
         self._obs_dtype = np.dtype(obs_dtype or np.float64)
         self._resources = _Resources(list(workers or []))
+        self.closing = False  # close() has begun (maybe in another thread): restart no more
         # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
         self._finalizer = weakref.finalize(self, self._resources.release)
 
@@ -261,8 +262,6 @@ class ProcessBackend(Backend):
                 "this call waited, and the call is abandoned."
             )
         self.workers[worker].restart()
-
-    closing = False
 
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""

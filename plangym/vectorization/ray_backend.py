@@ -85,10 +85,10 @@ class RayBackend(Backend):
             _, waiting = ray.wait(refs, num_returns=len(refs), timeout=0)
             build_error = TimeoutError(
                 f"{len(waiting)} of {len(refs)} Ray actors not ready within "
-                f"{process.READY_TIMEOUT:g} s: the "
-                "cluster may lack what they ask for (actor_options="
-                f"{self._actor_options}; the cluster has {ray.cluster_resources()}), and the "
-                f"{self.unit}s of one env keep their resources while it lives"
+                f"{process.READY_TIMEOUT:g} s: the cluster may lack what they ask for "
+                f"(actor_options={self._actor_options}; the cluster has "
+                f"{ray.cluster_resources()}), and the {self.unit}s of one env keep their "
+                "resources while it lives"
             )
         raise build_error
 
