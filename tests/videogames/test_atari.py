@@ -14,6 +14,7 @@ import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
+from plangym.vectorization.costs import DispatchCosts
 from plangym.videogames import AtariEnv
 from tests.helpers.random_play import state_after_random_play
 
@@ -334,14 +335,20 @@ def test_batch_observations_are_the_callers_and_recycled_once_dropped():
     env.close()
 
 
-def test_stepping_on_after_game_over_is_exact_and_quiet():
-    """Planners expand terminal leaves: the ALE steps on after a game over without a
-    warning, and plangym adds none; the step is as exact as any other."""
-    env = AtariEnv("ALE/Pong-v5", obs_type="ram", frameskip=20, autoreset=False)
+def pong_game_over(**kwargs):
+    """Return an env of Pong, the state where its game is over, and the last screen."""
+    env = AtariEnv("ALE/Pong-v5", frameskip=20, autoreset=False, **kwargs)
     state, *_ = env.reset()
     terminal = False
     while not terminal:  # the CPU wins 21-0 in about 3,000 frames
-        state, *_, terminal, _, _ = env.step(0, state=state)
+        state, obs, _, terminal, *_ = env.step(0, state=state)
+    return env, state, obs
+
+
+def test_stepping_on_after_game_over_is_exact_and_quiet():
+    """Planners expand terminal leaves: the ALE steps on after a game over without a
+    warning, and plangym adds none; the step is as exact as any other."""
+    env, state, _ = pong_game_over(obs_type="ram")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         after = env.step_batch([0, 3], [state, state], dt=2)
@@ -352,6 +359,54 @@ def test_stepping_on_after_game_over_is_exact_and_quiet():
             [0, 3], [state, state], dt=2
         ),
     )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"obs_type": "grayscale"},
+        {"return_image": True},
+        {"wrappers": [(gym.wrappers.TransformReward, {"func": float})]},  # via gym_env.step
+    ],
+    ids=["rgb", "grayscale", "return_image", "wrapped"],
+)
+def test_a_step_from_a_game_over_shows_a_black_screen_whatever_came_before(kwargs):
+    """The ALE plays no frame once its game is over, so its screen is the last one it
+    drew: after a restore, one of another history. Such a step shows a black screen, the
+    one its state determines; the step that ends the game shows its real last screen."""
+    env, over, last = pong_game_over(**kwargs)
+    assert last.any()
+    start, *_ = env.reset()
+    for history in (start, over):  # the screen before the step differs each time
+        env.step(3, state=history)
+        _, obs, _, terminal, _, info = env.step(0, state=over)
+        assert terminal and not obs.any() and obs.shape == last.shape
+        if env.return_image:
+            assert not info["rgb"].any() and not env.get_image().any()
+        batch = env.step_batch([0, 2], [over, over])
+        assert not any(obs.any() for obs in batch[1])
+    env.step(0, state=start)
+    assert env.observe().any()  # a played frame shows the screen again
+    env.close()
+
+
+def test_steps_from_a_game_over_are_identical_on_workers():
+    _, over, _ = pong_game_over()
+    single = AtariEnv("ALE/Pong-v5", frameskip=20, autoreset=False)
+    to_workers = DispatchCosts(2, smoothing=0.0, per_element=1.0, overhead=1e-9)
+    parallel = plangym.make(
+        "ALE/Pong-v5", frameskip=20, autoreset=False, n_workers=2, dispatch_costs=to_workers
+    )
+    try:
+        start, *_ = single.reset()
+        moved = single.step(2, state=start, dt=3)[0]  # the paddle moved: another screen
+        parallel.step_batch([3] * 4, [moved] * 4)  # each worker draws that screen first
+        actions, states = [0, 1, 2, 3], [over, start, over, start]
+        assert_identical(parallel.step_batch(actions, states), single.step_batch(actions, states))
+    finally:
+        parallel.close()
+        single.close()
 
 
 @pytest.mark.parametrize("wrapped", [False, True])

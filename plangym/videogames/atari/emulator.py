@@ -131,3 +131,20 @@ def refused_game_setting(spec: Any, make_kwargs: dict[str, Any], message: str) -
                 f"received {make_kwargs[name]!r}"
             )
     return None
+
+
+class UnplayedFrameIsBlack(gym.Wrapper):
+    """Shows a black screen for a frame the ALE does not play (its game is over).
+
+    Put right around the ale-py env when user wrappers step every frame through it, so they
+    see what the direct path shows (:meth:`plangym.videogames.atari.AtariEnv.play`): the
+    ALE's screen after such a frame is the last one it drew, which no state holds.
+    """
+
+    def step(self, action: Any) -> tuple:
+        """Step the ALE; a screen observation is black when the game was over before."""
+        over = ale_env(self.env).ale.game_over()
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if over and isinstance(obs, np.ndarray) and obs.ndim > 1:  # a screen, not the RAM
+            obs = np.zeros_like(obs)
+        return obs, reward, terminated, truncated, info

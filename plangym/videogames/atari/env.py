@@ -34,11 +34,18 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments, read_only
 from plangym.core.batch import Batch
+from plangym.core.frame_loop import FrameRun
 from plangym.core.obs_pool import ObservationPool
 from plangym.core.wrappers import wrap_callable
 from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import check_flag, check_seed
-from plangym.videogames.atari.emulator import ale_env, ale_to_ram, check_game_setting, make_ale_env
+from plangym.videogames.atari.emulator import (
+    UnplayedFrameIsBlack,
+    ale_env,
+    ale_to_ram,
+    check_game_setting,
+    make_ale_env,
+)
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.in_place import rows_for, step_in_place
 from plangym.videogames.atari.state import StateCodec, saves_lossily
@@ -82,6 +89,8 @@ class AtariEnv(StickyActions, VideogameEnv):
 
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    # Whether the last step started from a game that was over: see :meth:`play`.
+    _screen_is_black = False
 
     def __init__(
         self,
@@ -160,7 +169,9 @@ class AtariEnv(StickyActions, VideogameEnv):
             frames_per_step=self.frameskip,
         )
         gym_env.reset()
-        return gym_env
+        # With wrappers, frames go through gym_env.step: the wrappers must see the black
+        # screen of a frame the ALE did not play, as the direct path shows it (see play).
+        return UnplayedFrameIsBlack(gym_env) if self._wrappers else gym_env
 
     def setup(self) -> None:
         """Build the emulator, remember what the game's states look like, choose the paths."""
@@ -208,9 +219,15 @@ class AtariEnv(StickyActions, VideogameEnv):
         return ale_to_ram(self.ale)
 
     def get_image(self) -> np.ndarray:
-        """Return the screen as an RGB array (210, 160, 3); render_mode=None refuses."""
+        """Return the screen as an RGB array (210, 160, 3); render_mode=None refuses.
+
+        Black after a step from a game that was over (see :meth:`play`).
+        """
         self.check_can_draw()
-        return self.ale.getScreenRGB()
+        screen = self.ale.getScreenRGB()
+        if self._screen_is_black:
+            screen.fill(0)
+        return screen
 
     def get_state(self) -> np.ndarray:
         """Return the emulator state plus the sticky-action bookkeeping, as uint8."""
@@ -283,6 +300,7 @@ class AtariEnv(StickyActions, VideogameEnv):
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new game; the emulator forgets the last action, and so does plangym."""
         self._last_action = 0
+        self._screen_is_black = False
         data = super().apply_reset(**kwargs)
         self._settle_after_reset()
         return data
@@ -302,6 +320,18 @@ class AtariEnv(StickyActions, VideogameEnv):
         ale.restoreState(state)
 
     # Stepping -------------------------------------------------------------------------------
+    def play(self, action: Any, dt: int) -> FrameRun:
+        """Play ``action`` for ``dt * frameskip`` frames (fewer when the game ends first).
+
+        From a game that is over (lost, or at its frame limit) the ALE plays no frame, and
+        its screen is whatever it drew last: after a restore, a screen of another history.
+        Such a step shows a black screen instead, the one screen its state determines.
+        """
+        if self._gym_env is None:  # closed, or setup delayed: build as gym_env does
+            self.gym_env  # noqa: B018 - builds the emulator
+        self._screen_is_black = self._ale.game_over()
+        return super().play(action, dt)
+
     def apply_action(self, action: Any) -> tuple:
         """Advance one emulator frame through the gymnasium env (with sticky actions)."""
         return self.gym_env.step(self._sticky(action))
@@ -329,7 +359,10 @@ class AtariEnv(StickyActions, VideogameEnv):
         }
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Read the observation from the ALE, into ``out`` when given."""
+        """Read the observation from the ALE, into ``out`` when given.
+
+        A screen is black after a step from a game that was over (see :meth:`play`).
+        """
         ale = self.ale
         read: Callable[..., Any]  # one of the ALE's readers, each with an optional out array
         if self.obs_type == "ram":
@@ -339,9 +372,13 @@ class AtariEnv(StickyActions, VideogameEnv):
         else:
             read = ale.getScreenRGB
         if out is None:
-            return read()
-        read(out)
-        return out
+            obs = read()
+        else:
+            read(out)
+            obs = out
+        if self._screen_is_black and self.obs_type != "ram":
+            obs.fill(0)
+        return obs
 
     def run_batch_fast(self, batch: Batch) -> BatchColumns:
         """Step a checked batch, the emulator writing each observation where it is returned.
