@@ -60,6 +60,21 @@ def test_replay_of_1500_frames_with_deaths_is_exact():
     env.close()
 
 
+def test_a_step_from_a_finished_game_plays_no_frame_and_loses_no_life():
+    env = MarioEnv("SuperMarioBros-v0", frameskip=5, autoreset=False)
+    state, *_ = env.reset()
+    for action in running_right(300):
+        state, *_, terminal, _, info = env.step(action, state=state)
+        if terminal:
+            break
+    assert terminal and info["lives"] == 0
+    after = env.step(1, state=state)
+    assert after[3] and after[-1]["n_step"] == 0 and after[-1]["lives"] == 0
+    assert not after[-1]["lost_life"]  # its lives did not change
+    assert_identical(after[0], state)
+    env.close()
+
+
 @pytest.mark.parametrize("backend", ["parallel", "ray"])
 def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
     kwargs = {"frameskip": 2}

@@ -347,11 +347,12 @@ class NesEnv(VideogameEnv):
     def step_with_dt(self, action: Any, dt: int = 1) -> tuple:
         """Apply ``action`` for ``dt * frameskip`` frames, stopping when the game ends.
 
-        A state whose game already ended steps no frame: it reports ``terminal`` again.
-        The reward is :meth:`step_reward` of the frames' summed reward.
+        A state whose game already ended steps no frame: it reports ``terminal`` again,
+        and no lost life (its lives do not change). The reward is :meth:`step_reward` of
+        the frames' summed reward.
         """
         if self.nes_env.done:
-            run = FrameRun(None, 0.0, True, False, None, n_step=0, lost_life=True)
+            run = FrameRun(None, 0.0, True, False, None, n_step=0, lost_life=False)
         else:
             run = self.play(action, dt)
         info = self.step_info(run, dt)
