@@ -243,6 +243,36 @@ def discrete_as_int64(actions: Any, space: Any) -> Any:
     return actions
 
 
+def check_integer_batch(space: spaces.Space, actions: np.ndarray) -> None:
+    """Check an array of actions of a Discrete, MultiDiscrete or MultiBinary space at once.
+
+    A bad action is reported as :func:`check_action` reports it, by its index, so a batch
+    gets the same message on every face.
+
+    >>> check_integer_batch(spaces.Discrete(2), np.array([0, 1, 2]))
+    Traceback (most recent call last):
+    ...
+    ValueError: actions[2]: expected an integer in [0, 2) for Discrete(2), received 2
+    """
+    # A Discrete space takes integers only; the others take booleans too, as 0 and 1.
+    if actions.dtype.kind in ("iu" if isinstance(space, spaces.Discrete) else "iub"):
+        low: int | np.ndarray
+        high: int | np.ndarray
+        if isinstance(space, spaces.Discrete):
+            low, high = int(space.start), int(space.start + space.n)
+        elif isinstance(space, spaces.MultiDiscrete):
+            low, high = space.start, space.start + space.nvec
+        else:
+            low, high = 0, 2
+        bad = (actions < low) | (actions >= high)
+        if not bad.any():
+            return
+        first = int(np.argmax(bad.reshape(len(actions), -1).any(axis=1)))
+        check_action(space, actions[first], name=f"actions[{first}]")
+    for index, action in enumerate(actions):  # each as check_action takes it
+        check_action(space, action, name=f"actions[{index}]")
+
+
 def check_batch_action_values(space: spaces.Space | None, actions: Sequence | np.ndarray) -> None:
     """Check every action of a batch against ``space`` (no-op when the env has no space)."""
     if space is None:

@@ -9,6 +9,7 @@ import copy
 import functools
 import gc
 import pickle
+import re
 
 import cloudpickle
 import gymnasium
@@ -109,20 +110,26 @@ def elapsed_steps(envs):
 
 @pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
 @pytest.mark.parametrize(
-    ("name", "actions", "message"),
+    ("name", "actions", "error", "message"),
     [
-        ("Pendulum-v1", np.array([[0.5], [np.inf], [0.5]], np.float32), r"sub-env \[1\]"),
-        ("Pendulum-v1", np.array([[0.5], [0.5], [np.nan]], np.float32), r"sub-env \[2\]"),
-        ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -np.inf)], r"sub-env \[2\]"),
-        ("CartPole-v1", np.array([0, 1, 2]), "sub-env 2's action = 2"),
-        ("CartPole-v1", np.array([True, False, True]), "expected integers"),
+        ("Pendulum-v1", np.array([[0.5], [np.inf], [0.5]], np.float32), ValueError, "[1]: e"),
+        ("Pendulum-v1", np.array([[0.5], [0.5], [np.nan]], np.float32), ValueError, "[2]: e"),
+        ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -np.inf)], ValueError, "[2]: e"),
+        ("CartPole-v1", np.array([0, 1, 2]), ValueError, "[2]: expected an integer in [0, 2)"),
+        ("CartPole-v1", np.array([True, False, True]), TypeError, "[0]: expected an integer"),
     ],
 )
-def test_a_batch_with_one_bad_action_is_refused_whole(mode, name, actions, message):
+def test_a_batch_with_one_bad_action_is_refused_whole(mode, name, actions, error, message):
     envs = plangym.make_vec(name, 3, mode)
     envs.reset(seed=1)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=re.escape(f"actions{message}")) as refused:
         envs.step(actions)
+    # The message step_batch gives for the same actions, whichever face the batch came by.
+    single = plangym.make(name)
+    state, *_ = single.reset()
+    with pytest.raises(error) as refused_by_step_batch:
+        single.step_batch(actions, [state] * 3)
+    assert str(refused.value) == str(refused_by_step_batch.value)
     assert elapsed_steps(envs) == [0, 0, 0]  # no sub-env stepped
     envs.step(envs.action_space.sample())
     assert elapsed_steps(envs) == [1, 1, 1]

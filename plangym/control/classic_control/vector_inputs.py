@@ -7,7 +7,7 @@ refuse a batch of actions or states whole, before any sub-env changes.
 >>> check_actions(spaces.Discrete(2), np.array([0, 2]), 2)
 Traceback (most recent call last):
 ...
-ValueError: actions: sub-env 1's action = 2 is not in Discrete(2)
+ValueError: actions[1]: expected an integer in [0, 2) for Discrete(2), received 2
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.columns import is_record_block, states_to_records
-from plangym.validation.batches import check_box_batch
+from plangym.validation.batches import (
+    check_batch_action_values,
+    check_box_batch,
+    check_integer_batch,
+)
 
 
 def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
@@ -33,20 +37,14 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
             f"actions: expected an array of shape {expected} (one action per sub-env), "
             f"got shape {array.shape}"
         )
+    # A bad action gets step_batch's message, named by its sub-env's index.
     if isinstance(space, spaces.Discrete):
-        if array.dtype.kind not in "iu":
-            raise ValueError(f"actions: expected integers for {space}, got dtype {array.dtype}")
         low, high = int(space.start), int(space.start + space.n)
-        if _out_of_range(array, low, high):
-            bad = int(np.argmax((array < low) | (array >= high)))
-            raise ValueError(f"actions: sub-env {bad}'s action = {array[bad]} is not in {space}")
+        if array.dtype.kind not in "iu" or _out_of_range(array, low, high):
+            check_integer_batch(space, array)
         return array
-    if not isinstance(space, spaces.Box) or array.dtype.kind not in "iuf":
-        raise ValueError(f"actions: expected numbers for {space}, got dtype {array.dtype}")
-    try:
-        check_box_batch(space, array)
-    except (TypeError, ValueError) as error:  # named by position: say it is a sub-env
-        raise ValueError(str(error).replace("actions[", "actions: sub-env [", 1)) from None
+    if not (isinstance(space, spaces.Box) and check_box_batch(space, array)):
+        check_batch_action_values(space, array)
     return array
 
 
