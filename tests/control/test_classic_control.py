@@ -416,3 +416,17 @@ def test_bare_physics_in_a_batch_take_the_rest_from_the_env_at_the_start(size):
     assert_identical(single, workers.step_batch([1] * size, physics))
     env.close()
     workers.close()
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "Pendulum-v1"])
+def test_states_export_their_bytes_as_other_states_do(name):
+    """bytes(state) and memoryview work on one state and on a stack of them (an archive
+    written to a file, a socket or shared memory), and the bytes read back exactly."""
+    env = ClassicControl(name)
+    state, *_ = env.reset(seed=0)
+    archive = np.stack([state, env.step(env.sample_action(), return_state=True)[0]])
+    assert bytes(state) == state.tobytes() and memoryview(archive).nbytes == archive.nbytes
+    back = np.frombuffer(bytes(archive), dtype=env.state_dtype)
+    actions = [env.sample_action()] * 2
+    assert_identical(env.step_batch(actions, back), env.step_batch(actions, archive))
+    env.close()

@@ -65,7 +65,7 @@ FEW_STATES = 32
 def classic_state_dtype(n_physics: int, task: str | None = None) -> np.dtype:
     """Record type of the states of a classic control env with ``n_physics`` variables.
 
-    ``task`` (the env's id) names a last field of no bytes, ``"env:<task>"``: the record
+    ``task`` (the env's id) names a last field of no bytes, ``"env=<task>"``: the record
     types of two tasks differ, so a state of one is refused by the other (CartPole's and
     Acrobot's both hold four numbers) at no cost in size.
 
@@ -84,7 +84,8 @@ def classic_state_dtype(n_physics: int, task: str | None = None) -> np.dtype:
         ("rng", "<u8", (N_WORDS,)),
     ]
     if task is not None:
-        fields.append((f"env:{task}", "u1", (0,)))
+        # A buffer's format string (bytes(state), memoryview) cannot hold ':' in a name.
+        fields.append(("env=" + task.replace(":", "|"), "u1", (0,)))
     return intern_dtype(np.dtype(fields))
 
 
