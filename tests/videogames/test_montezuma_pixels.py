@@ -125,7 +125,7 @@ def test_restored_pixel_states_replay_exactly(remember, sticky, key_states):
     fresh = env.clone()
     try:
         state = key_states[remember]
-        assert len(state) > PIXEL_HEADER_SIZE and bytes(state[:8]) == b"PLANMZP1"
+        assert len(state) > PIXEL_HEADER_SIZE and bytes(state[:8]) == b"PLANMZP2"
         actions = FRAMES[KEY_FRAME + 20 : KEY_FRAME + 260 : 4]
         first = replay(env, state, actions)
         for action in actions[:7]:  # leave the env elsewhere
@@ -162,11 +162,46 @@ def test_modes_refuse_each_others_states():
         assert len(pixel_state) - PIXEL_HEADER_SIZE == len(ram_state) - HEADER_SIZE
         with pytest.raises(ValueError, match=r"pixel-mode.*other mode \(starting with b'PLANMZ01'"):
             pixel.set_state(ram_state)
-        with pytest.raises(ValueError, match=r"RAM-mode.*other mode \(starting with b'PLANMZP1'"):
+        with pytest.raises(ValueError, match=r"RAM-mode.*other mode \(starting with b'PLANMZP2'"):
             ram.set_state(pixel_state)
     finally:
         pixel.close()
         ram.close()
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        {"score_objects": False},
+        {"objects_remember_rooms": False},
+        {"only_keys": True},
+        {"x_repeat": 2},
+    ],
+)
+def test_a_pixel_mode_env_refuses_states_of_one_reading_joe_otherwise(reading):
+    """What a pixel-mode state saw of Joe means what its env's reading made of it (the
+    kind of his objects value, the scale of his x): another reading is refused."""
+    options = {"score_objects": True, "objects_remember_rooms": True}
+    source, target = make(**options), make(**{**options, **reading})
+    try:
+        state, *_ = source.reset()
+        own, *_ = target.reset()
+        (name, value), *_ = reading.items()
+        with pytest.raises(ValueError, match=rf"reading Joe with .*{name}={value}.*received"):
+            target.step_batch([0, 0], [own, state])
+        assert_identical(target.get_state(), own)  # refused before anything stepped
+        source.set_state(state)  # the source takes its own
+    finally:
+        source.close()
+        target.close()
+
+
+def test_a_cut_state_is_refused_with_its_own_length():
+    for env in (make(), MontezumaEnv(obs_type="coords")):
+        state, *_ = env.reset()
+        with pytest.raises(ValueError, match=rf"of {len(state)} bytes, received {len(state) - 1}"):
+            env.set_state(state[:-1])
+        env.close()
 
 
 def test_the_observation_type_does_not_change_what_is_seen():

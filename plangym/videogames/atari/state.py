@@ -68,6 +68,14 @@ def cartridge_tag(reference: bytes, game: str) -> tuple[int, bytes]:
     return match.start(), match.group()
 
 
+def wrong_length(name: str, game: str, expected: int, received: int) -> ValueError:
+    """Return the error for a state of ``game`` whose length is not its format's."""
+    return ValueError(
+        f"{name}: expected a state of {game} of {expected} bytes, received {received} bytes: "
+        "truncated or corrupt, from other settings (clone_seeds) or from an older plangym"
+    )
+
+
 def saves_lossily(reference: bytes) -> bool:
     """Whether the cartridge's saves round part of its state (see ``_LOSSY_CARTRIDGES``)."""
     return any(tag in reference for tag in _LOSSY_CARTRIDGES)
@@ -227,11 +235,7 @@ class StateCodec:
                 "received a state of another game or corrupt bytes"
             )
         if len(state) != self.size:
-            raise ValueError(
-                f"{name}: expected a state of {self.game} of {self.size} bytes, received "
-                f"{len(state)} bytes: truncated or corrupt, from other settings "
-                "(clone_seeds) or from an older plangym"
-            )
+            raise wrong_length(name, self.game, self.size, len(state))
         # Each generator's text must have the length the ALE recorded before it, or the ALE
         # would read the following fields from the wrong place.
         data, position, words_at = state.tobytes(), 0, self._words_at

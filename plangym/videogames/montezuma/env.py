@@ -54,9 +54,11 @@ import numpy as np
 from plangym.constructor import parent_arguments
 from plangym.core.wrappers import wrap_callable
 from plangym.videogames.atari.env import AtariEnv
+from plangym.videogames.atari.state import wrong_length
 from plangym.videogames.montezuma.state import (
     HEADER_SIZE,
     PIXEL_HEADER_SIZE,
+    PixelReading,
     check_header,
     pack_header,
     unpack_header,
@@ -78,9 +80,10 @@ class MontezumaEnv(AtariEnv):
     one frame per step, mode and difficulty 0, ``clone_seeds=True``, which only makes
     states bigger and slower: pass False) and :class:`CustomMontezuma`'s. A state is
     the tracker's bookkeeping (:data:`HEADER_SIZE` bytes, tagged ``PLANMZ01``; in pixel
-    mode :data:`PIXEL_HEADER_SIZE` bytes tagged ``PLANMZP1``, with Joe as last seen)
-    followed by an Atari state of the game; plain Atari Montezuma states and states of the
-    other mode are refused, and the Atari env refuses these.
+    mode :data:`PIXEL_HEADER_SIZE` bytes tagged ``PLANMZP2``, with Joe as last seen and
+    how the tracker reads him) followed by an Atari state of the game; plain Atari
+    Montezuma states, states of the other mode and pixel-mode states of an env reading
+    Joe otherwise are refused, and the Atari env refuses these.
 
     >>> env = MontezumaEnv(obs_type="ram")
     >>> state, obs, info = env.reset()
@@ -88,7 +91,7 @@ class MontezumaEnv(AtariEnv):
     (b'PLANMZ01', (128,), 1)
     >>> pixel = MontezumaEnv(obs_type="ram", objects_from_pixels=True)
     >>> bytes(pixel.reset()[0][:8]), pixel.pos
-    (b'PLANMZP1', Level=0 Room=1 Objects=0.0 x=79.7 y=29.0)
+    (b'PLANMZP2', Level=0 Room=1 Objects=0.0 x=79.7 y=29.0)
     """
 
     FAST_PATHS = True
@@ -215,7 +218,24 @@ class MontezumaEnv(AtariEnv):
         data = tracker.get_restore()  # in pixel mode it ends with Joe as seen and his mask
         seen = (data[4], data[5]) if self.objects_from_pixels else None
         return pack_header(
-            tracker.cur_score, tracker.cur_steps, tracker.cur_lives, tracker.visited, seen=seen
+            tracker.cur_score,
+            tracker.cur_steps,
+            tracker.cur_lives,
+            tracker.visited,
+            seen=seen,
+            reading=self._pixel_reading(),
+        )
+
+    def _pixel_reading(self) -> PixelReading | None:
+        """How the tracker reads Joe in pixel mode (None in RAM mode): see the state module."""
+        if not self.objects_from_pixels:
+            return None
+        options = self._tracker_kwargs
+        return PixelReading(
+            bool(options["score_objects"]),
+            bool(options["objects_remember_rooms"]),
+            bool(options["only_keys"]),
+            int(options["x_repeat"]),
         )
 
     @property
@@ -236,5 +256,9 @@ class MontezumaEnv(AtariEnv):
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a PlanMontezuma state of this env's mode (RAM or pixels)."""
-        check_header(state, name, self.name, pixels=self.objects_from_pixels)
+        check_header(state, name, self.name, reading=self._pixel_reading())
+        self.gym_env  # noqa: B018 - builds the emulator (and the state format) when delayed
+        size = self.header_size + self._codec.size
+        if len(state) != size:  # said here: the Atari check sees the state without its header
+            raise wrong_length(name, self.name, size, len(state))
         super().check_state(state[self.header_size :], name)
