@@ -69,16 +69,19 @@ class InputChecks:
         n = len(actions)
         dts = check_batch_dt(dt, n)
         states = check_batch_states(states, n)
-        # plangym 0.1 code's walkers' states: rows of an object array (judged by the first,
-        # as a glance at every state would slow large batches down).
-        if isinstance(states, list) and states and is_object_vector(states[0]):
-            like = self.get_state()
-            states = [thawed(state, like) for state in states]
         self.check_actions(actions)
         if is_record_block(states):
             self.check_record_block(states)
         elif states is not None:
-            states = self.checked_states(states)
+            try:
+                states = self.checked_states(states)
+            except (TypeError, ValueError):
+                # Rows of plangym 0.1 code's object array of states, anywhere in the batch:
+                # looked for only once the check failed, to keep large batches fast.
+                if not any(is_object_vector(state) for state in states):
+                    raise
+                like = self.get_state()
+                states = self.checked_states([thawed(state, like) for state in states])
         return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
 
     def checked_states(self, states: list) -> list | np.ndarray:

@@ -210,6 +210,8 @@ def test_states_kept_in_an_object_array_restore_as_in_plangym_01(n_workers):
             env.step_batch(actions, states=states[::-1]),
         )
         assert_identical(env.step(2, state=rows[1]), env.step(2, state=states[1]))
+        mixed = [*states[:2], *rows[2:]]  # an archive of rows extended with new states
+        assert_identical(env.step_batch(actions, states=mixed), expected)
         env.set_state(rows[2])
         assert_identical(env.get_state(), states[2])
         bad = rows[0].copy()
