@@ -59,7 +59,9 @@ class WorkerProcess:
             :class:`~plangym.vectorization.handler.HandlerFactory` (it is cloudpickled, so
             lambdas and classes defined in a notebook work).
         index: Position of the worker in its batch, used in messages.
-        context: A multiprocessing context (fork, spawn or forkserver).
+        context: A multiprocessing context (fork, spawn or forkserver). None: chosen at each
+            start, spawn once plangym has started threads that fork does not copy
+            (:mod:`plangym.utils.fork_safety`), else multiprocessing's default.
         wait_ready: Wait until the env is built before returning.
         daemon: Start the process as a daemon (a daemon cannot start processes itself).
     """
@@ -75,7 +77,9 @@ class WorkerProcess:
         self.index = index
         self._daemon = daemon
         self._factory_blob = cloudpickle.dumps(constructor)
-        self._context = context or mp.get_context(start_method_for(None))
+        # None: chosen at each start, so that a restart after plangym started threads that
+        # fork does not copy (OpenGL) spawns instead of forking a worker that deadlocks.
+        self._context = context
         self._next_id = READY_ID + 1
         self._conn: Connection | None = None
         self._process: BaseProcess | None = None
@@ -91,9 +95,10 @@ class WorkerProcess:
     # Life cycle -----------------------------------------------------------------------------
     def start(self) -> None:
         """Start the process; :meth:`wait_ready` waits until its env is built."""
-        parent_conn, child_conn = self._context.Pipe()
+        context = self._context or mp.get_context(start_method_for(None))
+        parent_conn, child_conn = context.Pipe()
         # typeshed's BaseContext has no Process; every context get_context returns has one.
-        process = self._context.Process(  # type: ignore[attr-defined]
+        process = context.Process(  # type: ignore[attr-defined]
             target=run_worker,
             args=(child_conn, self._factory_blob, os.getpid()),
             name=f"plangym-worker-{self.index}",

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from plangym.columns import is_record_block
-from plangym.utils.fork_safety import start_method_for
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.errors import ClosedEnvironmentError
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
@@ -74,7 +73,8 @@ class ProcessBackend(Backend):
         Every worker maps the arrays :meth:`allocate` made so far. If one env cannot be
         built, every worker is stopped and the error raised.
         """
-        mp_context = mp.get_context(start_method_for(context))
+        # A method asked for is kept; the default is chosen by each worker at each start.
+        mp_context = mp.get_context(context) if context is not None else None
         # Workers must share the caller's resource tracker (inherited when it runs before
         # they start); with one of their own, a worker's exit would unlink live buffers.
         resource_tracker.ensure_running()

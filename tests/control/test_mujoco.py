@@ -383,6 +383,38 @@ def test_workers_start_after_the_caller_drew_a_picture():
         single.close()
 
 
+RESTART_AFTER_A_PICTURE = """
+import os, signal
+import plangym
+from plangym.api_tests import assert_identical
+pictures = {"render_mode": "rgb_array", "return_image": True}
+env = plangym.make("Hopper-v5", n_workers=2, inline_small_batches=False, **pictures)
+single = plangym.make("Hopper-v5", **pictures)
+state, *_ = single.reset()  # a picture: OpenGL's threads now run in this process
+batch = [single.sample_action() for _ in range(4)], [state] * 4
+assert_identical(env.step_batch(*batch), single.step_batch(*batch))
+os.kill(env.batch_env.workers[0].pid, signal.SIGKILL)
+env.step_batch_async(*batch)
+assert_identical(env.step_batch_wait(timeout=60), single.step_batch(*batch))
+env.close()
+print("exact", flush=True)
+"""
+
+
+def test_a_worker_restarted_after_the_caller_drew_a_picture_is_spawned():
+    """The pool was forked before any picture; its replacement worker comes after one, and
+    a forked one deadlocked at its first picture: it is spawned (in a fresh process, so
+    that no earlier test's OpenGL threads are there before the pool starts)."""
+    done = subprocess.run(
+        [sys.executable, "-c", RESTART_AFTER_A_PICTURE],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == "exact\n", done.stderr[-2000:]
+
+
 def test_render_aims_the_camera_as_get_image():
     """gymnasium aims its camera at the bodies of the first picture: render() must not."""
     first = plangym.make("Ant-v5", width=32, height=24)
