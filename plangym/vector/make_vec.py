@@ -35,16 +35,51 @@ ASYNC_ONLY_KWARGS = frozenset({"shared_memory", "context", "daemon", "max_concur
 
 
 def build_sub_env(
-    name: str, env_kwargs: dict[str, Any], wrappers: tuple = ()
+    name: str, env_kwargs: dict[str, Any], wrappers: tuple = (), plan_env: Any = None
 ) -> GymPlanEnv | gymnasium.Env:
-    """Build one sub-env: ``plangym.make(name, **env_kwargs)`` behind gymnasium's API."""
+    """Build one sub-env: ``plangym.make(name, **env_kwargs)`` behind gymnasium's API.
+
+    ``plan_env``: that env, when it is built already.
+    """
     from plangym.registry import make
 
-    env: gymnasium.Env = GymPlanEnv(make(name, **env_kwargs))
+    env: gymnasium.Env = GymPlanEnv(plan_env if plan_env is not None else make(name, **env_kwargs))
     env.spec = sub_env_spec(name, env_kwargs)
     for wrapper in wrappers:
         env = wrapper(env)
     return env
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SubEnvBuilder:
+    """Each ``env_fn`` of a :func:`make_vec` call: called, it builds one sub-env.
+
+    :meth:`probe` builds the one the vector env reads its spaces from.
+    """
+
+    name: str
+    env_kwargs: dict[str, Any]
+    wrappers: tuple = ()
+
+    def __call__(self) -> GymPlanEnv | gymnasium.Env:
+        """Build one sub-env."""
+        return build_sub_env(self.name, self.env_kwargs, self.wrappers)
+
+    def probe(self) -> GymPlanEnv | gymnasium.Env:
+        """Build a sub-env to read the spaces from.
+
+        One of a ``SINGLETON`` family keeps its simulator in a worker process, so the
+        caller may hold one of its own (one per process).
+        """
+        from plangym.registry import make
+        from plangym.vectorization.worker_env import build_local_env
+
+        _, env_class = get_environment_class(self.name, state=self.env_kwargs.get("state"))
+        if not env_class.SINGLETON:
+            return self()
+        constructor = functools.partial(make, self.name, **self.env_kwargs)
+        plan_env = build_local_env(constructor, env_class)
+        return build_sub_env(self.name, self.env_kwargs, self.wrappers, plan_env)
 
 
 def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
@@ -243,7 +278,7 @@ def build_vector_env(
             return envs, "vector_entry_point"
         # Keywords only AsyncVectorEnv takes choose it: SyncVectorEnv would refuse them.
         mode_name = "async" if set(vector_kwargs) & ASYNC_ONLY_KWARGS else "sync"
-    env_fns = [functools.partial(build_sub_env, name, kwargs, wrappers)] * num_envs
+    env_fns = [SubEnvBuilder(name, kwargs, wrappers)] * num_envs
     if mode_name == "sync":
         from plangym.vector.sync_vector_env import SyncVectorEnv
 

@@ -34,6 +34,7 @@ from plangym.validation import check_indices, check_space_batch
 from plangym.validation.values import describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
+from plangym.vectorization.calls import OnCrash
 from plangym.vectorization.lifecycle import one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState
 from plangym.vectorization.scheduler import Scheduler
@@ -118,5 +119,7 @@ class VectorPlanning:
             return getattr(self._checker, name)(*args)
         if not self.checks_actions:  # not plangym envs: their workers say they have no states
             return args[0]
-        # Bad input, not a worker's failure: raised without gymnasium's worker-error log.
-        return self._started.broadcast({0: Call(name, args)}, "the state check")[0]
+        # Bad input, not a worker's failure: raised without gymnasium's worker-error log. A
+        # check changes nothing, so a worker that died under it is replaced and asked again.
+        request = {0: Call(name, args)}
+        return self._started.broadcast(request, "state check", OnCrash.RERUN)[0]

@@ -82,8 +82,11 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def _start_from_probe(
         self, observation_mode: str | tuple, build: Callable[[Space], tuple[Backend, Any]]
     ) -> None:
-        """Read spaces off a throwaway env, as gymnasium does; start on ``build(single)``."""
-        probe = self.env_fns[0]()
+        """Read spaces off a throwaway env, as gymnasium does; start on ``build(single)``.
+
+        An env_fn with a ``probe`` method (``make_vec``'s) builds that env with it.
+        """
+        probe = getattr(self.env_fns[0], "probe", self.env_fns[0])()
         try:
             single, batched = observation_spaces(
                 observation_mode, probe, self.env_fns, len(self.env_fns)

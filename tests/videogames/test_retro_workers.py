@@ -132,3 +132,42 @@ def test_a_vector_env_checks_states_without_an_emulator_in_the_caller():
         assert [s.tobytes() for s in envs.get_states()] == [s.tobytes() for s in saved]
     finally:
         envs.close()
+
+
+def test_a_vector_env_is_built_while_the_caller_holds_an_emulator():
+    """Its spaces are read off a sub-env built in a worker process, not in the caller."""
+    here = RetroEnv(NAME)
+    state, *_ = here.reset()
+    try:
+        envs = plangym.make_vec(NAME, 2, "async", frameskip=here.frameskip)
+        try:
+            assert envs.single_observation_space == here.observation_space
+            assert envs.single_action_space == here.action_space
+            new_states, *_ = envs.step_batch([1, 2], [state, state])
+            assert_identical(new_states, here.step_batch([1, 2], [state, state])[0])
+        finally:
+            envs.close()
+    finally:
+        here.close()
+
+
+def test_a_state_check_whose_worker_died_is_asked_again():
+    """Sub-env 0's worker checks the states (no emulator in the caller): killed, it is
+    replaced and the check asked again, as a batch would be re-run."""
+    import os
+    import signal
+    import time
+
+    envs = plangym.make_vec(NAME, 2, "async")
+    try:
+        envs.reset(seed=0)
+        states = envs.get_states()
+        expected = envs.step_batch([1, 2, 3], [states[0], states[1], states[0]])
+        for _ in range(2):
+            os.kill(envs.worker_pids[0], signal.SIGKILL)
+            time.sleep(0.2)  # dead before the check is sent
+            again = envs.step_batch([1, 2, 3], [states[0], states[1], states[0]])
+            assert_identical(again, expected)
+            envs.set_states(states)
+    finally:
+        envs.close()
