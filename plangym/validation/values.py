@@ -156,6 +156,8 @@ def check_dt(dt: Any) -> int:
     ...
     ValueError: dt: expected an integer >= 1 (a whole number), received 2.5
     """
+    if type(dt) is int and 1 <= dt <= MAX_DT:  # the usual dt, checked once per step
+        return dt
     if is_whole_float(dt):
         dt = int(dt)
     elif isinstance(dt, float | np.floating):
