@@ -430,3 +430,29 @@ def test_states_export_their_bytes_as_other_states_do(name):
     actions = [env.sample_action()] * 2
     assert_identical(env.step_batch(actions, back), env.step_batch(actions, archive))
     env.close()
+
+
+def test_a_step_checks_its_action_once_and_leaves_gymnasiums_space_in_place():
+    """step checked the action: gymnasium's own assertion is skipped while it runs, and the
+    env's space is back afterwards, also when the step raised or went through apply_action."""
+    env = ClassicControl("CartPole-v1")
+    state, *_ = env.reset(seed=0)
+    space = env.gym_env.unwrapped.action_space
+    calls = []
+
+    class Seen(gymnasium.spaces.Discrete):
+        def contains(self, action):
+            calls.append(action)
+            return super().contains(action)
+
+    env.gym_env.unwrapped.action_space = seen = Seen(2)
+    env.step(1, state=state)
+    env.step_batch([0, 1], [state, state])
+    assert calls == [] and env.gym_env.unwrapped.action_space is seen
+    with pytest.raises(ValueError, match=r"^action: expected an integer in \[0, 2\)"):
+        env.step(2, state=state)
+    with pytest.raises(AssertionError):  # unchecked: gymnasium's assertion is there
+        env.apply_action(2)
+    assert calls == [2] and env.gym_env.unwrapped.action_space is seen
+    env.gym_env.unwrapped.action_space = space
+    env.close()
