@@ -31,7 +31,11 @@ env.close()
 print("stepped", {name!r})
 """
 CHECKS: dict[str, str] = {
-    "": STEP.format(name="CartPole-v1", kwargs="") + STEP.format(name="ALE/Pong-v5", kwargs=""),
+    "": STEP.format(name="CartPole-v1", kwargs="")
+    + STEP.format(name="ALE/Pong-v5", kwargs="")
+    # PEP 561's marker: type checkers read plangym's annotations in the user's code.
+    + "import importlib.resources\n"
+    + "assert importlib.resources.files('plangym').joinpath('py.typed').is_file()\n",
     "classic-control": STEP.format(name="CartPole-v1", kwargs=", obs_type='rgb'"),
     "mujoco": STEP.format(name="HalfCheetah-v5", kwargs=""),
     "dm-control": STEP.format(name="cartpole-balance", kwargs=""),
