@@ -409,6 +409,27 @@ def test_steps_from_a_game_over_are_identical_on_workers():
         single.close()
 
 
+def test_a_batch_resets_only_where_no_state_follows():
+    """With autoreset, an element that ends the game is followed by a reset, which the next
+    element's state would undo: the in-place path leaves those out, and gives what a loop
+    of steps gives, and leaves the env where that loop leaves it."""
+    env, over, _ = pong_game_over(obs_type="ram")
+    env.autoreset = True
+    start, *_ = env.reset()
+    states = [over, start, over, over]
+    resets = []
+    reset = env.reset
+    env.reset = lambda **kwargs: resets.append(1) or reset(**kwargs)
+    batch = env.step_batch([0] * 4, states)
+    assert len(resets) == 1 and env.batch_path == "in_place"  # after the last element only
+    after = env.get_state()
+    env.reset = reset
+    rows = [env.step(0, state=state) for state in states]
+    assert_identical(list(zip(*batch, strict=True)), rows)
+    assert_identical(after, env.get_state())
+    env.close()
+
+
 @pytest.mark.parametrize("wrapped", [False, True])
 def test_an_env_goes_with_its_last_reference(wrapped):
     # The frame primitive is looked up per step: nothing the env keeps refers back to it,

@@ -4,7 +4,8 @@ Into its row of the batch's ``observs_out`` when given (a worker's shared output
 else into an array of the env's :class:`~plangym.core.obs_pool.ObservationPool`: no
 screen is copied, and no fresh memory is taken for one while the caller drops the
 observations of earlier batches. The steps are those of the generic path, so results
-are bit-identical.
+are bit-identical; only the autoreset after an element that another element with a state
+follows is left out (that state undoes it).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def step_in_place(env: AtariEnv, batch: Batch, rows: Any) -> BatchColumns:
     """
     actions, states, dts, want_state, _ = batch
     new_states, rewards, terminals, truncateds, infos = [], [], [], [], []
+    last = len(actions) - 1
     for i, (action, dt) in enumerate(zip(actions, dts, strict=True)):
         if states is not None:  # checked with the batch
             env._set_checked_state(states[i])
@@ -53,7 +55,10 @@ def step_in_place(env: AtariEnv, batch: Batch, rows: Any) -> BatchColumns:
         rewards.append(run.reward)
         terminals.append(run.terminal)
         truncateds.append(run.truncated)
-        if env.autoreset and (run.terminal or run.truncated):
+        # The next element restores a whole state of its own, which would undo a reset
+        # (a Montezuma reset costs about 25 steps): only the last element's ending resets the env.
+        ended = run.terminal or run.truncated
+        if env.autoreset and ended and (states is None or i == last):
             env.reset(return_state=False)
     return BatchColumns(
         new_states if want_state else None, rows, rewards, terminals, truncateds, infos
