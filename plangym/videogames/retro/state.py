@@ -48,26 +48,33 @@ def find_written_bytes(em: Any, attempts: int = 8) -> tuple[int, np.ndarray]:
     whatever that memory held before, so two saves of one game differ. Freeing a buffer
     of a save's size filled with a known byte just before saving makes the allocator hand
     that buffer to the save; the bytes still holding the fill byte, for two different
-    fill bytes, are the ones the core leaves alone. Two attempts must agree.
+    fill bytes, are the ones the core leaves alone. No byte the core writes can hold both,
+    but an attempt whose save got another buffer (one freed earlier: the allocator's
+    choice) sees old bytes as written: a byte counts as unwritten when one attempt saw it
+    so, and the attempts go on until two in a row add nothing.
     """
     size = len(em.get_state())
-    found = []
+    unwritten = np.zeros(size, dtype=bool)
+    unchanged = 0
     for _ in range(attempts):
-        unwritten = np.ones(size, dtype=bool)
+        seen = np.ones(size, dtype=bool)
         for fill in (0xA5, 0x5A):
             filled = bytearray([fill]) * (size + 64)
             del filled
-            unwritten &= np.frombuffer(em.get_state(), dtype=np.uint8) == fill
-        written = np.flatnonzero(~unwritten)
-        end = int(written[-1]) + 1 if len(written) else 0
-        found.append((end, np.flatnonzero(unwritten[:end])))
-        agree = len(found) >= 2 and found[-1][0] == found[-2][0]
-        if agree and np.array_equal(found[-1][1], found[-2][1]):
-            return found[-1]
-    raise RuntimeError(  # pragma: no cover - an allocator that never reuses the buffer
-        "RetroEnv: cannot tell which bytes of the emulator's save state it writes, so its "
-        "states would not compare exactly"
-    )
+            seen &= np.frombuffer(em.get_state(), dtype=np.uint8) == fill
+        before = int(unwritten.sum())
+        unwritten |= seen
+        unchanged = unchanged + 1 if before and unwritten.sum() == before else 0
+        if unchanged == 2:
+            break
+    written = np.flatnonzero(~unwritten)
+    if unchanged < 2 or not len(written):  # pragma: no cover - an allocator that never reuses
+        raise RuntimeError(
+            "RetroEnv: cannot tell which bytes of the emulator's save state it writes, so "
+            "its states would not compare exactly"
+        )
+    end = int(written[-1]) + 1
+    return end, np.flatnonzero(unwritten[:end])
 
 
 def find_ignored_pointers(em: Any, content_size: int) -> np.ndarray:
