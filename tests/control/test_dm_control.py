@@ -313,3 +313,21 @@ def test_a_seed_beyond_32_bits_is_refused_naming_the_seed():
     for seed in (2**32, -1, "1"):
         with pytest.raises(ValueError, match="seed: expected None or an int"):
             DMControlEnv("cartpole-balance", seed=seed)
+
+
+@pytest.mark.parametrize("name", ["walker-walk", "reacher-easy"])
+def test_reset_with_a_seed_starts_dm_controls_first_episode_of_it(name):
+    """As make(name, seed=s) does: not the episode after it (seed() drew one)."""
+    from dm_control import suite
+
+    domain, task = name.split("-")
+    theirs = suite.load(domain, task, task_kwargs={"random": 5}).reset().observation
+    env = DMControlEnv(name)
+    env.reset()  # another episode first
+    state, obs, _ = env.reset(seed=5)
+    expected = np.concatenate([np.asarray(v, dtype=obs.dtype).ravel() for v in theirs.values()])
+    assert_identical(obs, expected)
+    built = DMControlEnv(name, seed=5)
+    assert_identical(state, built.get_state())
+    env.close()
+    built.close()

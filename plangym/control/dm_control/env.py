@@ -347,10 +347,19 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
-        seed = check_task_seed(seed)
+        self._seed_generators(check_task_seed(seed))
+        self.apply_reset()
+
+    def seed_episode(self, seed: int) -> None:
+        """Seed the task's generator and the action space: the next episode is the first.
+
+        dm_control's first episode of ``random=seed``, what ``reset(seed=seed)`` starts.
+        """
+        self._seed_generators(check_task_seed(seed))
+
+    def _seed_generators(self, seed: int | None) -> None:
         self.gym_env.task.random.seed(seed)
         self.action_space.seed(seed)
-        self.apply_reset()
 
     def close(self) -> None:
         """Free the task, its rendering contexts and any show_game window."""
