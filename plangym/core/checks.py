@@ -27,6 +27,7 @@ from plangym.validation import (
     check_batch_actions,
     check_batch_dt,
     check_batch_states,
+    check_seed,
     discrete_as_int64,
 )
 
@@ -43,6 +44,13 @@ class InputChecks:
     def has_fast_paths(self) -> bool:
         """Whether the env's class declares ``FAST_PATHS`` (:class:`~plangym.core.PlanEnv`)."""
         raise NotImplementedError
+
+    def check_seed(self, seed: Any) -> int | None:
+        """Return ``seed`` as this env's generators take it: None or an int >= 0.
+
+        A family whose generators take fewer seeds refuses the others (dm_control's).
+        """
+        return check_seed(seed)
 
     def check_action(self, action: Any, name: str = "action") -> None:
         """Raise ValueError or TypeError unless ``action`` is in the action space."""

@@ -34,7 +34,6 @@ from plangym.validation import (
     check_flag,
     check_positive_int,
     check_return_state,
-    check_seed,
 )
 
 
@@ -157,7 +156,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         with_state = bool(check_return_state(return_state))  # None: as False (0.1's falsy)
         if options:
             raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
-        seed = check_seed(seed)
+        seed = self.check_seed(seed)
         if seed is not None:
             self.seed_episode(seed)
         data = self.apply_reset()

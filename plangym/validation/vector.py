@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,31 +13,43 @@ from plangym.validation.batches import check_action, check_box_batch, check_inte
 from plangym.validation.values import check_seed, describe, is_integer
 
 
-def check_seeds(seed: Any, n: int) -> list[int | None]:
+def check_seeds(
+    seed: Any, n: int, check_one: Callable[[Any], int | None] = check_seed
+) -> list[int | None]:
     """One seed per sub-env: None, an int ``s`` (sub-env ``i`` gets ``s + i``) or n seeds.
 
-    The n seeds may be a list, a tuple or a 1-D array, as gymnasium takes them.
+    The n seeds may be a list, a tuple or a 1-D array, as gymnasium takes them. Each is
+    checked with ``check_one`` (the sub-envs' own check: dm_control's takes fewer).
 
     >>> check_seeds(np.arange(3), 3), check_seeds(5, 2)
     ([0, 1, 2], [5, 6])
+    >>> check_seeds([0, -1], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed[1]: expected None or an int >= 0, received -1 (int)
     """
     if seed is None:
         return [None] * n
     if is_integer(seed):
-        return [check_seed(seed) + i for i in range(n)]  # type: ignore[operator]
-    is_vector = isinstance(seed, np.ndarray) and seed.ndim == 1
-    if not (isinstance(seed, Sequence) or is_vector) or isinstance(seed, str) or len(seed) != n:
-        raise ValueError(
-            f"seed: expected None, an int or a list of {n} seeds (one per sub-env), "
-            f"received {describe(seed)}"
-        )
-    seeds = []
-    for k, item in enumerate(seed):
+        first = check_seed(seed)
+        assert first is not None, "an integer seed"
+        seeds = [first + i for i in range(n)]
+        names = [f"seed (sub-env {i} gets {first} + {i})" for i in range(n)]
+    else:
+        is_vector = isinstance(seed, np.ndarray) and seed.ndim == 1
+        if not (isinstance(seed, Sequence) or is_vector) or isinstance(seed, str) or len(seed) != n:
+            raise ValueError(
+                f"seed: expected None, an int or a list of {n} seeds (one per sub-env), "
+                f"received {describe(seed)}"
+            )
+        seeds, names = list(seed), [f"seed[{k}]" for k in range(n)]
+    checked = []
+    for item, name in zip(seeds, names, strict=True):
         try:
-            seeds.append(check_seed(item))
+            checked.append(check_one(item))
         except ValueError as error:
-            raise ValueError(f"seed[{k}]{str(error).removeprefix('seed')}") from None
-    return seeds
+            raise ValueError(f"{name}{str(error).removeprefix('seed')}") from None
+    return checked
 
 
 def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, dict | None]:

@@ -30,7 +30,7 @@ import gymnasium
 import numpy as np
 from gymnasium.spaces import Space
 
-from plangym.validation import check_indices, check_space_batch
+from plangym.validation import check_indices, check_seed, check_seeds, check_space_batch
 from plangym.validation.values import describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
@@ -69,6 +69,11 @@ class VectorPlanning:
         def _started(self) -> Scheduler:
             """The scheduler of the sub-envs' workers."""
             ...
+
+    def _checked_seeds(self, seed: Any) -> list[int | None]:
+        """One seed per sub-env, each as the plangym env here takes it (dm_control: < 2**32)."""
+        check_one = self._checker.plan_env.check_seed if self._checker is not None else check_seed
+        return check_seeds(seed, self.num_envs, check_one)
 
     @one_thread_at_a_time
     def get_states(self) -> list:

@@ -17,7 +17,6 @@ from gymnasium.vector.utils import batch_space
 
 from plangym.validation import (
     check_reset_mask,
-    check_seeds,
     check_timeout,
     check_values_per_env,
     check_vector_actions,
@@ -169,7 +168,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def reset_async(self, seed: Any = None, options: dict | None = None) -> None:
         """Send the resets; collect them with :meth:`reset_wait`."""
         self.call_state.check_running()
-        seeds = check_seeds(seed, self.num_envs)
+        seeds = self._checked_seeds(seed)
         self.call_state.check_idle("reset_async")
         mask, options = check_reset_mask(options, self.num_envs)
         requests = {

@@ -331,3 +331,22 @@ def test_reset_with_a_seed_starts_dm_controls_first_episode_of_it(name):
     assert_identical(state, built.get_state())
     env.close()
     built.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_vector_reset_refuses_a_seed_a_task_cannot_take_before_any_sub_env_resets(mode):
+    envs = plangym.make_vec("cartpole-balance", 2, mode)
+    try:
+        envs.reset(seed=[100, 200])
+        before = envs.get_states()
+        for seed, name in [
+            (2**32 - 1, r"seed \(sub-env 1 gets 4294967295 \+ 1\)"),
+            ([7, 2**32], r"seed\[1\]"),
+        ]:
+            with pytest.raises(
+                ValueError, match=rf"^{name}: expected None or an int in \[0, 2\*\*32"
+            ):
+                envs.reset(seed=seed)
+            assert_identical(envs.get_states(), before)
+    finally:
+        envs.close()

@@ -345,6 +345,10 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
         self.gym_env  # noqa: B018 - builds the task when setup was delayed
         self._codec.check_all(states)
 
+    def check_seed(self, seed: Any) -> int | None:
+        """Return ``seed`` as the task's generator takes it (NumPy's RandomState: < 2**32)."""
+        return check_task_seed(seed)
+
     def seed(self, seed: int | None = None) -> None:
         """Seed the task's generator and the action space; start a new episode (lqr: same model)."""
         self._seed_generators(check_task_seed(seed))
