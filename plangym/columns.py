@@ -104,9 +104,6 @@ class BatchColumns:
     terminals: list | np.ndarray
     truncateds: list | np.ndarray
     infos: list | dict
-    # With rewards as an array: whether step_batch hands them out as NumPy float64
-    # scalars (what the env's own rewards are) rather than Python floats.
-    numpy_rewards: bool = False
 
     @classmethod
     def from_rows(cls, rows: list[tuple], want_state: bool) -> BatchColumns:
@@ -180,7 +177,7 @@ class BatchColumns:
             observs = [row.copy() for row in observs]
         rewards = self.rewards
         if isinstance(rewards, np.ndarray):  # columns of a batch stepped in NumPy passes
-            rewards = list(rewards) if self.numpy_rewards else rewards.tolist()
+            rewards = rewards.tolist()  # Python floats, as every step's reward
         terminals, truncateds = _as_list(self.terminals), _as_list(self.truncateds)
         data = (observs, rewards, terminals, truncateds, self.info_list())
         if self.states is None:

@@ -62,7 +62,8 @@ def repeat_frames(
     n_step = 0
     for n_step in range(1, n_frames + 1):  # noqa: B007 - n_step is the count of frames run
         obs, frame_reward, terminal, truncated, info = advance(action)
-        reward += frame_reward
+        # A Python float whatever the env gives (BipedalWalker: float32, summed as float32).
+        reward += float(frame_reward)
         if watch is not None and watch() < lives_before:
             terminal = True
         if terminal or truncated:

@@ -42,13 +42,8 @@ def write_outputs(arrays: dict[str, np.ndarray], offset: int, columns: BatchColu
         ("terminals", terminals, bool),
         ("truncateds", truncateds, bool),
     ):
-        if isinstance(values, np.ndarray):  # a batch stepped in NumPy passes
-            if field == "rewards" and columns.numpy_rewards:  # they travel as NumPy scalars
-                fallback[field] = list(values)
-            else:
-                arrays[field][offset:end] = values
-                fallback[field] = None
-        elif all(type(value) is kind for value in values):
+        # An array: a batch stepped in NumPy passes.
+        if isinstance(values, np.ndarray) or all(type(value) is kind for value in values):
             arrays[field][offset:end] = values
             fallback[field] = None
         else:

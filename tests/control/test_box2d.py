@@ -268,3 +268,24 @@ def test_a_missing_extra_is_named(monkeypatch):
     hide_package(monkeypatch, "Box2D", [box_2d, f"{box_2d}.env", f"{box_2d}.world"])
     with pytest.raises(ImportError, match=r"Box2D environments need the 'box2d' extra"):
         importlib.import_module("plangym.control.box_2d")
+
+
+def test_rewards_are_python_floats_summed_in_double_precision():
+    """BipedalWalker's own rewards are float32: a step of several frames summed them in
+    float32, and gave a type other families do not."""
+    env = plangym.make("BipedalWalker-v3")
+    state, *_ = env.reset(seed=0)
+    actions = [env.sample_action() for _ in range(20)]
+    for action in actions:
+        many = env.step(action, state=state, dt=5)
+        assert type(many[2]) is float
+        total, current = 0.0, state
+        for _ in range(5):
+            current, _, reward, *_ = env.step(action, state=current)
+            assert type(reward) is float
+            total += reward
+        assert many[2] == total
+        rewards = env.step_batch([action, action], [state, state], dt=[1, 5])[2]
+        assert [type(reward) for reward in rewards] == [float, float] and rewards[1] == total
+        state = many[0]
+    env.close()

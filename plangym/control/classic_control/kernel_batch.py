@@ -171,6 +171,4 @@ def step_records(
         terminated,
         truncated,
         infos,
-        # As lists, the types the bulk loop's sums have: 0.0 plus a NumPy float64 stays one.
-        numpy_rewards=kernel.numpy_rewards,
     )

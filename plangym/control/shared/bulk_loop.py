@@ -75,7 +75,7 @@ def step_in_bulk(
         restore(item)
         if dt * repeats == 1:  # the frame loop's work without the call: the same values
             obs, reward, terminal, truncated, info = step(action)
-            reward = 0.0 + reward
+            reward = float(reward)  # as the frame loop sums it
             info = {**info, "n_step": 1, "dt": dt}
         else:
             run = repeat_frames(step, action, dt * repeats)

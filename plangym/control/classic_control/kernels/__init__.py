@@ -78,7 +78,6 @@ class Kernel:
         has_steps_beyond: The env has CartPole's ``steps_beyond_terminated``.
         has_last_u: The env has Pendulum's ``last_u``.
         exact_kinds: The physics kinds :meth:`step` reproduces (see its ``kinds``).
-        numpy_rewards: The env's rewards are NumPy float64 scalars (else Python floats).
     """
 
     gym_class: ClassVar[str]
@@ -90,7 +89,6 @@ class Kernel:
     exact_kinds: ClassVar[frozenset[int]] = frozenset({FLOAT64_ARRAY, TUPLE})
     has_steps_beyond: ClassVar[bool] = False
     has_last_u: ClassVar[bool] = False
-    numpy_rewards: ClassVar[bool] = False
 
     def __init__(self, env: Any):
         self.env = env

@@ -38,8 +38,6 @@ class PendulumKernel(Kernel):
     gym_class = "gymnasium.envs.classic_control.pendulum.PendulumEnv"
     own_methods = ("step", "_get_obs")
 
-    numpy_rewards = True  # -costs is a NumPy float64
-
     n_physics = 2
     scalar_calls = ("np.cos", "np.sin", "float64 ** 2", "float32 ** 2", "%")
     min_batch = 4
