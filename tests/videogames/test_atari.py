@@ -382,6 +382,7 @@ def test_a_step_from_a_game_over_shows_a_black_screen_whatever_came_before(kwarg
         env.step(3, state=history)
         _, obs, _, terminal, _, info = env.step(0, state=over)
         assert terminal and not obs.any() and obs.shape == last.shape
+        assert info["n_step"] == 0  # no frame played
         if env.return_image:
             assert not info["rgb"].any() and not env.get_image().any()
         batch = env.step_batch([0, 2], [over, over])

@@ -325,12 +325,14 @@ class AtariEnv(StickyActions, VideogameEnv):
 
         From a game that is over (lost, or at its frame limit) the ALE plays no frame, and
         its screen is whatever it drew last: after a restore, a screen of another history.
-        Such a step shows a black screen instead, the one screen its state determines.
+        Such a step shows a black screen instead, the one screen its state determines,
+        and counts no step applied (``info["n_step"]`` 0).
         """
         if self._gym_env is None:  # closed, or setup delayed: build as gym_env does
             self.gym_env  # noqa: B018 - builds the emulator
-        self._screen_is_black = self._ale.game_over()
-        return super().play(action, dt)
+        over = self._screen_is_black = self._ale.game_over()
+        run = super().play(action, dt)
+        return run._replace(n_step=0) if over else run  # a frame sent, none played
 
     def apply_action(self, action: Any) -> tuple:
         """Advance one emulator frame through the gymnasium env (with sticky actions)."""
