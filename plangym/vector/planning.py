@@ -30,11 +30,19 @@ import gymnasium
 import numpy as np
 from gymnasium.spaces import Space
 
-from plangym.validation import check_indices, check_seed, check_seeds, check_space_batch
+from plangym.validation import (
+    check_flag,
+    check_indices,
+    check_return_state,
+    check_seed,
+    check_seeds,
+    check_space_batch,
+)
 from plangym.validation.values import describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
 from plangym.vectorization.calls import OnCrash
+from plangym.vectorization.env import columns_of
 from plangym.vectorization.lifecycle import one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState
 from plangym.vectorization.scheduler import Scheduler
@@ -100,20 +108,30 @@ class VectorPlanning:
 
     @one_thread_at_a_time
     def step_batch(
-        self, actions: Sequence, states: Sequence, dt: int | Sequence[int] = 1
-    ) -> tuple[list, ...]:
+        self,
+        actions: Sequence,
+        states: Sequence,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+        arrays: bool = False,
+    ) -> tuple:
         """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
 
         Checked first, then shared out among the workers as in ``ParallelEnv``. Returns
-        ``(new_states, observs, rewards, terminals, truncateds, infos)``, in input order.
+        ``(new_states, observs, rewards, terminals, truncateds, infos)``, in input order
+        (no new states with ``return_state=False``); with ``arrays=True``, as a plangym
+        env's ``step_batch(..., arrays=True)`` returns them.
         """
+        want_state = check_return_state(return_state) is not False  # None: states passed
+        arrays = check_flag("arrays", arrays)
         self.call_state.check_idle("step_batch")  # type: ignore[attr-defined]
         if self.checks_actions:
             checked = self._checked("check_batch", actions, states, dt)
         else:  # not plangym envs: their workers say they have no states
             checked = check_space_batch(self.single_action_space, actions, states, dt)
-        inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=True)
-        return self._started.run(inputs).columns()
+        inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=want_state)
+        columns = columns_of(self._started.run(inputs).columns(), want_state)
+        return columns.as_arrays() if arrays else columns.as_lists()
 
     def _checked(self, name: str, *args: Any) -> Any:
         """Return what the sub-envs' plangym env's ``name(*args)`` returns: checked inputs.

@@ -18,6 +18,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import plangym
+from plangym.api_tests import assert_identical
 from plangym.control.classic_control import ClassicControl
 from plangym.vector import AsyncVectorEnv, PlanVectorEnv, SyncVectorEnv
 from plangym.vector.make_vec import build_sub_env, sub_env_kwargs
@@ -206,6 +207,30 @@ def test_step_batch_is_a_single_envs_step_batch_and_disturbs_nothing(cartpoles):
     for mine, theirs in zip(planned[0], expected_plan[0], strict=True):
         assert mine.tobytes() == theirs.tobytes()
     assert_same(cartpoles.step(np.array([0, 1])), expected_next, "the step after planning")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_step_batch_takes_a_single_envs_return_state_and_arrays(mode):
+    """One step_batch signature on every face: a planner moved between them runs."""
+    envs = plangym.make_vec("CartPole-v1", 2, mode)
+    single = ClassicControl("CartPole-v1", autoreset=False, remove_time_limit=False)
+    try:
+        state, *_ = single.reset(seed=3)
+        actions, states = [0, 1, 1], [state] * 3
+        for kwargs in (
+            {"arrays": True},
+            {"return_state": False},
+            {"return_state": False, "arrays": True},
+        ):
+            assert_identical(
+                envs.step_batch(actions, states, 2, **kwargs),
+                single.step_batch(actions, states, 2, **kwargs),
+            )
+        with pytest.raises(TypeError, match=r"^arrays: expected True or False"):
+            envs.step_batch(actions, states, arrays="yes")
+    finally:
+        envs.close()
+        single.close()
 
 
 def test_a_batch_large_enough_for_the_kernels_equals_the_single_env(cartpoles):

@@ -231,17 +231,23 @@ class ClassicVectorEnv(VectorEnv):
         self._reset_once = True
 
     def step_batch(
-        self, actions: Sequence, states: Sequence, dt: int | Sequence[int] = 1, arrays: bool = False
+        self,
+        actions: Sequence,
+        states: Sequence,
+        dt: int | Sequence[int] = 1,
+        return_state: bool | None = None,
+        arrays: bool = False,
     ) -> tuple:
         """Step each ``(action, state)`` pair; the sub-envs' own episodes are left alone.
 
         As the other modes: ``(new_states, observs, rewards, terminals, truncateds, infos)``
-        as lists; with ``arrays=True`` the new states as one record array and the rest as
-        arrays (``plangym``'s ``step_batch(..., arrays=True)``). A batch of at least the
-        kernel's ``min_batch`` states is one kernel pass.
+        as lists (no new states with ``return_state=False``); with ``arrays=True`` the new
+        states as one record array and the rest as arrays (``plangym``'s
+        ``step_batch(..., arrays=True)``). A batch of at least the kernel's ``min_batch``
+        states is one kernel pass.
         """
         self._check_open()
-        return self._plan.step_batch(actions, states, dt, return_state=True, arrays=arrays)
+        return self._plan.step_batch(actions, states, dt, return_state, arrays=arrays)
 
     # Internals ----------------------------------------------------------------------------------
     def _check_open(self) -> None:
