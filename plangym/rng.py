@@ -10,6 +10,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
 _MASK64 = (1 << 64) - 1
@@ -132,3 +136,37 @@ def restore_random_state(
 ) -> None:
     """Put ``random_state`` back in the state :func:`random_state_fields` returned."""
     random_state.set_state(("MT19937", key, int(pos), int(has_gauss), float(cached_gaussian)))
+
+
+@contextlib.contextmanager
+def space_generators_kept(space: Any) -> Iterator[None]:
+    """Leave the generators of ``space`` and its subspaces as they are, whatever the block seeds.
+
+    gymnasium's ``reset(seed=...)`` seeds the env, not its action space.
+
+    >>> from gymnasium import spaces
+    >>> space = spaces.Discrete(100, seed=1)
+    >>> with space_generators_kept(space):
+    ...     _ = space.seed(2)
+    >>> int(space.sample()) == int(spaces.Discrete(100, seed=1).sample())
+    True
+    """
+    kept = [(each, each._np_random) for each in _spaces_in(space)]
+    try:
+        yield
+    finally:
+        for each, generator in kept:
+            each._np_random = generator
+
+
+def _spaces_in(space: Any) -> Iterator[Any]:
+    """Yield ``space`` and its subspaces (a Tuple's, a Dict's), if it is a gymnasium Space."""
+    from gymnasium import spaces
+
+    if not isinstance(space, spaces.Space):
+        return
+    yield space
+    if isinstance(space, spaces.Tuple | spaces.Dict):
+        subspaces = space.spaces.values() if isinstance(space, spaces.Dict) else space.spaces
+        for subspace in subspaces:
+            yield from _spaces_in(subspace)

@@ -29,6 +29,7 @@ from plangym.core.batch_paths import BatchPaths
 from plangym.core.checks import InputChecks
 from plangym.core.frame_loop import repeat_frames
 from plangym.core.hooks import StepHooks, call_hook
+from plangym.rng import space_generators_kept
 from plangym.validation import (
     check_dt,
     check_flag,
@@ -141,7 +142,8 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         Args:
             return_state: Return the new state first.
             seed: As in gymnasium's ``reset(seed=seed)``: seed every generator of the env
-                first, so the episode is the first one of that seed (see :meth:`seed_episode`).
+                first, so the episode is the first one of that seed (see :meth:`seed_episode`);
+                the action space's generator is left alone, as gymnasium leaves it.
             options: gymnasium's reset options; plangym envs take none (None or empty).
 
         Returns:
@@ -158,7 +160,8 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
             raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
         seed = self.check_seed(seed)
         if seed is not None:
-            self.seed_episode(seed)
+            with space_generators_kept(getattr(self, "_action_space", None)):
+                self.seed_episode(seed)
         data = self.apply_reset()
         obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
         info = dict(info or {})

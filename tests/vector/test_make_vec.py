@@ -414,3 +414,28 @@ def test_a_vector_env_owning_workers_refuses_to_be_copied(mode, request):
         assert "worker_restarted" not in infos
     finally:
         envs.close()
+
+
+def test_a_seeded_reset_leaves_the_action_spaces_generator_as_gymnasium_does():
+    """reset(seed=...) seeds the env, not its action space: the sync and async modes (whose
+    single action space is sub-env 0's, or one built in the caller) sample alike, and as a
+    plangym env whose own seed() (plangym 0.1's) does seed its action space."""
+    samples = []
+    for mode in ("sync", "async"):
+        envs = plangym.make_vec("CartPole-v1", 2, mode)
+        envs.single_action_space.seed(42)
+        envs.reset(seed=0)
+        samples.append([int(envs.single_action_space.sample()) for _ in range(20)])
+        envs.close()
+    theirs = gymnasium.spaces.Discrete(2, seed=42)
+    assert samples[0] == samples[1] == [int(theirs.sample()) for _ in range(20)]
+    env = plangym.make("CartPole-v1")
+    env.action_space.seed(42)
+    env.reset(seed=0)
+    assert [int(env.sample_action()) for _ in range(20)] == samples[0]
+    env.seed(7)  # plangym 0.1's seed(): the action space too
+    seeded = gymnasium.spaces.Discrete(2, seed=7)
+    assert [int(env.sample_action()) for _ in range(20)] == [
+        int(seeded.sample()) for _ in range(20)
+    ]
+    env.close()
