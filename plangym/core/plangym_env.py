@@ -322,7 +322,14 @@ class PlangymEnv(PlanEnv):
             )
 
     def render(self) -> Any:
-        """Render the gymnasium env (an RGB array, or a window for "human")."""
+        """Render the gymnasium env (an RGB array, or a window for "human").
+
+        With ``render_mode=None`` nothing is drawn and None returned, in every family but
+        Mario's (0.1's render() returned its screen): gymnasium's convention, where some
+        of its envs raised instead.
+        """
+        if self.render_mode is None:
+            return None
         return self.gym_env.render()
 
     def close(self) -> None:

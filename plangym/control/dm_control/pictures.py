@@ -53,7 +53,7 @@ class DMControlPictures:
         env.check_can_draw()
         return self._draw()
 
-    def render(self, mode: str | None = None) -> np.ndarray | bool:
+    def render(self, mode: str | None = None) -> np.ndarray | bool | None:
         """Draw a picture from camera 0, as plangym 0.1 did with ``mode``.
 
         Args:
@@ -67,8 +67,9 @@ class DMControlPictures:
         >>> env.render("rgb_array").shape, env.render(mode="human"), len(env.viewer)
         ((240, 320, 3), True, 1)
         """
-        if mode is None:
-            return self.get_image()
+        if mode is None:  # render_mode=None draws nothing, as in every family
+            env: Any = self  # a DMControlEnv: render_mode is PlangymEnv's
+            return None if env.render_mode is None else self.get_image()
         if mode not in ("rgb_array", "human"):
             raise ValueError(f"mode: expected None, 'rgb_array' or 'human', received {mode!r}")
         image = self._draw()

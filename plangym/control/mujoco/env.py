@@ -258,7 +258,12 @@ class MujocoEnv(PlangymEnv):
         return super().get_image()
 
     def render(self) -> Any:
-        """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it."""
+        """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it.
+
+        None with ``render_mode=None``, as in every family.
+        """
+        if self.render_mode is None:
+            return None
         self._prepare_offscreen_viewer()
         return super().render()
 
