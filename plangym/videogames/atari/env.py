@@ -46,14 +46,15 @@ from plangym.videogames.atari.emulator import (
     check_game_setting,
     make_ale_env,
 )
+from plangym.videogames.atari.env_states import AtariStates
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.in_place import rows_for, step_in_place
 from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.atari.sticky import StickyActions
-from plangym.videogames.env import VideogameEnv, check_uint8_vector
+from plangym.videogames.env import VideogameEnv
 
 
-class AtariEnv(StickyActions, VideogameEnv):
+class AtariEnv(AtariStates, StickyActions, VideogameEnv):
     """An Atari 2600 game from ale-py, plannable and exactly restorable.
 
     Args:
@@ -228,57 +229,6 @@ class AtariEnv(StickyActions, VideogameEnv):
         if self._screen_is_black:
             screen.fill(0)
         return screen
-
-    def get_state(self) -> np.ndarray:
-        """Return the emulator state plus the sticky-action bookkeeping, as uint8."""
-        ale = self.ale
-        ale_bytes = ale.cloneState(include_rng=self.clone_seeds).serialize()
-        if self._lossy_save:
-            # Continue from exactly what the state says, as a restored copy would.
-            ale.restoreState(ale_py.ALEState(ale_bytes))
-        words = self._sticky_words.read(self._sticky_rng)
-        last_action = self._action_numbers[self._last_action]
-        return self._codec.encode(self._state_prefix(), ale_bytes, last_action, words)
-
-    def _state_prefix(self) -> bytes:
-        """Bytes a subclass puts before the Atari state (its own bookkeeping)."""
-        return b""
-
-    def set_state(self, state: np.ndarray) -> None:
-        """Restore a state returned by :meth:`get_state`."""
-        state = self.thawed_state(state)
-        self.check_state(state)
-        self._set_checked_state(state)
-
-    def _set_checked_state(self, state: np.ndarray) -> None:
-        """Restore the emulator and the sticky-action bookkeeping from a checked state."""
-        ale_bytes, last_action, words = self._codec.decode(state)
-        try:
-            self.ale.restoreState(ale_py.ALEState(ale_bytes))
-        except (SystemError, RuntimeError, ValueError) as error:  # what the ALE raises
-            raise ValueError(
-                f"state: the ALE could not load this state of {self.name} (corrupt bytes); "
-                "until the next reset or set_state the emulator is in an undefined state"
-            ) from error
-        self._last_action = self._action_index[last_action]
-        self._sticky_words.write(self._sticky_rng, words)
-
-    def check_state(self, state: Any, name: str = "state") -> None:
-        """Raise unless ``state`` is a state of this game."""
-        check_uint8_vector(state, name, self.name)
-        self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
-        self._codec.check(state, name)
-
-    def ale_bytes(self, state: np.ndarray) -> bytes:
-        """Return the ALE's own serialization inside ``state`` (what ``ale_py.ALEState`` reads).
-
-        >>> env = AtariEnv("ALE/Pong-v5")
-        >>> state = env.get_state()
-        >>> len(env.ale_bytes(state)) > len(state)  # the generators are stored as words
-        True
-        """
-        self.check_state(state)
-        return self._codec.decode(state[len(state) - self._codec.size :])[0]
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
