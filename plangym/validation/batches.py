@@ -183,10 +183,7 @@ def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
     below, above = array < low, array >= high
     if below.any() or above.any():
         bad = int(np.argmax(below | above))
-        raise ValueError(
-            f"actions[{bad}]: expected an integer in [{low}, {high}) for {space}, "
-            f"received {int(array[bad])}"
-        )
+        check_action(space, array[bad], name=f"actions[{bad}]")  # raises: check_action's words
     return True
 
 
@@ -254,16 +251,15 @@ def check_integer_batch(space: spaces.Space, actions: np.ndarray) -> None:
     ...
     ValueError: actions[2]: expected an integer in [0, 2) for Discrete(2), received 2
     """
-    # A Discrete space takes integers only; the others take booleans too, as 0 and 1.
-    if actions.dtype.kind in ("iu" if isinstance(space, spaces.Discrete) else "iub"):
-        low: int | np.ndarray
-        high: int | np.ndarray
-        if isinstance(space, spaces.Discrete):
-            low, high = int(space.start), int(space.start + space.n)
-        elif isinstance(space, spaces.MultiDiscrete):
-            low, high = space.start, space.start + space.nvec
-        else:
-            low, high = 0, 2
+    if isinstance(space, spaces.Discrete):
+        if check_discrete_batch(space, actions):  # integers: in range, or the bad one raised
+            return
+    elif actions.dtype.kind in "iub":  # MultiDiscrete and MultiBinary take booleans too
+        low, high = (
+            (space.start, space.start + space.nvec)
+            if isinstance(space, spaces.MultiDiscrete)
+            else (0, 2)
+        )
         bad = (actions < low) | (actions >= high)
         if not bad.any():
             return
