@@ -260,10 +260,8 @@ class MujocoEnv(PlangymEnv):
     def render(self) -> Any:
         """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it.
 
-        None with ``render_mode=None``, as in every family.
+        None with ``render_mode=None``, as in every family (see ``PlangymEnv.render``).
         """
-        if self.render_mode is None:
-            return None
         self._prepare_offscreen_viewer()
         return super().render()
 
