@@ -12,6 +12,7 @@ from plangym.videogames.atari import AtariEnv
 from plangym.videogames.montezuma import (
     HEADER_SIZE,
     PYRAMID,
+    RESET_NOOPS,
     CustomMontezuma,
     MontezumaEnv,
     MontezumaPosLevel,
@@ -165,6 +166,24 @@ def test_a_fall_ends_the_episode():
             if terminal:
                 break
         assert terminal and 3 <= step < 20
+    finally:
+        env.close()
+
+
+def test_max_episode_steps_counts_the_steps_after_the_reset_noops():
+    # The reset plays 0.1's three NOOP frames: a limit that counted them truncated every
+    # step of an episode of up to three frames at once, and played nothing.
+    env = MontezumaEnv(obs_type="coords", frameskip=2, autoreset=False, max_episode_steps=3)
+    try:
+        env.reset()
+        truncations, n_steps = [], []
+        for _ in range(4):
+            *_, truncated, info = env.step(0)
+            truncations.append(truncated)
+            n_steps.append(info["n_step"])
+        assert truncations == [False, False, True, True]
+        assert n_steps == [2, 2, 2, 0]  # nothing is played past the limit
+        assert info["episode_frame_number"] == RESET_NOOPS + 3 * 2
     finally:
         env.close()
 

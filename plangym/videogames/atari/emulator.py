@@ -51,22 +51,24 @@ def make_ale_env(
     difficulty: int | None = None,
     gym_kwargs: dict[str, Any] | None = None,
     frames_per_step: int = 1,
+    reset_frames: int = 0,
 ) -> gym.Env:
     """Make the ale-py env of ``game_id``: one frame per step, no sticky actions, no wrappers.
 
     ``remove_time_limit`` drops the id's frame limit per episode (108000 for most ids);
     ``mode`` and ``difficulty`` None are the game's defaults; ``gym_kwargs`` (an env's
     own keywords for ``gymnasium.make``) override the rest. A ``max_episode_steps`` among
-    them becomes the ALE's frame limit (``frames_per_step`` frames a step): gymnasium's
-    TimeLimit would count steps that plangym's frame loop and states never see, while the
-    ALE counts frames in its state.
+    them becomes the ALE's frame limit (``frames_per_step`` frames a step, after the
+    ``reset_frames`` an env plays in its reset): gymnasium's TimeLimit would count steps
+    that plangym's frame loop and states never see, while the ALE counts frames in its state.
     """
     spec = gym.spec(game_id)
     frame_limit = 0 if remove_time_limit else spec.kwargs.get("max_num_frames_per_episode", 0)
     gym_kwargs = dict(gym_kwargs or {})
     max_steps = gym_kwargs.pop("max_episode_steps", None)
     if max_steps is not None:
-        frame_limit = check_positive_int("max_episode_steps", max_steps) * frames_per_step
+        steps = check_positive_int("max_episode_steps", max_steps)
+        frame_limit = reset_frames + steps * frames_per_step
     make_kwargs: dict[str, Any] = {
         "obs_type": obs_type,
         "frameskip": 1,

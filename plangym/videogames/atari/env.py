@@ -90,6 +90,7 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
 
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
+    RESET_FRAMES = 0  # frames a reset plays: max_episode_steps counts the steps after them
     # Whether the last step started from a game that was over: see :meth:`play`.
     _screen_is_black = False
 
@@ -168,6 +169,7 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
             difficulty=self.difficulty,
             gym_kwargs=self._gym_env_kwargs,
             frames_per_step=self.frameskip,
+            reset_frames=self.RESET_FRAMES,
         )
         gym_env.reset()
         # With wrappers, frames go through gym_env.step: the wrappers must see the black

@@ -66,6 +66,7 @@ from plangym.videogames.montezuma.state import (
 )
 from plangym.videogames.montezuma.tracker import (
     GAME_ID,
+    RESET_NOOPS,
     CustomMontezuma,
     MontezumaPosLevel,
     check_tracker_options,
@@ -96,6 +97,7 @@ class MontezumaEnv(AtariEnv):
 
     FAST_PATHS = True
     AVAILABLE_OBS_TYPES = frozenset({"coords", "rgb", "grayscale", "ram"})
+    RESET_FRAMES = RESET_NOOPS  # 0.1's NOOPs after each reset
 
     def __init__(
         self,
