@@ -88,13 +88,24 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         return_image: bool = False,
     ):
         self._name = name
-        self.frameskip = check_positive_int("frameskip", frameskip)
+        self.frameskip = frameskip
         self.autoreset = check_flag("autoreset", autoreset)
         self.delay_setup = check_flag("delay_setup", delay_setup)
         self._return_image = check_flag("return_image", return_image)
         self._identity_hooks = self.step_hooks_are_identity()
         if not delay_setup:
             self.setup()
+
+    @property
+    def frameskip(self) -> int:
+        """Underlying steps applied per agent step (``dt=1``); checked when set."""
+        return self._frameskip
+
+    @frameskip.setter
+    def frameskip(self, value: int) -> None:
+        # Set after construction too (0.1 code does, and so does set_attr): a bad value must
+        # fail here, not as an error inside the frame loop at the next step.
+        self._frameskip = check_positive_int("frameskip", value)
 
     def __del__(self):
         # At interpreter shutdown the modules close() needs may already be gone.

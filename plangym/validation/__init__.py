@@ -37,16 +37,19 @@ from plangym.validation.values import (
 from plangym.validation.vector import (
     ARRAY_SPACES,
     INTEGER_SPACES,
+    all_alike,
     check_indices,
     check_reset_mask,
     check_seeds,
     check_values_per_env,
+    check_values_per_worker,
     check_vector_actions,
 )
 
 __all__ = [
     "ARRAY_SPACES",
     "INTEGER_SPACES",
+    "all_alike",
     "check_action",
     "check_batch_action_values",
     "check_batch_actions",
@@ -71,6 +74,7 @@ __all__ = [
     "check_seeds",
     "check_space_batch",
     "check_values_per_env",
+    "check_values_per_worker",
     "check_vector_actions",
     "describe",
     "discrete_as_int64",

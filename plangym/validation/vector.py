@@ -84,9 +84,35 @@ def check_values_per_env(values: Any, n: int) -> list:
     return list(values)
 
 
+def check_values_per_worker(values: Any, n_workers: int) -> list:
+    """``values`` as one value per worker: a list or tuple of them, or one for all."""
+    if not isinstance(values, list | tuple):
+        return [values] * n_workers
+    if len(values) != n_workers:
+        raise ValueError(f"values: expected {n_workers} values (one per worker), got {len(values)}")
+    return list(values)
+
+
+def all_alike(values: list) -> bool:
+    """Whether every value is the first one, or equal to it."""
+    first = values[0]
+    try:
+        return all(value is first or bool(value == first) for value in values[1:])
+    except Exception:  # values that compare to no single bool (arrays)
+        return False
+
+
 def check_indices(indices: Sequence[int] | None, n_states: int, n: int) -> list[int]:
     """Distinct sub-env indices in ``0..n-1``, one per state (default: every sub-env)."""
-    indices = list(range(n)) if indices is None else list(indices)
+    if indices is None:
+        indices = list(range(n))
+    elif isinstance(indices, Sequence | np.ndarray) and not isinstance(indices, str | bytes):
+        indices = list(indices)
+    else:
+        raise TypeError(
+            f"indices: expected a sequence of sub-env indices in 0..{n - 1}, "
+            f"received {describe(indices)}"
+        )
     for index in indices:
         if not is_integer(index) or not 0 <= index < n:
             raise ValueError(f"indices: expected sub-env indices in 0..{n - 1}, got {index!r}")

@@ -20,7 +20,14 @@ import numpy as np
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
-from plangym.validation import check_flag, check_process_count, check_return_state, check_timeout
+from plangym.validation import (
+    all_alike,
+    check_flag,
+    check_process_count,
+    check_return_state,
+    check_timeout,
+    check_values_per_worker,
+)
 from plangym.vectorization.backend import Backend, BatchInputs
 from plangym.vectorization.calls import join_columns
 from plangym.vectorization.costs import DispatchCosts
@@ -60,6 +67,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     """
 
     _start_method: str | None = None  # how worker processes start (ParallelEnv's parameter)
+    _workers_differ = False  # whether set_attr gave the workers' envs different values
     processes_per_cpu: int | None = None  # for worker processes: how many per CPU at most
 
     def __init__(
@@ -125,8 +133,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """Build the local env (a ``SINGLETON`` env's in a worker process), then the workers."""
         plan_env = build_local_env(self.create_env_callable(), self._env_class, self._start_method)
         self._plan_env = plan_env
-        # The built env's own values: a subclass may set them whatever its signature says.
-        self.frameskip, self.autoreset = plan_env.frameskip, plan_env.autoreset
+        # The built env's own values: a subclass may set them whatever its signature says
+        # (frameskip is read from it, see LocalEnvAPI).
+        self.autoreset = plan_env.autoreset
         self._return_image = plan_env.return_image
         self._scheduler = self.create_scheduler(self.create_backend())
 
@@ -209,6 +218,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         if (
             inputs.states is not None
             and self.inline_small_batches
+            and not self._workers_differ
             and self.dispatch_costs.prefer_local(size)
         ):
             # A batch with states moves no env, here as on the workers (see PlanEnvHandler):
@@ -282,8 +292,17 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     @idle_only
     def set_attr(self, name: str, values: Any) -> None:
-        """Set attribute ``name`` in every worker's env: one value each, or one for all."""
-        values = self.values_per_worker(values, self.n_workers)
+        """Set attribute ``name`` in every worker's env: one value each, or one for all.
+
+        One value for all goes to the local env first (a value it refuses is refused before
+        any worker sees it), so a batch gives the same results wherever it runs. Different
+        values make the workers' envs differ: batches with states then always run on them.
+        """
+        values = check_values_per_worker(values, self.n_workers)
+        if all_alike(values):
+            setattr(self.plan_env, name, values[0])
+        else:
+            self._workers_differ = True
         self.scheduler.broadcast({i: SetAttr(name, value) for i, value in enumerate(values)}, name)
 
     def close(self) -> None:
@@ -302,17 +321,6 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             f"{type(self).__name__} cannot be pickled or deep-copied: it owns its workers. "
             "Pickle its plan_env, or build a copy with clone()"
         )
-
-    @staticmethod
-    def values_per_worker(values: Any, n_workers: int) -> list:
-        """``values`` as one value per worker: a list or tuple of them, or one for all."""
-        if isinstance(values, list | tuple):
-            if len(values) != n_workers:
-                raise ValueError(
-                    f"values: expected {n_workers} values (one per worker), got {len(values)}"
-                )
-            return list(values)
-        return [values] * n_workers
 
     @staticmethod
     def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:

@@ -60,6 +60,8 @@ class LocalEnvAPI:
             ...
 
     call_state: CallState
+    _frameskip: int  # until the local env is built
+    _env_kwargs: dict[str, Any]
     _plan_env: PlanEnv | None
     _env_class: type[PlanEnv]
 
@@ -110,6 +112,22 @@ class LocalEnvAPI:
     remove_time_limit = forwarded_property(
         "remove_time_limit", "plan_env", "Whether the episodes have no time limit."
     )
+
+    @property
+    def frameskip(self) -> int:
+        """Underlying steps per agent step: the local env's, and every worker's."""
+        return self._frameskip if self._plan_env is None else self._plan_env.frameskip
+
+    @frameskip.setter
+    def frameskip(self, value: int) -> None:
+        # Once the envs are built, the local env and the workers must step alike.
+        if self._plan_env is not None:
+            self.set_attr("frameskip", value)
+            return
+        first = not hasattr(self, "_frameskip")  # the constructor's, else the user's
+        PlanEnv.frameskip.fset(self, value)  # type: ignore[attr-defined]
+        if not first:  # set before a delayed setup: the envs are built with it
+            self._env_kwargs["frameskip"] = self._frameskip
 
     @property
     def gym_env(self) -> Any:

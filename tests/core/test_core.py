@@ -146,9 +146,16 @@ def test_mixed_states_and_nones_are_rejected(cartpole):
         cartpole.step_batch([0, 0], states=[state, None])
 
 
-def test_frameskip_is_checked_at_construction():
+def test_frameskip_is_checked_at_construction_and_when_set():
     with pytest.raises(TypeError, match=r"frameskip: expected an integer >= 1, received 1\.5"):
         plangym.make("CartPole-v1", frameskip=1.5)
+    env = plangym.make("CartPole-v1")
+    env.reset()
+    env.frameskip = 2
+    assert env.step(0)[-1]["n_step"] == 2
+    with pytest.raises(ValueError, match=r"frameskip: expected an integer >= 1, received 0"):
+        env.frameskip = 0  # was taken, then the next step failed inside the frame loop
+    assert env.frameskip == 2 and env.step(0)[-1]["n_step"] == 2
 
 
 def test_constructor_choices_are_checked():

@@ -294,6 +294,8 @@ def test_a_bad_state_changes_no_sub_env_and_is_named_as_the_single_env_names_it(
         cartpoles.set_states([saved[0], wrong])
     with pytest.raises(TypeError, match=r"^states: expected a list of states, received 5"):
         cartpoles.set_states(5)
+    with pytest.raises(TypeError, match=r"^indices: expected a sequence of sub-env indices"):
+        cartpoles.set_states([saved[1]], indices=1)  # was "'int' object is not iterable"
     assert [s.tobytes() for s in cartpoles.get_states()] == [s.tobytes() for s in moved]
     # step_batch: refused in the caller with the words of the single env (and ParallelEnv).
     batch = [saved[0]] * 5 + [wrong] + [saved[1]] * 2

@@ -125,6 +125,37 @@ def test_a_batch_with_states_moves_no_env_wherever_it_runs():
     assert_identical(seen[0], seen[1])
 
 
+def test_an_attribute_set_for_all_workers_reaches_the_caller_env_too():
+    # The caller's env steps small batches: an attribute that reached only the workers made
+    # one batch step 3 frames or 1 frame by where the costs sent it.
+    in_caller = DispatchCosts(2, smoothing=0.0, per_element=1e-9, overhead=1.0)
+    env = ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, dispatch_costs=in_caller)
+    try:
+        start, *_ = env.reset(seed=0)
+        env.set_attr("frameskip", 3)
+        assert (env.frameskip, env.plan_env.frameskip, env.get_attr("frameskip")) == (3, 3, [3, 3])
+        assert [info["n_step"] for info in env.step_batch([1, 1], [start] * 2)[-1]] == [3, 3]
+        env.frameskip = 2  # the attribute itself: every env
+        assert (env.plan_env.frameskip, env.get_attr("frameskip")) == (2, [2, 2])
+        with pytest.raises(ValueError, match="frameskip: expected an integer >= 1, received 0"):
+            env.set_attr("frameskip", 0)  # refused by the caller's env, before any worker
+        assert env.get_attr("frameskip") == [2, 2]
+        env.set_attr("frameskip", [1, 4])  # workers that differ: batches with states go there
+        assert [info["n_step"] for info in env.step_batch([1, 1], [start] * 2)[-1]] == [1, 4]
+    finally:
+        env.close()
+
+
+def test_a_frameskip_set_before_a_delayed_setup_builds_every_env():
+    env = plangym.make("CartPole-v1", n_workers=2, delay_setup=True)
+    try:
+        env.frameskip = 4
+        env.setup()
+        assert (env.frameskip, env.plan_env.frameskip, env.get_attr("frameskip")) == (4, 4, [4, 4])
+    finally:
+        env.close()
+
+
 def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # Costs as measured on this machine, kept fixed: ~15 us per CartPole transition,
     # ~300 us per round trip to the workers.
