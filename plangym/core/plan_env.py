@@ -35,6 +35,7 @@ from plangym.validation import (
     check_flag,
     check_positive_int,
     check_return_state,
+    describe,
 )
 
 
@@ -63,6 +64,9 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     STATE_IS_ARRAY = True
     OBS_IS_ARRAY = True
     SINGLETON = False
+    # Whether reset(options=...) reaches the simulator (gymnasium's classic control reads
+    # its bounds from them); other families refuse options.
+    TAKES_RESET_OPTIONS = False
     # The constructor call, set by __new__ (see _constructor_call).
     _init_args: tuple[Any, ...]
     _init_kwargs: dict[str, Any]
@@ -155,7 +159,9 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
             seed: As in gymnasium's ``reset(seed=seed)``: seed every generator of the env
                 first, so the episode is the first one of that seed (see :meth:`seed_episode`);
                 the action space's generator is left alone, as gymnasium leaves it.
-            options: gymnasium's reset options; plangym envs take none (None or empty).
+            options: gymnasium's reset options, a dict: passed to the simulator of an env
+                that takes them (:attr:`TAKES_RESET_OPTIONS`: classic control's bounds),
+                refused by the others unless empty.
 
         Returns:
             ``(state, obs, info)``, or ``(obs, info)`` when ``return_state`` is False.
@@ -167,13 +173,17 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         (True, False)
         """
         with_state = bool(check_return_state(return_state))  # None: as False (0.1's falsy)
-        if options:
-            raise ValueError(f"options: plangym envs take no reset options, received {options!r}")
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options: expected None or a dict, received {describe(options)}")
+        if options and not self.TAKES_RESET_OPTIONS:
+            raise ValueError(
+                f"options: {type(self).__name__} takes no reset options, received {options!r}"
+            )
         seed = self.check_seed(seed)
         if seed is not None:
             with space_generators_kept(getattr(self, "_action_space", None)):
                 self.seed_episode(seed)
-        data = self.apply_reset()
+        data = self.apply_reset(options=options) if options else self.apply_reset()
         obs, info = data if isinstance(data, tuple) and len(data) == 2 else (data, {})
         info = dict(info or {})
         ended = {"reward": 0.0, "terminal": False, "truncated": False}
@@ -205,6 +215,10 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         """
         dt, return_state = check_dt(dt), check_return_state(return_state)
         self.check_action(action)
+        if type(action) is not int and isinstance(action, np.integer | np.ndarray):
+            # An integer action is its value, as step_batch's int64 batches hand it on: as
+            # a uint8, MountainCar's action - 1 would wrap around to 255.
+            action = action.item() if action.dtype.kind in "iu" and action.ndim == 0 else action
         if state is not None:
             state = self.thawed_state(state)
             self.check_state(state)

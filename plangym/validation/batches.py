@@ -13,7 +13,8 @@ from plangym.validation.values import MAX_DT, check_dt, describe, is_integer
 
 def check_batch_dt(dt: Any, n: int) -> list[int]:
     """Return one validated dt per batch element; ``dt`` is a scalar or a sequence of n."""
-    if is_integer(dt) or isinstance(dt, float | np.floating):
+    one = isinstance(dt, float | np.floating) or (isinstance(dt, np.ndarray) and dt.ndim == 0)
+    if one or is_integer(dt):
         return [check_dt(dt)] * n
     if not isinstance(dt, Sequence | np.ndarray) or isinstance(dt, str | bytes):
         raise TypeError(
@@ -167,9 +168,13 @@ def check_discrete_batch(space: spaces.Discrete, actions: Any) -> bool:
     if isinstance(actions, np.ndarray):
         array = actions
     elif all(type(action) is int for action in actions):  # bools are not ints here
-        if actions and low <= min(actions) and max(actions) < high:
+        if not actions:
+            return False
+        if low <= min(actions) and max(actions) < high:
             return True
-        array = np.fromiter(actions, dtype=np.int64, count=len(actions))
+        # Found in Python: an int beyond int64 would not fit an array.
+        bad = next(i for i, action in enumerate(actions) if not low <= action < high)
+        check_action(space, actions[bad], name=f"actions[{bad}]")  # raises: check_action's words
     elif all(isinstance(action, np.integer) for action in actions):  # e.g. sampled ones
         array = np.asarray(actions)
     else:

@@ -158,6 +158,8 @@ def check_dt(dt: Any) -> int:
     """
     if type(dt) is int and 1 <= dt <= MAX_DT:  # the usual dt, checked once per step
         return dt
+    if isinstance(dt, np.ndarray) and dt.ndim == 0:  # as its one value (0.1 took int(dt))
+        dt = dt[()]
     if is_whole_float(dt):
         dt = int(dt)
     elif isinstance(dt, float | np.floating):

@@ -141,12 +141,15 @@ class GymPlanEnv(gymnasium.Env):
         """Start a new episode; with a ``seed``, the first episode of that seed.
 
         A ``seed`` seeds every generator of the plangym env, then the episode is drawn as
-        gymnasium's ``reset(seed=seed)`` draws it: from the generator just seeded. plangym
-        envs take no reset options: ``options`` is accepted and ignored.
+        gymnasium's ``reset(seed=seed)`` draws it: from the generator just seeded.
+        ``options`` reach an env that takes them (classic control's bounds); the others
+        ignore them, as their gymnasium envs do.
         """
         if seed is not None and self.generator_owner() is self:
             gymnasium.Env.reset(self, seed=seed)  # records the seed: np_random_seed says it
-        return self.plan_env.reset(return_state=False, seed=seed)
+        if not self.plan_env.TAKES_RESET_OPTIONS:
+            options = None
+        return self.plan_env.reset(return_state=False, seed=seed, options=options)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """One agent step: ``(obs, reward, terminated, truncated, info)``."""

@@ -140,14 +140,15 @@ def test_reset_masks_and_seeds_follow_gymnasium(built):
 
 
 def test_reset_bounds_options_as_gymnasium(built):
-    ours, _, gym = trio(built, "Pendulum-v1")
-    options = {"x_init": 0.5, "y_init": 0.25}
-    same(ours.reset(seed=1, options=options), gym.reset(seed=1, options=dict(options)))
-    ours, _, gym = trio(built, "CartPole-v1")
-    same(
-        ours.reset(seed=1, options={"low": -0.2, "high": 0.2}),
-        gym.reset(seed=1, options={"low": -0.2, "high": 0.2}),
-    )
+    # plangym's sync mode takes them too (it ignored them).
+    for name, options in (
+        ("Pendulum-v1", {"x_init": 0.5, "y_init": 0.25}),
+        ("CartPole-v1", {"low": -0.2, "high": 0.2}),
+    ):
+        ours, sync, gym = trio(built, name)
+        expected = gym.reset(seed=1, options=dict(options))
+        same(ours.reset(seed=1, options=dict(options)), expected, name)
+        same(sync.reset(seed=1, options=dict(options)), expected, f"{name} sync")
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -292,6 +293,37 @@ def test_a_single_action_for_a_batch_is_a_type_error_as_in_the_other_modes(built
     with pytest.raises(TypeError, match=r"actions: expected an array of shape \(3,\)"):
         envs.step(action)
     envs.step(np.zeros(3, np.int64))
+
+
+def test_an_integer_action_is_its_value_whatever_its_dtype(built):
+    # gymnasium's MountainCar computes action - 1: as a uint8, action 0 wrapped around to 255.
+    single = plangym.make("MountainCar-v0")
+    state, *_ = single.reset(seed=0)
+    pushed = single.step(0, state=state)[1]
+    assert (single.step(np.uint8(0), state=state)[1] == pushed).all()
+    assert (single.step_batch(np.zeros(2, np.uint8), [state, state])[1][1] == pushed).all()
+    single.close()
+    for mode in ("vector_entry_point", "sync"):
+        envs = plangym.make_vec("MountainCar-v0", 2, mode)
+        built.append(envs)
+        envs.set_states([state, state])
+        assert (envs.step(np.zeros(2, np.uint8))[0] == pushed).all(), mode
+
+
+def test_actions_and_states_are_taken_as_the_other_modes_take_them(built):
+    pendulums = plangym.make_vec("Pendulum-v1", 2, "vector_entry_point")
+    cartpoles = plangym.make_vec("CartPole-v1", 2, "vector_entry_point")
+    built.extend([pendulums, cartpoles])
+    pendulums.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions: expected an array of shape \(2, 1\)"):
+        pendulums.step(np.array([0.5, 0.5], np.float32))  # was a TypeError here only
+    cartpoles.reset(seed=0)
+    before = cartpoles.get_states()
+    cartpoles.set_states([], indices=[])  # no sub-env: nothing changes
+    assert (cartpoles.get_states() == before).all()
+    stepped = cartpoles.step(action for action in (0, 1))  # gymnasium iterates a generator
+    cartpoles.set_states(before)
+    same(stepped, cartpoles.step(np.array([0, 1])), "generator")
 
 
 def test_bad_states_are_refused_before_anything_changes(built):

@@ -90,10 +90,20 @@ def test_step_batch_default_return_state_matches_step(cartpole):
 def test_whole_numbers_as_floats_are_dts_as_in_plangym_01(cartpole):
     state, *_ = cartpole.reset()
     assert cartpole.step(0, state=state, dt=2.0)[-1] == {"n_step": 2, "dt": 2}
+    assert cartpole.step(0, state=state, dt=np.array(2.0))[-1] == {"n_step": 2, "dt": 2}
+    assert cartpole.step_batch([0], [state], dt=np.array(2.0))[-1] == [{"n_step": 2, "dt": 2}]
     for dt in (np.array([2.0, 2.0, 3.0]), np.ones(3) * 3, [1.0, np.float32(2), 3]):
         result = cartpole.step_batch([0, 1, 0], states=[state] * 3, dt=dt)
         expected = cartpole.step_batch([0, 1, 0], states=[state] * 3, dt=[int(d) for d in dt])
         assert_identical(result, expected)
+
+
+def test_an_int_beyond_int64_in_a_batch_is_named_as_a_bad_action(cartpole):
+    state, *_ = cartpole.reset()
+    for actions, bad in (([0, 2**70], 1), ([-(2**70), 0], 0)):
+        expected = rf"^actions\[{bad}\]: expected an integer in \[0, 2\)"
+        with pytest.raises(ValueError, match=expected):
+            cartpole.step_batch(actions, [state, state])  # was NumPy's OverflowError
 
 
 def test_step_batch_accepts_array_inputs(cartpole):

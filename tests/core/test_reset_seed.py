@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import plangym
+from plangym.api_tests import assert_identical
 
 # (name, the module its extra brings, whether gymnasium's own env draws the same episode)
 FAMILIES = [
@@ -99,11 +100,24 @@ def test_seed_refuses_what_reset_refuses_before_touching_a_generator(name, same_
         env.close()
 
 
-def test_reset_refuses_options():
-    env = plangym.make("CartPole-v1")
-    with pytest.raises(ValueError, match="options: plangym envs take no reset options"):
-        env.reset(options={"low": -0.1})
-    env.reset(options={})  # gymnasium's wrappers pass empty options: fine
+def test_reset_options_reach_classic_control_and_are_refused_elsewhere():
+    cartpole, pong = plangym.make("CartPole-v1"), plangym.make("ALE/Pong-v5")
+    gym_cartpole = gymnasium.make("CartPole-v1")
+    try:
+        options = {"low": -0.001, "high": 0.001}
+        state, obs, _ = cartpole.reset(seed=3, options=options)
+        assert np.array_equal(obs, gym_cartpole.reset(seed=3, options=options)[0])
+        assert np.abs(obs).max() <= 0.001
+        stepped = cartpole.step(1, state=state)  # the state holds all of it: exact
+        assert_identical(cartpole.step(1, state=state), stepped)
+        with pytest.raises(ValueError, match="options: AtariEnv takes no reset options"):
+            pong.reset(options={"low": -0.1})
+        for bad in (0, [], ""):  # was taken as no options
+            with pytest.raises(TypeError, match="options: expected None or a dict, received"):
+                cartpole.reset(options=bad)
+        pong.reset(options={})  # gymnasium's wrappers pass empty options: fine
+    finally:
+        cartpole.close(), pong.close(), gym_cartpole.close()
 
 
 def test_a_parallel_env_resets_its_workers_to_the_seeded_episode():

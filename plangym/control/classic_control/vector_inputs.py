@@ -12,7 +12,7 @@ ValueError: actions[1]: expected an integer in [0, 2) for Discrete(2), received 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,11 +28,13 @@ from plangym.validation.batches import (
 
 def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
     """Return ``n`` actions of ``space`` as one array; raise for a batch that is not that."""
+    if isinstance(actions, Iterator):  # gymnasium's iterate takes one, as the other modes do
+        actions = list(actions)
     array = np.asarray(actions)
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
-        # No batch at all (a single action) is a TypeError, as on plangym's other faces.
-        kind = TypeError if array.ndim < len(expected) else ValueError
+        # A scalar is no batch at all: a TypeError, as on plangym's other faces.
+        kind = TypeError if array.ndim == 0 and not isinstance(actions, np.ndarray) else ValueError
         raise kind(
             f"actions: expected an array of shape {expected} (one action per sub-env), "
             f"got shape {array.shape}"
@@ -42,7 +44,8 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
         low, high = int(space.start), int(space.start + space.n)
         if array.dtype.kind not in "iu" or _out_of_range(array, low, high):
             check_integer_batch(space, array)
-        return array
+        # An action is its value (MountainCar's action - 1 wraps around in a uint8).
+        return array.astype(np.int64, copy=False)
     if not (isinstance(space, spaces.Box) and check_box_batch(space, array)):
         check_batch_action_values(space, array)
     return array
@@ -67,8 +70,9 @@ def check_records(states: Any, dtype: np.dtype, kernel: Any, name: str) -> np.nd
     ``states``: a record array, or a sequence of 0-d records (as ``get_state`` returns).
     """
     records = states if is_record_block(states) else None
-    if records is None and isinstance(states, Sequence | np.ndarray) and len(states):
-        records = states_to_records(states, dtype)
+    if records is None and isinstance(states, Sequence | np.ndarray):
+        # No states (for no indices) are no records, as the other modes take them.
+        records = states_to_records(states, dtype) if len(states) else np.empty(0, dtype)
     if records is None or records.dtype != dtype:
         raise TypeError(
             f"states: expected a record array of {name} states (from get_states) or a list "
