@@ -94,6 +94,7 @@ class LocalEnvAPI:
     AVAILABLE_OBS_TYPES: WrappedClassAttribute[frozenset] = WrappedClassAttribute()
     AVAILABLE_RENDER_MODES: WrappedClassAttribute[frozenset] = WrappedClassAttribute()
     DEFAULT_OBS_TYPE: WrappedClassAttribute[str] = WrappedClassAttribute()
+    TAKES_RESET_OPTIONS: WrappedClassAttribute[bool] = WrappedClassAttribute()
 
     # plangym 0.1's vectorized envs were PlangymEnvs: its members are on the class, with its
     # signatures, and answer with the local env's.

@@ -51,7 +51,13 @@ def test_parallel_env_keeps_its_batch_env_and_blocking_flag(env):
 
 def test_parallel_env_answers_what_the_env_class_answers(env):
     single = plangym.make("CartPole-v1")
-    for name in ["SINGLETON", "STATE_IS_ARRAY", "OBS_IS_ARRAY", "AVAILABLE_OBS_TYPES"]:
+    for name in [
+        "SINGLETON",
+        "STATE_IS_ARRAY",
+        "OBS_IS_ARRAY",
+        "AVAILABLE_OBS_TYPES",
+        "TAKES_RESET_OPTIONS",
+    ]:
         assert getattr(env, name) == getattr(ClassicControl, name), name
     assert env.DEFAULT_OBS_TYPE == "coords" and env.remove_time_limit is True
     assert env.obs_shape == single.obs_shape == (4,)
