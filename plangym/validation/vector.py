@@ -53,11 +53,14 @@ def check_seeds(
 
 
 def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, dict | None]:
-    """Return the ``reset_mask`` in ``options`` (checked, as gymnasium does) and the rest."""
+    """Return the ``reset_mask`` in ``options`` (checked, as gymnasium does) and the rest.
+
+    Once checked, the mask is popped from the caller's ``options``, as gymnasium's vector
+    envs pop it: its ``RecordEpisodeStatistics`` reads the dict after the reset.
+    """
     if options is None or "reset_mask" not in options:
         return None, options
     mask = options["reset_mask"]
-    options = {key: value for key, value in options.items() if key != "reset_mask"}
     if not isinstance(mask, np.ndarray):
         raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
     if mask.shape != (n,):
@@ -69,6 +72,7 @@ def check_reset_mask(options: dict | None, n: int) -> tuple[np.ndarray | None, d
             "`options['reset_mask']` must contain a boolean array with at least one True "
             f"value, got reset_mask={mask}"
         )
+    del options["reset_mask"]
     return mask, options
 
 

@@ -40,6 +40,9 @@ class GymPlanEnv(gymnasium.Env):
             spaces, as :func:`plangym.make` builds them.
     """
 
+    # The generator of an env that has no gymnasium env (dm_control): see generator_owner.
+    _own_generator: np.random.Generator | None = None
+
     def __init__(self, plan_env: PlangymEnv | VectorizedEnv):
         self.plan_env = plan_env
         self.observation_space = plan_env.observation_space
@@ -78,6 +81,20 @@ class GymPlanEnv(gymnasium.Env):
             self._np_random, self._np_random_seed = value, -1
         else:
             owner.np_random = value
+
+    @property
+    def _np_random(self) -> np.random.Generator | None:
+        # gymnasium's check_env reads the field itself: the owner's, as np_random.
+        owner = self.generator_owner()
+        return self._own_generator if owner is self else owner._np_random
+
+    @_np_random.setter
+    def _np_random(self, value: np.random.Generator | None) -> None:
+        owner = self.generator_owner()
+        if owner is self:
+            self._own_generator = value
+        else:
+            owner._np_random = value
 
     # ale-py's Atari env members, which gymnasium's AtariPreprocessing (and the Atari wrappers
     # of training scripts: noop and fire resets, episodic life) read from ``env.unwrapped``.

@@ -617,3 +617,42 @@ def test_max_episode_steps_truncates_atari_as_on_gymnasiums(built):
 def test_make_vec_refuses_a_wrapper_that_is_not_callable():
     with pytest.raises(TypeError, match=r"wrappers\[1\]: expected a callable"):
         plangym.make_vec("CartPole-v1", 1, "sync", wrappers=[lambda env: env, "double"])
+
+
+@pytest.mark.parametrize("flavour", PAIRS)
+def test_a_reset_mask_leaves_the_callers_options_as_gymnasiums_envs_leave_them(built, flavour):
+    # gymnasium's envs pop the mask from the dict they are given, and its
+    # RecordEpisodeStatistics reads that dict after the reset: the statistics (and the
+    # "_episode" flags a loop logs after resetting) differed while plangym copied the dict.
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    logs = []
+    for vector_env in make_pair(
+        built, flavour, autoreset_mode=gymnasium.vector.AutoresetMode.DISABLED
+    ):
+        envs = RecordEpisodeStatistics(vector_env)
+        envs.reset(seed=7)
+        rng, log = np.random.default_rng(0), []
+        for _ in range(40):
+            *_, terminations, truncations, infos = envs.step(rng.integers(2, size=N))
+            done = terminations | truncations
+            if done.any():
+                options = {"reset_mask": done}
+                envs.reset(options=options)
+                log.append((options, infos["_episode"].tolist(), infos["episode"]["r"].tolist()))
+        logs.append(log)
+    assert len(logs[0]) > 2 and logs[0] == logs[1]
+    assert logs[0][0][0] == {}
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "Pendulum-v1", "ALE/Pong-v5"])
+def test_gymnasiums_env_checker_passes_on_a_sub_env(built, name):
+    # check_env reads the generator's field itself: it was None on every sub-env but
+    # dm_control's, and the seed checks failed at once.
+    from gymnasium.utils.env_checker import check_env
+
+    envs = plangym.make_vec(name, 1, "sync")
+    built.append(envs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium's own remarks on infinite bounds
+        check_env(envs.envs[0], skip_render_check=True)
