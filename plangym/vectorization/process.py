@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -26,7 +27,7 @@ import cloudpickle
 from plangym.core import PlanEnv
 from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
-from plangym.vectorization.errors import WorkerCrashedError, with_remote_traceback
+from plangym.vectorization.errors import WorkerCrashedError, add_note, with_remote_traceback
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
@@ -43,6 +44,22 @@ from plangym.vectorization.wire import decode_reply, encode
 from plangym.vectorization.worker import run_worker
 
 CLOSE_TIMEOUT_S = 5.0
+# Every worker process started here and not yet reaped (see _disown_inherited_workers).
+_STARTED: weakref.WeakSet[BaseProcess] = weakref.WeakSet()
+
+
+def _disown_inherited_workers() -> None:
+    """In a child forked with ``os.fork``, forget the caller's workers.
+
+    multiprocessing lists the processes it started in a set the child inherits, and its
+    exit handler kills and joins them: the child's exit would stop the caller's workers.
+    """
+    children = getattr(mp.process, "_children", None)
+    if isinstance(children, set):
+        children.difference_update(_STARTED)
+
+
+os.register_at_fork(after_in_child=_disown_inherited_workers)
 # How long a new worker may take to build its env (a cold dm_control or Retro start takes
 # seconds; this only ends waits that would never end).
 READY_TIMEOUT = 300.0
@@ -105,6 +122,7 @@ class WorkerProcess:
             daemon=self._daemon,
         )
         process.start()
+        _STARTED.add(process)
         child_conn.close()
         self._conn, self._process = parent_conn, process
         # Replies come in the order of the requests that get one: the ids still awaited.
@@ -128,6 +146,9 @@ class WorkerProcess:
                 "constructor that blocks, or a worker forked after a library started threads "
                 "it needs, such as OpenGL or SDL: try start_method='spawn')"
             ) from None
+        except Exception as error:  # the constructor's own error: say whose it was
+            add_note(error, f"raised while worker {self.index} built its env")
+            raise
 
     def restart(self) -> None:
         """Kill the process (whatever it is doing) and start a fresh one.

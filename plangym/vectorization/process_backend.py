@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import select
 import weakref
 from collections.abc import Callable, Sequence
@@ -266,7 +267,7 @@ class ProcessBackend(Backend):
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""
         self.closing = True
-        if terminate:
+        if terminate and self._resources.owned():
             for worker in self.workers:
                 worker.terminate()
         self._finalizer()
@@ -301,6 +302,13 @@ class _Resources:
         self.actions: SharedArray | None = None
         self.actions_specs: dict[str, tuple] = {}
         self.state_bytes = 0  # size of the last new state seen, to size the arena
+        # A child forked from the caller inherits this finalizer and runs it at its exit:
+        # only the process that started the workers may stop them and free the buffers.
+        self.owner_pid = os.getpid()
+
+    def owned(self) -> bool:
+        """Whether this process started the workers (not a child forked from it)."""
+        return os.getpid() == self.owner_pid
 
     def all_specs(self) -> dict[str, tuple]:
         """Every shared buffer held, by field."""
@@ -315,7 +323,10 @@ class _Resources:
 
         This runs once (it is a finalizer): interrupted by Ctrl-C while workers exit, it
         still kills the rest and frees the buffers before the KeyboardInterrupt goes on.
+        In a forked child it leaves them to the caller.
         """
+        if not self.owned():
+            return
         try:
             stop_workers(self.workers)
         finally:

@@ -26,6 +26,11 @@ from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, a
 MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
 
 
+def one_chunk_at_a_time(chunk_size: int) -> int:
+    """Return the default queue depth: one chunk per worker at a time, whatever its size."""
+    return 1
+
+
 class Scheduler:
     """Runs calls on the workers of a :class:`Backend`.
 
@@ -54,7 +59,7 @@ class Scheduler:
         self.backend = backend
         self.obs_pool = ObservationPool()  # the arrays batches' observations are copied into
         self.chunks_per_worker = chunks_per_worker
-        self._queue_depth = queue_depth or (lambda chunk_size: 1)
+        self._queue_depth = queue_depth or one_chunk_at_a_time
         self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
 
     # Sending ------------------------------------------------------------------------------

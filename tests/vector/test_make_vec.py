@@ -418,6 +418,19 @@ def test_a_vector_env_owning_workers_refuses_to_be_copied(mode, request):
         envs.close()
 
 
+def test_a_vector_env_stepping_in_this_process_pickles_as_gymnasiums_does():
+    # Its scheduler held a lambda: pickle failed where gymnasium's SyncVectorEnv pickles.
+    envs = plangym.make_vec("CartPole-v1", 2, "sync")
+    try:
+        envs.reset(seed=0)
+        copied = pickle.loads(pickle.dumps(envs))
+        for _ in range(3):
+            assert_same(copied.step(np.array([0, 1])), envs.step(np.array([0, 1])), "step")
+        copied.close()
+    finally:
+        envs.close()
+
+
 def test_a_seeded_reset_leaves_the_action_spaces_generator_as_gymnasium_does():
     """reset(seed=...) seeds the env, not its action space: the sync and async modes (whose
     single action space is sub-env 0's, or one built in the caller) sample alike, and as a

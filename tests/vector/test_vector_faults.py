@@ -449,8 +449,10 @@ def test_an_env_that_cannot_be_built_raises_its_error(flavour, broken):
     before = live_children()
     env_fns = [make_faulty_env] * N
     env_fns[broken] = make_broken_env
-    with pytest.raises(BuildError, match="cannot be built"):
+    with pytest.raises(BuildError, match="cannot be built") as caught:
         FLAVOURS[flavour](env_fns)
+    if flavour == "async" and broken:  # which worker (env_fns[0] is first built here)
+        assert f"raised while worker {broken} built its env" in caught.value.__notes__
     gc.collect()
     assert wait_until(lambda: not live_children() - before), live_children() - before
 

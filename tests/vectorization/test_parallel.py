@@ -397,6 +397,39 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
     assert wait_dead(pids, 5)
 
 
+def test_a_child_forked_by_the_caller_leaves_its_workers_alone_when_it_exits():
+    # The child inherited multiprocessing's list of the caller's workers and the backend's
+    # finalizer: its exit killed the workers and removed the shared buffers, so every later
+    # batch failed (and the vector face's steps raised a bare StopIteration).
+    script = textwrap.dedent(
+        """
+        import os, sys
+        import numpy as np, plangym
+        from plangym.vector import AsyncVectorEnv
+        env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
+        envs = AsyncVectorEnv([lambda: plangym.make_vec("CartPole-v1", 1, "sync").envs[0]] * 2)
+        state, *_ = env.reset(seed=0)
+        envs.reset(seed=0)
+        before = env.step_batch([0, 1], [state, state])
+        pids = [w.pid for w in env.batch_env.workers] + list(envs.worker_pids)
+        child = os.fork()
+        if child == 0:
+            sys.exit(0)  # a normal exit: atexit handlers and finalizers run
+        os.waitpid(child, 0)
+        after = env.step_batch([0, 1], [state, state])
+        envs.step(np.array([0, 1]))
+        now = [w.pid for w in env.batch_env.workers] + list(envs.worker_pids)
+        same = all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))
+        print(same, now == pids, flush=True)
+        env.close()
+        envs.close()
+        """
+    )
+    done = run_python(script, timeout=120)
+    assert done.stdout.split() == ["True", "True"], done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def test_repeated_make_and_close_leak_nothing():
     def open_fds() -> int:
         return len(os.listdir("/proc/self/fd"))
