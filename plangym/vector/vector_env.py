@@ -278,7 +278,9 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         self.call_state.check_running()
         values = check_values_per_env(values, self.num_envs)
         self.call_state.check_idle("set_attr")
-        self._run_now({i: SetAttr(name, value) for i, value in enumerate(values)}, "set_attr")
+        requests = {i: SetAttr(name, value) for i, value in enumerate(values)}
+        self._run_now(requests, "set_attr")
+        self._started.remember_attributes(requests)  # a rebuilt sub-env gets them again
 
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's ``render()``."""

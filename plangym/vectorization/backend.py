@@ -70,6 +70,10 @@ def packed_result(answer: Any, request: Any) -> Any:
 class Backend(ABC):
     """The workers of a vectorized env, as the scheduler uses them."""
 
+    # close() has begun (maybe in another thread, to end a call that hangs): a call still
+    # waiting finds its workers gone and ends, replacing none.
+    closing = False
+
     if TYPE_CHECKING:  # read only: an attribute of some backends, a property of others
 
         @property
@@ -119,6 +123,8 @@ class Backend(ABC):
         By default they are restarted: a worker left running would write results where
         the next call's go.
         """
+        if self.closing:
+            return
         for worker in workers:
             self.restart(worker)
 

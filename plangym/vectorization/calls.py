@@ -49,6 +49,24 @@ class Task:
         """Say what the task is, for messages: its elements, or its worker."""
         return f"elements {self.start}..{self.stop - 1}" if self.stop else f"{unit} {self.worker}"
 
+    def lost(
+        self, error_class: type[Exception], unit: str, batch: Batch, crash: Exception, reruns: int
+    ) -> Exception:
+        """Return the error of this task, lost with its worker (``crash``) in ``batch``."""
+        what = self.describe(unit)
+        if batch.on_crash is OnCrash.RERUN:
+            consequence = (
+                f"{what} killed the worker on each of {reruns + 1} runs "
+                f"(re-run {reruns} times), so the call was given up"
+            )
+        elif self.stop > self.start:
+            consequence = f"{what} could not be re-run (no states to re-run from)"
+        else:
+            consequence = f"{what} was replaced, but its {batch.label} request was lost"
+        error = error_class(f"{crash}; {consequence}")
+        error.__cause__ = crash
+        return error
+
 
 @dataclass(slots=True)
 class Batch:
@@ -96,3 +114,12 @@ def join_columns(parts: Iterable[Sequence], width: int) -> tuple[list, ...]:
         for column, values in zip(columns, part, strict=True):
             column.extend(values)
     return tuple(columns)
+
+
+def unpack_transitions(results: list, return_states: bool) -> tuple[list, ...]:
+    """Join the workers' results as plangym 0.1 did, in order: the columns as lists.
+
+    >>> unpack_transitions([([1], [1.0], [False], [False], [{}])] * 2, False)
+    ([1, 1], [1.0, 1.0], [False, False], [False, False], [{}, {}])
+    """
+    return join_columns(results, 6 if return_states else 5)

@@ -20,9 +20,19 @@ against 0.78-0.80.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
 CHUNKS_PER_WORKER = 1
 # With more chunks per worker, none is made smaller than this many elements.
 MIN_CHUNK = 64
+
+
+def one_chunk_at_a_time(chunk_size: int) -> int:
+    """Return the default queue depth: one chunk per worker at a time, whatever its size."""
+    return 1
 
 
 def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
@@ -48,3 +58,26 @@ def plan_chunks(
         return chunk_bounds(n, n_workers)
     pieces = min(n_workers * chunks_per_worker, max(n_workers, n // MIN_CHUNK))
     return chunk_bounds(n, pieces)
+
+
+def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
+    """Split ``vector`` as plangym 0.1 did: chunks of ``ceil(len / n_chunks)``, the last shorter.
+
+    >>> split_similar_chunks(list(range(7)), n_chunks=3)
+    [[0, 1, 2], [3, 4, 5], [6]]
+    """
+    size = max(1, -(-len(vector) // n_chunks))
+    return [vector[start : start + size] for start in range(0, len(vector), size)]
+
+
+def batch_step_data(actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
+    """Split a batch as plangym 0.1 did: ``(states_chunks, actions_chunks, dt_chunks)``.
+
+    Missing states are Nones and an int ``dt`` is repeated, as in 0.1.
+
+    >>> batch_step_data([0, 1, 1], None, 2, batch_size=2)
+    ([[None, None], [None]], [[0, 1], [1]], [[2, 2], [2]])
+    """
+    states = [None] * len(actions) if states is None or states[0] is None else states
+    dts = list(dt) if isinstance(dt, Sequence | np.ndarray) else [dt] * len(actions)
+    return tuple(split_similar_chunks(data, batch_size) for data in (states, actions, dts))

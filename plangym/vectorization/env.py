@@ -3,8 +3,8 @@
 Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`); a
 ``SINGLETON`` class's local env lives in a worker (:mod:`~plangym.vectorization.worker_env`).
 
->>> VectorizedEnv.split_similar_chunks(list(range(7)), n_chunks=3)
-[[0, 1, 2], [3, 4, 5], [6]]
+>>> VectorizedEnv.batch_step_data([0, 1, 1], None, 2, batch_size=2)
+([[None, None], [None]], [[0, 1], [1]], [[2, 2], [2]])
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from plangym.columns import BatchColumns
 from plangym.constructor import constructor_defaults
@@ -29,7 +27,8 @@ from plangym.validation import (
     check_values_per_worker,
 )
 from plangym.vectorization.backend import Backend, BatchInputs
-from plangym.vectorization.calls import join_columns
+from plangym.vectorization.calls import unpack_transitions
+from plangym.vectorization.chunks import batch_step_data, split_similar_chunks
 from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.lifecycle import CallState, idle_only, one_thread_at_a_time
 from plangym.vectorization.local_env import LocalEnvAPI
@@ -67,7 +66,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     """
 
     _start_method: str | None = None  # how worker processes start (ParallelEnv's parameter)
-    _workers_differ = False  # whether set_attr gave the workers' envs different values
+    _differing: frozenset[str] = frozenset()  # attributes set_attr set apart per worker
     processes_per_cpu: int | None = None  # for worker processes: how many per CPU at most
 
     def __init__(
@@ -218,7 +217,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         if (
             inputs.states is not None
             and self.inline_small_batches
-            and not self._workers_differ
+            and not self._differing
             and self.dispatch_costs.prefer_local(size)
         ):
             # A batch with states moves no env, here as on the workers (see PlanEnvHandler):
@@ -277,7 +276,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
         A worker that dies meanwhile is replaced and set to the state too.
         """
-        state = self.plan_env.get_state() if state is None else state
+        if state is None:
+            state = self.plan_env.get_state()
+        else:  # refused here, as by set_state, before any worker sees it
+            state = self.plan_env.thawed_state(state)
+            self.plan_env.check_state(state)
         self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
 
     @idle_only
@@ -299,11 +302,13 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         values make the workers' envs differ: batches with states then always run on them.
         """
         values = check_values_per_worker(values, self.n_workers)
-        if all_alike(values):
+        alike = all_alike(values)
+        if alike:
             setattr(self.plan_env, name, values[0])
-        else:
-            self._workers_differ = True
-        self.scheduler.broadcast({i: SetAttr(name, value) for i, value in enumerate(values)}, name)
+        requests = {i: SetAttr(name, value) for i, value in enumerate(values)}
+        self.scheduler.broadcast(requests, name)
+        self.scheduler.remember_attributes(requests)  # for workers that replace these
+        self._differing = (self._differing - {name}) if alike else (self._differing | {name})
 
     def close(self) -> None:
         """Stop the workers and close the local env; later calls raise ClosedEnvironmentError."""
@@ -322,33 +327,10 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             "Pickle its plan_env, or build a copy with clone()"
         )
 
-    @staticmethod
-    def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
-        """Split ``vector`` as 0.1 did: chunks of ``ceil(len / n_chunks)``, the last shorter."""
-        size = max(1, -(-len(vector) // n_chunks))
-        return [vector[start : start + size] for start in range(0, len(vector), size)]
-
-    @classmethod
-    def batch_step_data(cls, actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
-        """Split a batch as plangym 0.1 did: ``(states_chunks, actions_chunks, dt_chunks)``.
-
-        Missing states are Nones and an int ``dt`` is repeated, as in 0.1.
-
-        >>> VectorizedEnv.batch_step_data([0, 1, 1], None, 2, batch_size=2)
-        ([[None, None], [None]], [[0, 1], [1]], [[2, 2], [2]])
-        """
-        states = [None] * len(actions) if states is None or states[0] is None else states
-        dts = list(dt) if isinstance(dt, Sequence | np.ndarray) else [dt] * len(actions)
-        return tuple(cls.split_similar_chunks(data, batch_size) for data in (states, actions, dts))
-
-    @staticmethod
-    def unpack_transitions(results: list, return_states: bool) -> tuple[list, ...]:
-        """Join the workers' results as plangym 0.1 did, in order: the columns as lists.
-
-        >>> VectorizedEnv.unpack_transitions([([1], [1.0], [False], [False], [{}])] * 2, False)
-        ([1, 1], [1.0, 1.0], [False, False], [False, False], [{}, {}])
-        """
-        return join_columns(results, 6 if return_states else 5)
+    # plangym 0.1's helpers for splitting and joining batches by hand.
+    split_similar_chunks = staticmethod(split_similar_chunks)
+    batch_step_data = staticmethod(batch_step_data)
+    unpack_transitions = staticmethod(unpack_transitions)
 
 
 def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:

@@ -46,6 +46,13 @@ class ClosedEnvironmentError(VectorizedEnvError, gymnasium.error.ClosedEnvironme
     """The environment was closed; it cannot be used any more."""
 
 
+# What a call waiting on workers raises once close() (from another thread) took them.
+CLOSED_WHILE_WAITING = (
+    "Trying to operate on an env after a call to `close()`: it was closed while this call "
+    "waited, and the call is abandoned."
+)
+
+
 class WorkerCrashedError(VectorizedEnvError):
     """A worker died and its work could not be re-run."""
 

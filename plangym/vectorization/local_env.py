@@ -167,8 +167,7 @@ class LocalEnvAPI:
     def set_state(self, state: Any) -> None:
         """Set the local env and every worker to ``state``."""
         state = self.plan_env.thawed_state(state)
-        self.plan_env.check_state(state)
-        self.sync_states(state)
+        self.sync_states(state)  # checks it before any worker sees it
         self.plan_env.set_state(state)
 
 

@@ -161,10 +161,19 @@ class WorkerProcess:
         request, not answered): its handler may write there (a sub-env's row), and should
         the caller die before its next batch, it still knows which buffers to remove.
         """
+        specs = self.relaunch()
+        self.finish_restart(specs)
+
+    def relaunch(self) -> dict[str, tuple]:
+        """Kill the process and start a new one (Ctrl-C waits); return the buffers it had."""
         specs = self._sent_specs
         with interrupts_deferred():
             self.terminate()
             self.start()
+        return specs
+
+    def finish_restart(self, specs: dict[str, tuple]) -> None:
+        """Wait until a relaunched worker's env is built; map the buffers ``specs``."""
         self.wait_ready()
         with contextlib.suppress(WorkerCrashedError):  # the next request finds out
             self.ensure_attached(specs)

@@ -20,11 +20,10 @@ import numpy as np
 
 from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
-from plangym.vectorization.errors import ClosedEnvironmentError
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
-from plangym.vectorization.shared_memory import SharedArray, SharedOutputs
+from plangym.vectorization.shared_memory import SharedArray, SharedOutputs, interrupts_deferred
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
 from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER, decode_reply
@@ -58,7 +57,6 @@ class ProcessBackend(Backend):
         self._obs_shape = tuple(obs_shape)
         self._obs_dtype = np.dtype(obs_dtype or np.float64)
         self._resources = _Resources(list(workers or []))
-        self.closing = False  # close() has begun (maybe in another thread): restart no more
         # Runs on close(), on garbage collection and at interpreter exit, whichever is first.
         self._finalizer = weakref.finalize(self, self._resources.release)
 
@@ -251,18 +249,20 @@ class ProcessBackend(Backend):
         return ChunkResult(columns, finished - started, shared_observs=shared)
 
     def restart(self, worker: int) -> None:
-        """Kill ``worker``'s process and start a fresh one, mapping the same buffers.
+        """Kill ``worker``'s process and start a fresh one, mapping the same buffers."""
+        self.workers[worker].restart()
 
-        Once :meth:`close` has begun (from another thread, to end a call that hangs), the
-        call waiting there finds its workers gone: it ends with ClosedEnvironmentError
-        instead of starting new ones.
+    def abandon(self, workers: list[int]) -> None:
+        """Replace ``workers``, all killed and started before any is waited for.
+
+        A Ctrl-C while the new ones build their envs then leaves none on the old call.
         """
         if self.closing:
-            raise ClosedEnvironmentError(
-                "Trying to operate on an env after a call to `close()`: it was closed while "
-                "this call waited, and the call is abandoned."
-            )
-        self.workers[worker].restart()
+            return
+        with interrupts_deferred():
+            specs = [self.workers[worker].relaunch() for worker in workers]
+        for worker, mapped in zip(workers, specs, strict=True):
+            self.workers[worker].finish_restart(mapped)
 
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""

@@ -158,6 +158,7 @@ class RayBackend(Backend):
 
     def close(self, terminate: bool = False) -> None:
         """Close the envs (unless ``terminate``) and kill every actor (the cluster stays up)."""
+        self.closing = True
         if not self.ray.is_initialized():
             return  # ray.shutdown() took the actors; a Ray call would start a new cluster
         if not terminate:

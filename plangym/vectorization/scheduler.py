@@ -20,15 +20,18 @@ from typing import Any
 from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.calls import UNSENT, Batch, OnCrash, Task
-from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
-from plangym.vectorization.errors import CallTimeoutError, WorkerCrashedError, add_note
+from plangym.vectorization.chunks import CHUNKS_PER_WORKER, one_chunk_at_a_time, plan_chunks
+from plangym.vectorization.errors import (
+    CLOSED_WHILE_WAITING,
+    CallTimeoutError,
+    ClosedEnvironmentError,
+    WorkerCrashedError,
+    add_note,
+)
+from plangym.vectorization.messages import SetAttr
+from plangym.vectorization.shared_memory import interrupts_deferred
 
 MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
-
-
-def one_chunk_at_a_time(chunk_size: int) -> int:
-    """Return the default queue depth: one chunk per worker at a time, whatever its size."""
-    return 1
 
 
 class Scheduler:
@@ -61,6 +64,9 @@ class Scheduler:
         self.chunks_per_worker = chunks_per_worker
         self._queue_depth = queue_depth or one_chunk_at_a_time
         self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
+        # The attributes set on each worker: a replacement gets them again before anything
+        # else, so it steps as the worker it replaces (its env is built from scratch).
+        self._attributes: dict[int, dict[str, SetAttr]] = {}
 
     # Sending ------------------------------------------------------------------------------
     def dispatch(self, inputs: BatchInputs) -> Batch:
@@ -179,6 +185,11 @@ class Scheduler:
         batch = self.gather(self.send(requests, label, on_crash))
         return [task.result for task in batch.tasks]
 
+    def remember_attributes(self, requests: dict[int, SetAttr]) -> None:
+        """Set these attributes again on any worker that replaces one of these."""
+        for worker, request in requests.items():
+            self._attributes.setdefault(worker, {})[request.name] = request
+
     def broadcast_all(self, request: Any, label: str, on_crash: OnCrash = OnCrash.RAISE):
         """:meth:`broadcast` the same ``request`` to every worker."""
         return self.broadcast(
@@ -189,11 +200,18 @@ class Scheduler:
     def abandon(self, batch: Batch) -> None:
         """Give ``batch`` up (Ctrl-C): unsent tasks dropped, busy workers released."""
         busy = self._drop(batch)
-        if self.recovery is None:
-            self.backend.abandon(busy)
-        else:  # a sub-env left mid-call is rebuilt, so it is in a known state
-            for worker in busy:
-                self._replace(worker, batch.label)
+        if self.backend.closing:
+            return
+        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
+        # would be read as the next call's.
+        with interrupts_deferred():
+            if self.recovery is None:
+                self.backend.abandon(busy)
+                for worker in busy:
+                    self._set_attributes_again(worker)
+            else:  # a sub-env left mid-call is rebuilt, so it is in a known state
+                for worker in busy:
+                    self._replace(worker, batch.label)
 
     def _time_out(self, batch: Batch, timeout: float | None) -> None:
         busy = self._drop(batch)
@@ -227,10 +245,18 @@ class Scheduler:
 
     def _replace(self, worker: int, label: str) -> Any:
         """Restart ``worker`` (it died in a ``label`` call); run the recovery request on it."""
+        if self.backend.closing:  # close() in another thread: the call ends, no new workers
+            raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
         self.backend.restart(worker)
-        if self.recovery is None:
-            return None
-        request = self.recovery(label)
+        self._set_attributes_again(worker)
+        return None if self.recovery is None else self._run_on(worker, self.recovery(label))
+
+    def _set_attributes_again(self, worker: int) -> None:
+        for request in self._attributes.get(worker, {}).values():
+            self._run_on(worker, request)
+
+    def _run_on(self, worker: int, request: Any) -> Any:
+        """Run one request on ``worker`` now (it runs nothing else); return its answer."""
         ticket = self.backend.submit(worker, request)
         self.backend.wait({worker: ticket}, None)
         return self.backend.result(worker, ticket, request)
@@ -308,20 +334,5 @@ class Scheduler:
         if batch.on_crash is OnCrash.REPORT:
             task.result, task.restarted = answer, True
         else:
-            task.error = self._crash_error(task, batch, crash)
+            task.error = task.lost(self.crash_error, self.unit, batch, crash, MAX_RERUNS)
         self._send_next(batch, worker)
-
-    def _crash_error(self, task: Task, batch: Batch, crash: WorkerCrashedError):
-        what = task.describe(self.unit)
-        if batch.on_crash is OnCrash.RERUN:
-            consequence = (
-                f"{what} killed the worker on each of {MAX_RERUNS + 1} runs "
-                f"(re-run {MAX_RERUNS} times), so the call was given up"
-            )
-        elif task.stop > task.start:
-            consequence = f"{what} could not be re-run (no states to re-run from)"
-        else:
-            consequence = f"{what} was replaced, but its {batch.label} request was lost"
-        error = self.crash_error(f"{crash}; {consequence}")
-        error.__cause__ = crash
-        return error

@@ -3,6 +3,8 @@
 Each takes a vectorized CartPole env with 3 workers whose local env is ``env.plan_env``.
 """
 
+import os
+import signal
 import time
 
 import numpy as np
@@ -16,6 +18,7 @@ from plangym.vectorization import (
     WorkerCrashedError,
 )
 from tests.helpers.faulty_env import POISON, faulty_state
+from tests.helpers.processes import wait_dead
 
 
 def random_states(env, n: int, seed: int = 0) -> list:
@@ -90,6 +93,24 @@ def check_call_get_attr_set_attr(env) -> None:
     assert all(s.dtype == env.plan_env.state_dtype for s in env.call("get_state"))
     with pytest.raises(ValueError, match="values: expected 3 values"):
         env.set_attr("autoreset", [True])
+
+
+def check_attributes_survive_a_replaced_worker(env) -> None:
+    """A worker that replaces a dead one gets the attributes set on it: a batch re-run
+    there steps as the dead one would have (it used to step with the constructor's values).
+    """
+    env.set_attr("frameskip", 3)
+    try:
+        state, *_ = env.reset(seed=1)
+        expected = env.plan_env.step_batch([0, 1, 0, 1, 1, 0], [state] * 6)
+        dead = env.scheduler.backend.worker_pids[1]
+        os.kill(dead, signal.SIGKILL)
+        assert wait_dead([dead], 30)
+        assert_identical(env.step_batch([0, 1, 0, 1, 1, 0], [state] * 6), expected)
+        assert env.scheduler.backend.worker_pids[1] != dead
+        assert env.get_attr("frameskip") == [3, 3, 3]
+    finally:
+        env.set_attr("frameskip", 1)
 
 
 def check_a_poison_state_fails_the_batch_not_the_env(env) -> None:

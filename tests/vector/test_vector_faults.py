@@ -358,7 +358,9 @@ def test_a_reset_whose_worker_died_is_run_again(make_lockstep, tmp_path, busy):
     assert_same(got, lock.ref.reset(seed=SEED + 1), "reset")  # bit for bit
     assert "worker_restarted" not in got[1]
     assert_replaced(pids, ours.worker_pids, {1})
-    assert ours.get_attr("delay") == (0.0, 0.0, 0.0)
+    # The rebuilt sub-env was given the attributes set on the one it replaced.
+    assert ours.get_attr("delay") == ((0.0, NAP_S, 0.0) if busy else (0.0, 0.0, 0.0))
+    ours.set_attr("delay", 0.0)
     for _ in range(10):  # every sub-env in lockstep
         lock.step()
 
@@ -559,7 +561,9 @@ def test_a_reset_wait_timeout_replaces_the_late_sub_env(lock):
     ours = lock.ours
     start = functools.partial(ours.reset_async, seed=SEED + 1)
     assert_a_late_sub_env_is_replaced(ours, 1, start, ours.reset_wait, TimeoutError)
-    assert ours.get_attr("delay") == (0.0, 0.0, 0.0)  # sub-env 1 was rebuilt
+    # Sub-env 1 was rebuilt, and given the attributes set on the one it replaced.
+    assert ours.get_attr("delay") == (0.0, NAP_LONG_S, 0.0)
+    ours.set_attr("delay", 0.0)
     ours.reset_async(seed=SEED + 2)
     got = ours.reset_wait(timeout=30.0)
     assert_same(got, lock.ref.reset(seed=SEED + 2))

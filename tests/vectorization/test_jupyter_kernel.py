@@ -207,6 +207,7 @@ PARALLEL_AFTER = """
 print("@@pids", json.dumps([worker.pid for worker in env.workers]))
 print("@@tags", json.dumps(env.get_attr("tag")))
 print("@@delays", json.dumps(env.get_attr("delay")))
+env.set_attr("delay", 0.0)
 check_batches()
 print("@@checked", json.dumps(True))
 """
@@ -227,13 +228,13 @@ def test_interrupting_a_parallel_batch_keeps_the_env_usable(kernel):
 
     after_cell = kernel.run(PARALLEL_AFTER, CELL_S)
     after = after_cell.value("pids")
-    # Worker 0 had answered: kept, with the attribute it was given. Worker 1 was busy:
-    # replaced by a fresh process with a fresh env, and the old one reaped.
+    # Worker 0 had answered: kept. Worker 1 was busy: replaced by a fresh process, the old
+    # one reaped, and its env given the attributes set on the one it replaces.
     assert after[0] == before[0], f"{figures}; the idle worker was replaced: {before} -> {after}"
     assert after[1] != before[1], f"{figures}; the busy worker was kept: {before} -> {after}"
     assert not pid_alive(before[1]), f"the interrupted worker {before[1]} still runs"
-    assert after_cell.value("tags") == ["kept-0", "fresh"]
-    assert after_cell.value("delays") == [0.0, 0.0]
+    assert after_cell.value("tags") == ["kept-0", "kept-1"]
+    assert after_cell.value("delays") == [0.0, 0.1]
     after_cell.ok()
     assert after_cell.value("checked")
 
@@ -302,6 +303,7 @@ finally:
 VECTOR_AFTER = """
 print("@@tags", json.dumps(envs.get_attr("tag")))
 print("@@delays", json.dumps(envs.get_attr("delay")))
+envs.set_attr("delay", 0.0)
 check_steps(11, [[1, 0], [1, 1], [0, 1]])
 print("@@checked", json.dumps(True))
 """
@@ -335,8 +337,9 @@ def test_interrupting_a_vector_step_keeps_the_env_usable(kernel, timeout):
     assert after[1] != before[1], f"{figures}; the busy worker was kept: {before} -> {after}"
     assert not pid_alive(before[1]), f"the interrupted worker {before[1]} still runs"
     after_cell = kernel.run(VECTOR_AFTER, CELL_S)
-    assert after_cell.value("tags") == ["kept-0", "fresh"], after_cell.describe()
-    assert after_cell.value("delays") == [0.0, 0.0], after_cell.describe()
+    # The rebuilt sub-env was given the attributes set on the one it replaces.
+    assert after_cell.value("tags") == ["kept-0", "kept-1"], after_cell.describe()
+    assert after_cell.value("delays") == [0.0, 60.0], after_cell.describe()
     after_cell.ok()
     assert after_cell.value("checked")
 

@@ -246,6 +246,10 @@ def test_bad_input_is_rejected_before_dispatch(cartpole):
     checks.check_nothing_is_pending(cartpole, state)  # nothing was dispatched
 
 
+def test_attributes_survive_a_replaced_worker(cartpole):
+    contract.check_attributes_survive_a_replaced_worker(cartpole)
+
+
 def test_call_get_attr_set_attr(cartpole):
     contract.check_call_get_attr_set_attr(cartpole)
 

@@ -228,6 +228,10 @@ def test_locations_name_every_actor(cartpole):
     }
 
 
+def test_attributes_survive_a_replaced_worker(cartpole):
+    contract.check_attributes_survive_a_replaced_worker(cartpole)
+
+
 def test_call_get_attr_set_attr(cartpole):
     contract.check_call_get_attr_set_attr(cartpole)
     with pytest.raises(AttributeError, match="no_such_attribute"):
@@ -522,3 +526,27 @@ def test_env_classes_defined_in_user_code_reach_the_actors(ray_cluster):
     _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
     assert rewards == [2.0, 2.0, 2.0]
     env.close()
+
+
+def test_close_from_another_thread_ends_a_call_that_hangs(ray_cluster):
+    """close() is the way out: the waiting call ends and starts no actor again (it used to
+    restart the actors close() killed and hang on the re-run, leaving them alive)."""
+    env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    pids = list(env.scheduler.backend.worker_pids)
+    hang = faulty_state(env.plan_env, HANG)
+    outcome: list[BaseException] = []
+
+    def hung_call():
+        try:
+            env.step_batch([0, 1], states=[hang, hang])
+        except BaseException as error:
+            outcome.append(error)
+
+    caller = threading.Thread(target=hung_call)
+    caller.start()
+    time.sleep(1.0)  # both actors sleep in the hanging step
+    env.close()
+    caller.join(60)
+    assert not caller.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
+    assert wait_dead(pids, 30)
