@@ -117,15 +117,18 @@ class PlanOutputs:
         """Write the actions, the summary, the GIF, then the summary with the GIF's facts.
 
         The cheap files come first, so that a second Ctrl-C during the slow GIF keeps them.
-        Returns the summary.
+        An earlier game's GIF (or an earlier part of this one's, resumed) is removed first:
+        if this game's GIF is not drawn, none is left beside its summary. Returns the
+        summary.
         """
+        path = self.out / "trajectory.gif"
+        path.unlink(missing_ok=True)
         # The actions replay the game from the start: one compact line, not one per action.
         actions = [a.tolist() if isinstance(a, np.ndarray) else a for a in trajectory.actions]
         self._write_json("actions.json", actions, indent=None)
         summary = make_summary(self.args, self.frameskip, self.params, trajectory, baseline, stop)
         self._write_json("summary.json", summary)
         self.summary = summary
-        path = self.out / "trajectory.gif"
         gif_frames, replay_exact, self.gif_problem = save_gif(
             self.args.name, self.frameskip, trajectory, path, self.args.gif_every, self._record
         )

@@ -50,6 +50,7 @@ from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.plan_settings import (
     DEFAULT_OUT,
     DEFAULT_STEPS,
+    KEPT_ON_RESUME,
     PLANNERS,
     SWARM_OPTIONS,
     UCT_OPTIONS,
@@ -108,8 +109,9 @@ COMMAND = Command(
             Option(
                 "--checkpoint-every",
                 non_negative_int,
-                500,
-                "save OUT/checkpoint.pkl every N agent steps; 0: only at the end (default: 500)",
+                None,
+                "save OUT/checkpoint.pkl every N agent steps; 0: only at the end (default: "
+                f"{KEPT_ON_RESUME['checkpoint_every']}; resumed: the checkpoint's)",
             ),
             Option(
                 "--resume",
@@ -123,10 +125,17 @@ COMMAND = Command(
             Option(
                 "--baseline-games",
                 non_negative_int,
-                16,
-                "random-policy games to compare with; 0 skips (default: 16)",
+                None,
+                "random-policy games to compare with; 0 skips (default: "
+                f"{KEPT_ON_RESUME['baseline_games']}; resumed: the checkpoint's)",
             ),
-            Option("--gif-every", positive_int, 1, "keep every k-th frame in the GIF (default: 1)"),
+            Option(
+                "--gif-every",
+                positive_int,
+                None,
+                "keep every k-th frame in the GIF (default: "
+                f"{KEPT_ON_RESUME['gif_every']}; resumed: the checkpoint's)",
+            ),
         ),
     },
 )
@@ -280,6 +289,8 @@ def plan_game(
             "seed": args.seed,
             "steps": args.steps,
             "preset": args.preset,
+            # Kept by --resume unless given again (see KEPT_ON_RESUME).
+            **{key: getattr(args, key) for key in KEPT_ON_RESUME},
         }
         saver = Checkpointer(
             args.out, args.checkpoint_every, settings, planner, trajectory, earlier

@@ -2,7 +2,8 @@
 
 A setting comes from the command line if given there, else from ``--preset fmc`` (the
 game's published Fractal Monte Carlo parameters, :mod:`plangym.planning.presets`), else
-from the planner's default. ``--resume DIR`` takes every setting from the checkpoint.
+from the planner's default. ``--resume DIR`` takes every setting from the checkpoint;
+``--steps`` and the options of :data:`KEPT_ON_RESUME` may be given again to change them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from plangym.planning.uct import UCTPlanner
 
 DEFAULT_STEPS = 300
 DEFAULT_OUT = "plangym-out"
+# Options of the run, not of the game, with their defaults: a resumed game keeps the
+# checkpoint's values unless they are given again (a checkpoint from before plangym saved
+# them resumes with these defaults).
+KEPT_ON_RESUME = {"baseline_games": 16, "checkpoint_every": 500, "gif_every": 1}
 WALKERS = Option(
     "--walkers", positive_int, None, "swarm, fmc: walkers (default: 32; preset: the game's)"
 )
@@ -121,6 +126,7 @@ def resolve_settings(
     args.steps = args.steps or (FULL_GAME_STEPS if preset else DEFAULT_STEPS)
     args.seed = 0 if args.seed is None else args.seed
     args.out = args.out or DEFAULT_OUT
+    keep_given(args, KEPT_ON_RESUME)
     frameskip = args.frameskip or (preset.frameskip if preset else default_frameskip(env_class))
     return (*planner_settings(args, preset), frameskip)
 
@@ -155,7 +161,16 @@ def resume_settings(
     args.planner, args.seed, args.preset = saved["planner"], saved["seed"], saved["preset"]
     args.steps = args.steps or saved["steps"]
     args.out = args.out or args.resume
-    return PLANNERS[args.planner][0], dict(saved["params"]), int(saved["frameskip"])
+    keep_given(args, {key: saved.get(key, default) for key, default in KEPT_ON_RESUME.items()})
+    params = used_params(args.planner, dict(saved["params"]))
+    return PLANNERS[args.planner][0], params, int(saved["frameskip"])
+
+
+def keep_given(args: argparse.Namespace, fallbacks: dict[str, Any]) -> None:
+    """Set each option of ``fallbacks`` left out of the command line (None) to its fallback."""
+    for key, fallback in fallbacks.items():
+        if getattr(args, key) is None:
+            setattr(args, key, fallback)
 
 
 def fmc_preset_of(args: argparse.Namespace) -> FMCPreset | None:
@@ -200,7 +215,23 @@ def planner_settings(
         params["budget"] = params["n_walkers"] * params["horizon"]
     if params.get("budget", 0) is None:
         del params["budget"]  # uct without a budget: its waves
-    return planner_class, params
+    return planner_class, used_params(args.planner, params)
+
+
+def used_params(planner: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Return ``params`` without what the planner ignores: UCT's ``waves`` with a budget.
+
+    They are what ``plan`` prints and ``summary.json`` records: with a budget, UCT runs
+    waves until it is spent, whatever ``waves`` says.
+
+    >>> used_params("uct", {"waves": 2, "wave_size": 8, "budget": 50})
+    {'wave_size': 8, 'budget': 50}
+    >>> used_params("uct", {"waves": 2, "wave_size": 8})
+    {'waves': 2, 'wave_size': 8}
+    """
+    if planner == "uct" and params.get("budget") is not None:
+        return {keyword: value for keyword, value in params.items() if keyword != "waves"}
+    return params
 
 
 def planner_problem(planner: str, message: str) -> str:

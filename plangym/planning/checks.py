@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
+import numpy as np
 from gymnasium.vector import VectorEnv
 
 from plangym.validation import describe
@@ -88,6 +89,42 @@ def check_features(features: Any) -> Any:
             f"(default: features_of), received {describe(features)}"
         )
     return features
+
+
+def check_feature_rows(rows: Any, count: int, width: int | None = None) -> np.ndarray:
+    """Return what a ``features`` callable returned as ``count`` float rows, or raise naming it.
+
+    Anything ``np.asarray`` turns into a numeric array of shape ``(count, k)`` is taken: an
+    array, or a list of rows ("one float row per walker"). Integer and boolean rows become
+    float64, so that the differences between them cannot wrap around (uint8 RAM bytes).
+    ``width``: the ``k`` the rows must have (the swarm's earlier rows), if any. This runs on
+    every round of a decision: one ``np.asarray`` (nothing for an array) and a shape check.
+
+    >>> check_feature_rows([[0, 1], [2, 3]], count=2).dtype
+    dtype('float64')
+    >>> check_feature_rows(np.zeros(3), count=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: features: expected one float row per walker, an array of shape (3, k), ...
+    """
+    expected = f"features: expected one float row per walker, an array of shape ({count}, k)"
+    try:
+        array = np.asarray(rows)
+    except ValueError:  # rows of different lengths
+        raise ValueError(f"{expected}, received rows of different lengths") from None
+    received = describe(array) if isinstance(rows, np.ndarray) else _rows_described(rows, array)
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"{expected} of numbers, received {received}")
+    if array.ndim != 2 or len(array) != count:
+        raise ValueError(f"{expected}, received {received}")
+    if width is not None and array.shape[1] != width:
+        raise ValueError(f"{expected} with k = {width} as before, received {received}")
+    return array if array.dtype.kind == "f" else array.astype(np.float64)
+
+
+def _rows_described(rows: Any, array: np.ndarray) -> str:
+    """``list of shape (3, 4), dtype float64``: what a callable returned, as NumPy reads it."""
+    return f"{type(rows).__name__} of shape {array.shape}, dtype {array.dtype}"
 
 
 def planner_repr(planner: Any, main: Sequence[str], extra: Sequence[str]) -> str:

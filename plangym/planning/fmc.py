@@ -39,7 +39,13 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states, take_states
-from plangym.planning.checks import check_decide_state, check_features, check_plan_env, planner_repr
+from plangym.planning.checks import (
+    check_decide_state,
+    check_feature_rows,
+    check_features,
+    check_plan_env,
+    planner_repr,
+)
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.planning.swarm import _Swarm
 from plangym.validation import check_number, check_positive_int, check_seed
@@ -102,7 +108,9 @@ class FMCPlanner:
         seed: Seed of the planner's random generator.
         reward_weight: Exponent of the relativized score in the virtual reward.
         distance_weight: Exponent of the relativized distance in the virtual reward.
-        features: Turns the walkers' observations into float rows for the distances.
+        features: Turns the walkers' observations into one float row per walker for the
+            distances: anything ``np.asarray`` reads as an array of shape ``(walkers, k)``
+            (a list of rows too); by default the flattened (subsampled) observations.
     """
 
     name = "fmc"
@@ -163,7 +171,8 @@ class FMCPlanner:
     def _step(self, swarm: _Swarm, actions: np.ndarray, movers: np.ndarray) -> _Swarm:
         """Step the walkers ``movers`` (one ``step_batch`` call); the others stay put."""
         stepped = step_states(self.env, actions, take_states(swarm.states, movers))
-        features = self.features(stepped.observs)
+        width = None if swarm.features is None else swarm.features.shape[1]
+        features = check_feature_rows(self.features(stepped.observs), len(movers), width)
         if len(movers) == self.n_walkers:
             states, all_features = stepped.states, features
         else:

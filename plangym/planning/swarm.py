@@ -37,7 +37,13 @@ from typing import Any
 import numpy as np
 
 from plangym.planning.batches import step_states, take_states
-from plangym.planning.checks import check_decide_state, check_features, check_plan_env, planner_repr
+from plangym.planning.checks import (
+    check_decide_state,
+    check_feature_rows,
+    check_features,
+    check_plan_env,
+    planner_repr,
+)
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
 from plangym.validation import check_number, check_positive_int, check_seed
 
@@ -68,8 +74,9 @@ class SwarmPlanner:
         reward_weight: Exponent of the rescaled score in the virtual reward.
         distance_weight: Exponent of the rescaled distance in the virtual reward.
         features: Turns the walkers' observations (a list, or one array stacking them
-            when they share a shape) into one float row per walker for the distances; by
-            default the flattened (subsampled) observations.
+            when they share a shape) into one float row per walker for the distances:
+            anything ``np.asarray`` reads as an array of shape ``(walkers, k)`` (a list of
+            rows too); by default the flattened (subsampled) observations.
         repeat_probability: Chance that a walker repeats its previous action instead of
             drawing a new one: walkers travel further (along a maze corridor, say) for
             the same number of steps.
@@ -148,7 +155,7 @@ class SwarmPlanner:
         stepped = step_states(self.env, actions, swarm.states, dt=self.dt)
         return _Swarm(
             states=stepped.states,
-            features=self.features(stepped.observs),
+            features=check_feature_rows(self.features(stepped.observs), len(actions)),
             scores=swarm.scores + stepped.rewards,
             dead=swarm.dead | stepped.dead,
             origin=swarm.origin,

@@ -266,3 +266,36 @@ def test_other_commands_stop_on_sigterm_with_status_143():
     assert process.returncode == 143, stderr
     assert stderr.decode().splitlines()[-1] == "plangym: interrupted (SIGTERM)"
     assert wait_gone(workers) == []
+
+
+# A Ctrl-C the moment the plan command's module starts to load (with the planners and the
+# workers it imports): the interpreter's default SIGINT handling, as in a terminal.
+CTRL_C_WHILE_IMPORTING = """
+import os, signal, sys
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class CtrlCOnImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == "plangym.cli.plan":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, CtrlCOnImport())
+from plangym.cli import main
+
+sys.exit(main(["plan", "CartPole-v1", "--steps", "2", "--out", sys.argv[1]]))
+"""
+
+
+def test_a_ctrl_c_while_the_command_imports_is_one_line(tmp_path):
+    from tests.helpers.subprocess_runs import run_python
+
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    out = tmp_path / "out"
+    result = run_python(CTRL_C_WHILE_IMPORTING, str(out), timeout=100, env=env)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.splitlines() == ["plangym: interrupted (SIGINT)"], result.stderr
+    assert not out.exists()

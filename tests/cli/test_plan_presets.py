@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import subprocess
 import sys
@@ -128,3 +129,88 @@ def test_a_preset_game_is_a_v5_episode_cut_at_its_frame_limit():
 
     assert env_keywords("ALE/Qbert-v5", 15, whole_game=True)["remove_time_limit"] is False
     assert "remove_time_limit" not in env_keywords("ALE/Qbert-v5", 15)  # plangym's default
+
+
+# A tiny swarm on CartPole: 8 steps in well under a second, the GIF included.
+CARTPOLE = ["plan", "CartPole-v1", "--workers", "1", "--walkers", "4", "--horizon", "2"]
+RUN_OPTIONS = ["--baseline-games", "2", "--checkpoint-every", "3", "--gif-every", "2"]
+
+
+@pytest.fixture
+def checkpoint_steps(monkeypatch) -> list[int]:
+    """The agent steps at which ``plangym plan`` saves its checkpoints (run in this process)."""
+    from plangym.cli.checkpoint import Checkpointer
+
+    steps: list[int] = []
+    save = Checkpointer.save
+
+    def recorded(saver: Checkpointer) -> None:
+        save(saver)
+        steps.append(saver.saved_step)
+
+    monkeypatch.setattr(Checkpointer, "save", recorded)
+    return steps
+
+
+def test_resume_keeps_the_runs_baseline_checkpoint_and_gif_options(tmp_path, checkpoint_steps):
+    """Left out on --resume, they keep the checkpointed run's values, not the defaults."""
+    from plangym.cli import main
+
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert main([*CARTPOLE, *RUN_OPTIONS, "--steps", "8", "--out", str(whole)]) == 0
+    assert main([*CARTPOLE, *RUN_OPTIONS, "--steps", "4", "--out", str(part)]) == 0
+    checkpoint_steps.clear()
+    assert main(["plan", "CartPole-v1", "--resume", str(part), "--steps", "8"]) == 0
+    assert checkpoint_steps == [6, 8]  # every 3 steps, and at the end (500 by default)
+    a, b = summary_of(whole), summary_of(part)
+    assert a["random_games"] == 2 and a["gif_frames"] < 9  # every 2nd frame of 9
+    for key in ("random_games", "random_score_mean", "gif_frames", "score", "agent_steps"):
+        assert a[key] == b[key], key
+    assert (whole / "actions.json").read_text() == (part / "actions.json").read_text()
+    saved = pickle.loads((part / "checkpoint.pkl").read_bytes())["settings"]
+    assert (saved["baseline_games"], saved["checkpoint_every"], saved["gif_every"]) == (2, 3, 2)
+    # Given again, they win, and the new checkpoint keeps the new values.
+    again = ["plan", "CartPole-v1", "--resume", str(part), "--steps", "10"]
+    assert main([*again, "--baseline-games", "0", "--checkpoint-every", "0"]) == 0
+    assert checkpoint_steps[2:] == [10] and summary_of(part)["random_games"] == 0
+    saved = pickle.loads((part / "checkpoint.pkl").read_bytes())["settings"]
+    assert (saved["baseline_games"], saved["checkpoint_every"], saved["gif_every"]) == (0, 0, 2)
+
+
+def test_a_checkpoint_without_the_run_options_resumes_with_their_defaults(
+    tmp_path, checkpoint_steps
+):
+    """Checkpoints written before plangym saved them still resume."""
+    from plangym.cli import main
+
+    assert main([*CARTPOLE, *RUN_OPTIONS, "--steps", "4", "--out", str(tmp_path)]) == 0
+    path = tmp_path / "checkpoint.pkl"
+    data = pickle.loads(path.read_bytes())
+    for key in ("baseline_games", "checkpoint_every", "gif_every"):
+        del data["settings"][key]
+    path.write_bytes(pickle.dumps(data))
+    checkpoint_steps.clear()
+    assert main(["plan", "CartPole-v1", "--resume", str(tmp_path), "--steps", "6"]) == 0
+    summary = summary_of(tmp_path)
+    assert summary["random_games"] == 16 and summary["gif_frames"] == 6  # every step's frame
+    assert checkpoint_steps == [6]  # only at the end: the next would be at step 500
+
+
+def test_uct_with_a_budget_shows_and_records_the_options_it_uses(tmp_path, capsys):
+    """UCT runs waves until the budget is spent: ``waves`` is not what it plays with."""
+    from plangym.cli import main
+
+    game = ["plan", "CartPole-v1", *TINY["uct"], "--steps", "2", "--workers", "1"]
+    assert main([*game, "--baseline-games", "0", "--out", str(tmp_path)]) == 0
+    params = {"wave_size": 4, "rollout_depth": 2, "rollout_dt": 1, "budget": 12}
+    assert summary_of(tmp_path)["planner_params"] == params
+    printed = capsys.readouterr()
+    planner_lines = [line for line in (printed.out + printed.err).splitlines() if "uct (" in line]
+    assert len(planner_lines) == 2, planner_lines  # the start line and the summary's
+    assert all("waves" not in line and "budget 12" in line for line in planner_lines)
+    # Resumed, the game keeps them; without a budget, the waves are the planner's.
+    assert main(["plan", "CartPole-v1", "--resume", str(tmp_path), "--steps", "3"]) == 0
+    assert summary_of(tmp_path)["planner_params"] == params
+    waves = ["plan", "CartPole-v1", "--planner", "uct", "--waves", "1", "--wave-size", "4"]
+    assert main([*waves, "--steps", "1", "--workers", "1", "--out", str(tmp_path / "w")]) == 0
+    assert summary_of(tmp_path / "w")["planner_params"]["waves"] == 1

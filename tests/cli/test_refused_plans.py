@@ -257,3 +257,27 @@ def test_check_and_bench_help_show_their_defaults():
 def test_an_extra_argument_points_to_the_subcommands_help():
     line = one_error_line(run("plan", "--steps", "3", "CartPole-v1", "extra"))
     assert line == "plangym: error: unrecognized arguments: extra (see 'plangym plan --help')"
+
+
+def test_a_game_stopped_while_its_gif_is_drawn_leaves_no_earlier_gif(tmp_path, monkeypatch):
+    """An earlier game's GIF (or an earlier part's, resumed) never sits beside a new summary."""
+    from plangym.cli import main, outputs
+
+    out = tmp_path / "run"
+    game = ["plan", "CartPole-v1", *TINY, "--out", str(out)]
+    gif_stopped = ctrl_c_then(outputs.replay_frames)
+    assert main([*game, "--steps", "3"]) == 0 and (out / "trajectory.gif").exists()
+    with monkeypatch.context() as patched, ctrl_c_caught():
+        patched.setattr(outputs, "replay_frames", gif_stopped)
+        resumed = main(["plan", "CartPole-v1", "--resume", str(out), "--steps", "5"])
+    assert resumed == 130
+    assert sorted(files_of(out)) == ["actions.json", "checkpoint.pkl", "summary.json"]
+    assert main(["plan", "CartPole-v1", "--resume", str(out), "--steps", "7"]) == 0
+    assert (out / "trajectory.gif").exists()
+    with monkeypatch.context() as patched, ctrl_c_caught():
+        patched.setattr(outputs, "replay_frames", gif_stopped)
+        new_game = main([*game, "--steps", "2", "--seed", "1"])
+    assert new_game == 130
+    assert sorted(files_of(out)) == ["actions.json", "checkpoint.pkl", "summary.json"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 1 and summary["agent_steps"] == 2 and summary["gif"] is None

@@ -181,3 +181,14 @@ def test_a_won_game_stays_in_the_swarm_and_decides(boxing):
     assert action == 3 and type(action) is int  # the win's action, not the vote's 5
     swarm.scores[1] = 2.0  # a walker still playing has as much: no win yet
     assert planner._decide(swarm, first_actions) == 5
+
+
+def test_fmc_refuses_feature_rows_that_change_width_within_a_decision(cartpole):
+    """The last round steps only the walkers the budget pays for: their rows join the others."""
+
+    def narrower_for_fewer(observs):
+        return np.zeros((len(observs), 2 if len(observs) == 4 else 3))
+
+    planner = FMCPlanner(cartpole, n_walkers=4, horizon=3, budget=10, features=narrower_for_fewer)
+    with pytest.raises(ValueError, match=r"^features: .*\(2, k\) with k = 2 as before, received"):
+        play(cartpole, planner, max_steps=1, seed=0)

@@ -493,3 +493,44 @@ def test_planners_show_their_options(cartpole):
     assert repr(UCTPlanner(cartpole, budget=100)).startswith(
         "UCTPlanner(env=CartPole-v1, budget=100, wave_size=32,"
     )
+
+
+def float_rows(observs) -> list[list[float]]:
+    """A ``features`` callable returning a list of float rows, one per walker."""
+    return [[float(value) for value in np.ravel(observ)] for observ in observs]
+
+
+def byte_rows(observs) -> np.ndarray:
+    """Observations as uint8 rows: distances between them must not wrap around."""
+    return np.clip(np.asarray(observs) * 40 + 128, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("planner_class", [SwarmPlanner, FMCPlanner])
+def test_features_may_be_a_list_of_rows_or_integer_rows(cartpole, planner_class):
+    def game(features):
+        planner = planner_class(cartpole, n_walkers=6, horizon=3, features=features, seed=1)
+        return play(cartpole, planner, max_steps=12, seed=0).actions
+
+    assert game(float_rows) == game(lambda observs: np.array(float_rows(observs)))
+    assert game(byte_rows) == game(lambda observs: byte_rows(observs).astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    ("features", "error", "received"),
+    [
+        (lambda observs: np.zeros(3), ValueError, r"received ndarray\(shape=\(3,\)"),
+        (lambda observs: [[1.0, 2.0]] * 3, ValueError, r"received list of shape \(3, 2\)"),
+        (lambda observs: [[1.0], [1.0, 2.0]] * 2, ValueError, "rows of different lengths"),
+        (lambda observs: [["a"]] * 4, TypeError, r"of numbers, received list of shape \(4, 1\)"),
+        (lambda observs: None, TypeError, "received NoneType of shape"),
+    ],
+    ids=["one-row", "three-rows", "ragged", "text", "none"],
+)
+@pytest.mark.parametrize("planner_class", [SwarmPlanner, FMCPlanner])
+def test_bad_feature_rows_are_refused_naming_features(
+    cartpole, planner_class, features, error, received
+):
+    planner = planner_class(cartpole, n_walkers=4, horizon=3, features=features)
+    expected = r"^features: expected one float row per walker, an array of shape \(4, k\)"
+    with pytest.raises(error, match=f"{expected}.*{received}"):
+        play(cartpole, planner, max_steps=2, seed=0)
