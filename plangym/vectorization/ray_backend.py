@@ -52,6 +52,7 @@ class RayBackend(Backend):
         self._blobs = list(factory_blobs)
         self._actor_options = dict(actor_options or {})
         self._pids: list[int | None] = [None] * self.n_workers
+        self._connection = self._connection_now()
         self.actors = [self._start(index) for index in range(self.n_workers)]
         try:
             self.wait_ready()
@@ -107,14 +108,27 @@ class RayBackend(Backend):
     def submit(self, worker: int, request: Any) -> Any:
         """Start ``request`` on actor ``worker``; its ticket is the answer's reference."""
         self._check_connected()
-        return self.actors[worker].handle.remote(request)
+        try:
+            return self.actors[worker].handle.remote(request)
+        except Exception as error:  # Ray's bare Exception for an actor of an ended connection
+            if not self._still_connected():
+                raise self._shut_down() from error
+            raise
 
     def _check_connected(self) -> None:
         if not self.ray.is_initialized():
-            raise RayShutDownError(
-                f"the Ray connection of this env's actors was shut down (ray.shutdown()), "
-                f"and its {self.unit}s with it; build the env again"
-            )
+            raise self._shut_down()
+
+    def _connection_now(self) -> tuple[str, str]:
+        """Return the Ray connection this process has: the cluster's address and its job."""
+        context = self.ray.get_runtime_context()
+        return context.gcs_address, context.get_job_id()
+
+    def _shut_down(self) -> RayShutDownError:
+        return RayShutDownError(
+            f"the Ray connection of this env's actors was shut down (ray.shutdown()), "
+            f"and its {self.unit}s with it; build the env again"
+        )
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Actors whose request has finished (or failed)."""
@@ -146,20 +160,25 @@ class RayBackend(Backend):
 
     def restart(self, worker: int) -> None:
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""
-        self._check_connected()
+        if not self._still_connected():  # not in a cluster the env was not built in
+            raise self._shut_down()
         self.kill(self.actors[worker])
         self.actors[worker] = self._start(worker)
         self._pids[worker] = self._get([self.actors[worker].ready.remote()])[0]
 
     def abandon(self, workers: list[int]) -> None:
         """Replace the actors still on a call given up on (none left after ray.shutdown)."""
-        if self.ray.is_initialized():
+        if self._still_connected():
             super().abandon(workers)
+
+    def _still_connected(self) -> bool:
+        """Whether this process is still on the Ray connection the actors were started on."""
+        return self.ray.is_initialized() and self._connection_now() == self._connection
 
     def close(self, terminate: bool = False) -> None:
         """Close the envs (unless ``terminate``) and kill every actor (the cluster stays up)."""
         self.closing = True
-        if not self.ray.is_initialized():
+        if not self._still_connected():
             return  # ray.shutdown() took the actors; a Ray call would start a new cluster
         if not terminate:
             with contextlib.suppress(Exception):

@@ -421,11 +421,34 @@ def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
         env.close()
         del env
         print("cluster started again:", ray.is_initialized())
+        # A new connection: the old env says its actors are gone, and starts none there
+        # (Ray's bare Exception came twice, then the env lived on in the new cluster).
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        env = plangym.make("CartPole-v1", n_workers=1, ray=True, inline_small_batches=False)
+        state, *_ = env.reset()
+        ray.shutdown()
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        for _ in range(2):
+            try:
+                env.step_batch([0], [state])
+            except RayShutDownError as error:
+                print("refused after ray.init:", "ray.shutdown()" in str(error))
+        actors = ray._private.state.actors().values()  # the state API needs the dashboard
+        alive = [a for a in actors if a["State"] == "ALIVE"]
+        print("actors started in the new cluster:", len(alive))
+        env.close()
+        ray.shutdown()
         """
     )
     run = run_python(script, timeout=240)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.splitlines() == ["refused: True", "cluster started again: False"]
+    assert run.stdout.splitlines() == [
+        "refused: True",
+        "cluster started again: False",
+        "refused after ray.init: True",
+        "refused after ray.init: True",
+        "actors started in the new cluster: 0",
+    ]
 
 
 def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed():
