@@ -215,10 +215,10 @@ class WorkerProcess:
         self.request_close()
         self.finish_close()
 
-    def finish_close(self) -> None:
-        """Wait for a worker asked to close (see :meth:`request_close`), then reap it."""
+    def finish_close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Wait up to ``timeout`` s for a worker asked to close, then reap it."""
         if self._process is not None and self._process.is_alive():
-            self._process.join(CLOSE_TIMEOUT_S)
+            self._process.join(max(timeout, 0.0))
         self.terminate()
 
     @property
@@ -332,8 +332,9 @@ def stop_workers(workers: list[WorkerProcess]) -> None:
     try:
         for worker in workers:
             worker.request_close()
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S  # for all of them: they close together
         for worker in workers:
-            worker.finish_close()
+            worker.finish_close(deadline - time.monotonic())
     except BaseException:
         for worker in workers:
             worker.terminate()

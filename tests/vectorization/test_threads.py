@@ -122,7 +122,10 @@ def test_close_from_another_thread_ends_a_call_that_hangs():
     caller = threading.Thread(target=hung_call)
     caller.start()
     time.sleep(1.0)  # both workers sleep in the hanging step
+    started = time.monotonic()
     env.close()
+    # The workers get 5 s together to close their envs (each got 5 s: 10 s for two).
+    assert time.monotonic() - started < 9
     caller.join(30)
     assert not caller.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
