@@ -10,6 +10,7 @@ its state and nothing is ever replayed. The search runs in *waves*; one wave:
    An untried action competes as a child worth the bottom of that range with one visit,
    so a promising line can be extended before every one of its siblings is tried. Visits
    are counted on the way down, so the next descent of the same wave goes elsewhere.
+   Closed children are skipped (see below), so every descent ends at an untried action.
 2. **Expand** all selected (node, action) pairs with one ``step_batch`` call.
 3. **Roll out** from every new node: ``rollout_depth`` random actions, each held for
    ``rollout_dt`` agent steps, one ``step_batch`` call per agent step for the whole wave.
@@ -25,10 +26,15 @@ place to go. On CartPole this keeps the cart on the track, which random rollouts
 by their mean alone did not: they see about 20 steps ahead, too few to notice the cart
 drifting towards the edge of the track.
 
-An episode's end or a lost life ends a path: nothing more is collected past it. After
-``waves`` waves the planner plays the root's action with the best return found (the most
-visited among ties) and keeps that child's subtree for the next decision. A tree edge is
-one agent step, so the subtree's root is exactly the state the game moves to.
+An episode's end or a lost life ends a path: nothing more is collected past it. A node is
+*closed* when nothing below it can be expanded any more: it is dead, or each of its actions
+has a child (or is being expanded in the wave under way) and every child is closed. After
+``waves`` waves (or once ``budget`` samples are spent) the planner plays the root's action
+with the best return found (the most visited among ties) and keeps that child's subtree for
+the next decision. It stops sooner only when the root is closed: every line in the tree
+ends in a lost life or the episode's end, so nothing is left to simulate, and the best
+return found is the best the game allows from there. A tree edge is one agent step, so the
+subtree's root is exactly the state the game moves to.
 
 >>> import plangym
 >>> from plangym.planning.common import play
@@ -56,7 +62,17 @@ from plangym.validation import check_number, check_positive_int, check_seed, des
 class Node:
     """A node of the search tree: a state, how it was reached and what was found below it."""
 
-    __slots__ = ("best", "children", "dead", "reward", "state", "untried", "value_sum", "visits")
+    __slots__ = (
+        "best",
+        "children",
+        "closed",
+        "dead",
+        "reward",
+        "state",
+        "untried",
+        "value_sum",
+        "visits",
+    )
 
     def __init__(self, state: Any, reward: float, dead: bool):
         self.state = state
@@ -69,6 +85,10 @@ class Node:
         self.visits = 1  # the step that created the node
         self.value_sum = 0.0  # sum of the returns backed up through this node
         self.best = reward  # best return found from the parent through this node
+        # Nothing below this node can be selected: it is dead, or every action has a child
+        # (or waits for one in the wave under way) and every child is closed. Selection
+        # never descends into a closed child, so no descent of a wave is spent on a dead end.
+        self.closed = dead
 
 
 class ReturnRange:
@@ -90,7 +110,7 @@ class UCTPlanner:
     Args:
         env: Environment with a Discrete action space (a ``ParallelEnv`` spreads every
             batch over its workers).
-        waves: Waves per decision.
+        waves: Waves per decision (fewer only if every line in the tree ends first).
         wave_size: Leaves expanded per wave: the batch size of its ``step_batch`` calls.
         rollout_depth: Random actions after each expansion (0: no rollouts).
         rollout_dt: Agent steps each random action of a rollout is held for.
@@ -100,7 +120,8 @@ class UCTPlanner:
         seed: Seed of the planner's random generator.
         budget: Agent steps to simulate per decision, counted exactly (expansions and
             rollout steps): waves go on until it is spent, and ``waves`` is ignored; the
-            last wave is cut to what is left. None: ``waves`` waves.
+            last wave is cut to what is left. Less is spent only if every line in the tree
+            ends (a lost life or the episode's end) first. None: ``waves`` waves.
     """
 
     name = "uct"
@@ -169,7 +190,7 @@ class UCTPlanner:
                 left = self.budget - self._samples
                 size = min(self.wave_size, max(1, left // leaf_cost)) if left > 0 else 0
             leaves = self._select_wave(root, returns, size) if size else []
-            if not leaves:
+            if not leaves:  # spent, or nothing left to expand: every line ends in a death
                 break
             frames += self._expand_and_evaluate(leaves, returns)
             waves += 1
@@ -205,6 +226,8 @@ class UCTPlanner:
         best_score = c * math.sqrt(log_total) if untried else -math.inf
         sqrt = math.sqrt
         for child in node.children.values():
+            if child.closed:  # nothing to expand below it: a descent there would be wasted
+                continue
             visits = child.visits
             value = mix * child.best + rest * child.value_sum / visits
             scaled = (value - low) / spread if spread > 0 else 0.5
@@ -216,13 +239,16 @@ class UCTPlanner:
     def _select_wave(
         self, root: Node, returns: ReturnRange, size: int
     ) -> list[tuple[list[Node], Any]]:
-        """Up to ``size`` (path, untried action) pairs, spread by the visits counted."""
+        """Up to ``size`` (path, untried action) pairs, spread by the visits counted.
+
+        Fewer only when the whole tree is closed: then nothing is left to expand.
+        """
         leaves: list[tuple[list[Node], Any]] = []
-        for _ in range(size):
+        while len(leaves) < size and not root.closed:
             path = [root]
             node = root
             root.visits += 1
-            while not node.dead:
+            while True:  # closed children are skipped: the descent ends at an untried action
                 child = self._ucb_child(node, returns)
                 if child is None:
                     break
@@ -232,13 +258,41 @@ class UCTPlanner:
             untried = node.untried
             if untried is None:
                 untried = self._untried(node)
-            if not untried:
-                # A dead end (or a node whose every action is in this wave): a visit worth
-                # the path's rewards alone, and nothing to step.
-                self._backup(path, returns)
-                continue
-            leaves.append((path, untried.pop()))
+            if untried:
+                leaves.append((path, untried.pop()))
+            # The action just taken may have been the last one open along the path: close
+            # what it leaves without an option, so the next descent goes elsewhere.
+            self._close_upwards(path)
         return leaves
+
+    def _is_open(self, node: Node) -> bool:
+        """Whether a descent can still find an action to expand at or below ``node``."""
+        if node.dead:
+            return False
+        untried = node.untried
+        if untried is None:  # not shuffled yet: every action without a child is untried
+            if len(node.children) < len(self._actions):
+                return True
+        elif untried:
+            return True
+        return any(not child.closed for child in node.children.values())
+
+    def _close_upwards(self, path: list[Node]) -> None:
+        """Close the nodes of ``path`` that are left without an option, from its end up."""
+        for node in reversed(path):
+            if self._is_open(node):
+                break
+            node.closed = True
+
+    def _update_closed(self, path: list[Node]) -> None:
+        """Recompute the closed flags of ``path`` from its end up, once its leaf is grown.
+
+        A node closed while its last action waited in the wave opens again if that action's
+        line can be extended; a line that ended in a death closes what it leaves without an
+        option.
+        """
+        for node in reversed(path):
+            node.closed = not self._is_open(node)
 
     def _expand_and_evaluate(
         self, leaves: list[tuple[list[Node], Any]], returns: ReturnRange
@@ -251,6 +305,7 @@ class UCTPlanner:
         frames += self._rollouts(paths)
         for path in paths:
             self._backup(path, returns)
+            self._update_closed(path)
         return frames
 
     def _grow(self, paths: list[list[Node]], actions: list, states: list) -> int:
@@ -341,6 +396,10 @@ class UCTPlanner:
             if parent >= 0:
                 built[parent].children[action] = node
             built.append(node)
+        # The flags follow from the rest (a checkpoint is taken between decisions, with no
+        # action waiting in a wave): children come after their parents, so read backwards.
+        for node in reversed(built):
+            node.closed = not self._is_open(node)
         self._kept = built[0] if built else None
 
 
