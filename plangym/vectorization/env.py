@@ -329,7 +329,12 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
 
     # plangym 0.1's helpers for splitting and joining batches by hand.
     split_similar_chunks = staticmethod(split_similar_chunks)
-    batch_step_data = staticmethod(batch_step_data)
+
+    @classmethod
+    def batch_step_data(cls, actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
+        """Split a batch as plangym 0.1 did (:func:`~.chunks.batch_step_data`)."""
+        return batch_step_data(actions, states, dt, batch_size)
+
     unpack_transitions = staticmethod(unpack_transitions)
 
 
