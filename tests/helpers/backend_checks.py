@@ -137,3 +137,26 @@ def check_nothing_is_pending(env, state) -> None:
     with pytest.raises(NoAsyncCallError):
         env.step_batch_wait()
     assert len(env.step_batch([0, 1], states=[state, state])) == 6
+
+
+def close_during_a_hung_call(env) -> tuple[list[BaseException], float]:
+    """Close ``env`` (2 FaultyCartPole workers) from this thread while another thread's
+    batch hangs in both workers; return what that call raised and how long close() took."""
+    hang = faulty_state(env.plan_env, HANG)
+    outcome: list[BaseException] = []
+
+    def hung_call():
+        try:
+            env.step_batch([0, 1], states=[hang, hang])
+        except BaseException as error:
+            outcome.append(error)
+
+    caller = threading.Thread(target=hung_call)
+    caller.start()
+    time.sleep(1.0)  # both workers sleep in the hanging step
+    started = time.monotonic()
+    env.close()
+    took = time.monotonic() - started
+    caller.join(60)
+    assert not caller.is_alive(), "the waiting call did not end"
+    return outcome, took

@@ -556,20 +556,6 @@ def test_close_from_another_thread_ends_a_call_that_hangs(ray_cluster):
     restart the actors close() killed and hang on the re-run, leaving them alive)."""
     env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2, inline_small_batches=False)
     pids = list(env.scheduler.backend.worker_pids)
-    hang = faulty_state(env.plan_env, HANG)
-    outcome: list[BaseException] = []
-
-    def hung_call():
-        try:
-            env.step_batch([0, 1], states=[hang, hang])
-        except BaseException as error:
-            outcome.append(error)
-
-    caller = threading.Thread(target=hung_call)
-    caller.start()
-    time.sleep(1.0)  # both actors sleep in the hanging step
-    env.close()
-    caller.join(60)
-    assert not caller.is_alive()
+    outcome, _ = checks.close_during_a_hung_call(env)
     assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
     assert wait_dead(pids, 30)

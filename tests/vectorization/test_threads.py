@@ -7,7 +7,6 @@ gets its own results, whole (the requests of two threads used to meet on the sam
 import multiprocessing
 import textwrap
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ import pytest
 import plangym
 from plangym.api_tests import assert_identical
 from plangym.vectorization import ClosedEnvironmentError, ParallelEnv
-from tests.helpers.faulty_env import HANG, FaultyCartPole, faulty_state
+from tests.helpers.backend_checks import close_during_a_hung_call
+from tests.helpers.faulty_env import FaultyCartPole
 from tests.helpers.subprocess_runs import run_python
 
 
@@ -110,23 +110,8 @@ def test_close_from_another_thread_ends_a_call_that_hangs():
     """close() is the way out: the waiting call ends, no worker is started again."""
     env = ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=2, inline_small_batches=False)
     children = set(multiprocessing.active_children())
-    hang = faulty_state(env.plan_env, HANG)
-    outcome: list[BaseException] = []
-
-    def hung_call():
-        try:
-            env.step_batch([0, 1], states=[hang, hang])
-        except BaseException as error:
-            outcome.append(error)
-
-    caller = threading.Thread(target=hung_call)
-    caller.start()
-    time.sleep(1.0)  # both workers sleep in the hanging step
-    started = time.monotonic()
-    env.close()
+    outcome, took = close_during_a_hung_call(env)
     # The workers get 5 s together to close their envs (each got 5 s: 10 s for two).
-    assert time.monotonic() - started < 9
-    caller.join(30)
-    assert not caller.is_alive()
+    assert took < 9
     assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
     assert not set(multiprocessing.active_children()) - children
