@@ -89,12 +89,13 @@ def check_values_per_env(values: Any, n: int) -> list:
 
 
 def check_values_per_worker(values: Any, n_workers: int) -> list:
-    """``values`` as one value per worker: a list or tuple of them, or one for all."""
-    if not isinstance(values, list | tuple):
-        return [values] * n_workers
-    if len(values) != n_workers:
-        raise ValueError(f"values: expected {n_workers} values (one per worker), got {len(values)}")
-    return list(values)
+    """``values`` as one value per worker, as :func:`check_values_per_env` takes them."""
+    try:
+        return check_values_per_env(values, n_workers)
+    except ValueError:  # gymnasium's words there; plangym's here
+        raise ValueError(
+            f"values: expected {n_workers} values (one per worker), got {len(values)}"
+        ) from None
 
 
 def all_alike(values: list) -> bool:

@@ -123,8 +123,6 @@ class Backend(ABC):
         By default they are restarted: a worker left running would write results where
         the next call's go.
         """
-        if self.closing:
-            return
         for worker in workers:
             self.restart(worker)
 

@@ -257,8 +257,6 @@ class ProcessBackend(Backend):
 
         A Ctrl-C while the new ones build their envs then leaves none on the old call.
         """
-        if self.closing:
-            return
         with interrupts_deferred():
             specs = [self.workers[worker].relaunch() for worker in workers]
         for worker, mapped in zip(workers, specs, strict=True):
