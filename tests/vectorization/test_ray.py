@@ -9,8 +9,10 @@ parallel). The tests that need no cluster exercise the actor class in-process.
 import gc
 import importlib.util
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -404,7 +406,16 @@ def test_ctrl_c_replaces_the_actor_still_on_the_batch(faulty):
     assert_identical(env.step_batch_wait(timeout=20), expected)
 
 
-def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
+@pytest.fixture
+def own_ray_tmpdir():
+    """The environment of a script that starts its own clusters: their session files go in
+    a directory removed afterwards (Ray's default, /tmp/ray, would keep them)."""
+    temp_dir = tempfile.mkdtemp(prefix="plangym-ray-", dir="/tmp")  # short: Ray's sockets
+    yield {**os.environ, "RAY_TMPDIR": temp_dir}
+    shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster(own_ray_tmpdir):
     script = textwrap.dedent(
         """
         import os, ray, plangym
@@ -440,7 +451,7 @@ def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
         ray.shutdown()
         """
     )
-    run = run_python(script, timeout=240)
+    run = run_python(script, timeout=240, env=own_ray_tmpdir)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == [
         "refused: True",
@@ -451,7 +462,7 @@ def test_after_ray_shutdown_the_env_says_so_and_starts_no_cluster():
     ]
 
 
-def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed():
+def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed(own_ray_tmpdir):
     """A pending call's wait says Ray is gone (no new cluster); unplaceable actors time out."""
     script = textwrap.dedent(
         """
@@ -492,7 +503,7 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed():
         envs.close()
         """
     )
-    run = run_python(script, timeout=240)
+    run = run_python(script, timeout=240, env=own_ray_tmpdir)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == [
         "unplaceable: True",
