@@ -72,7 +72,14 @@ def check(extra: str, workdir: Path) -> tuple[bool, str]:
     output = install.stdout + install.stderr
     if install.returncode != 0 or "does not provide the extra" in output:
         return False, f"pip install {target!r} failed:\n{output.strip()[-2000:]}"
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "SDL_VIDEODRIVER": "dummy"}
+    # RAY_TMPDIR: the ray check's session files go in workdir, removed afterwards (Ray's
+    # default, /tmp/ray, would keep them).
+    env = {
+        **os.environ,
+        "RAY_AUTH_MODE": "disabled",
+        "SDL_VIDEODRIVER": "dummy",
+        "RAY_TMPDIR": str(workdir),
+    }
     command = [python, "-c", CHECKS[extra]]
     run = subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, env=env)
     if run.returncode != 0:
