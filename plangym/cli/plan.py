@@ -89,7 +89,11 @@ COMMAND = Command(
             "budget) for the fmc planner, and its budget for uct; a whole game",
         ),
         Option(
-            "--workers", positive_int, 2, "worker processes; 1 plans in this process (default: 2)"
+            "--workers",
+            positive_int,
+            None,
+            "worker processes; 1 plans in this process (default: "
+            f"{KEPT_ON_RESUME['workers']}; resumed: the checkpoint's)",
         ),
         Option(
             "--steps",

@@ -32,7 +32,7 @@ DEFAULT_OUT = "plangym-out"
 # Options of the run, not of the game, with their defaults: a resumed game keeps the
 # checkpoint's values unless they are given again (a checkpoint from before plangym saved
 # them resumes with these defaults).
-KEPT_ON_RESUME = {"baseline_games": 16, "checkpoint_every": 500, "gif_every": 1}
+KEPT_ON_RESUME = {"baseline_games": 16, "checkpoint_every": 500, "gif_every": 1, "workers": 2}
 WALKERS = Option(
     "--walkers", positive_int, None, "swarm, fmc: walkers (default: 32; preset: the game's)"
 )
@@ -210,6 +210,13 @@ def planner_settings(
         raise UsageError(
             f"{', '.join(ignored)}: not options of the {args.planner} planner "
             f"(its options: {', '.join(sorted(own))})"
+        )
+    if args.planner == "uct" and params["budget"] is not None and args.waves is not None:
+        # With a budget UCT runs waves until it is spent: the waves given would be ignored.
+        budget = "--budget" if getattr(args, BUDGET.dest) is not None else "--preset fmc"
+        raise UsageError(
+            f"--waves: uct with a budget ({budget}) runs waves until the budget is spent; "
+            "give one of --waves and the budget"
         )
     if args.planner == "fmc" and params["budget"] is None:
         params["budget"] = params["n_walkers"] * params["horizon"]

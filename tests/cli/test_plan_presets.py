@@ -152,7 +152,9 @@ def checkpoint_steps(monkeypatch) -> list[int]:
     return steps
 
 
-def test_resume_keeps_the_runs_baseline_checkpoint_and_gif_options(tmp_path, checkpoint_steps):
+def test_resume_keeps_the_runs_baseline_checkpoint_gif_and_workers_options(
+    tmp_path, checkpoint_steps
+):
     """Left out on --resume, they keep the checkpointed run's values, not the defaults."""
     from plangym.cli import main
 
@@ -169,12 +171,15 @@ def test_resume_keeps_the_runs_baseline_checkpoint_and_gif_options(tmp_path, che
     assert (whole / "actions.json").read_text() == (part / "actions.json").read_text()
     saved = pickle.loads((part / "checkpoint.pkl").read_bytes())["settings"]
     assert (saved["baseline_games"], saved["checkpoint_every"], saved["gif_every"]) == (2, 3, 2)
+    assert saved["workers"] == summary_of(part)["workers"] == 1  # not the default, 2
     # Given again, they win, and the new checkpoint keeps the new values.
     again = ["plan", "CartPole-v1", "--resume", str(part), "--steps", "10"]
-    assert main([*again, "--baseline-games", "0", "--checkpoint-every", "0"]) == 0
+    assert main([*again, "--baseline-games", "0", "--checkpoint-every", "0", "--workers", "2"]) == 0
     assert checkpoint_steps[2:] == [10] and summary_of(part)["random_games"] == 0
+    assert summary_of(part)["workers"] == 2
     saved = pickle.loads((part / "checkpoint.pkl").read_bytes())["settings"]
     assert (saved["baseline_games"], saved["checkpoint_every"], saved["gif_every"]) == (0, 0, 2)
+    assert saved["workers"] == 2
 
 
 def test_a_checkpoint_without_the_run_options_resumes_with_their_defaults(
@@ -186,13 +191,14 @@ def test_a_checkpoint_without_the_run_options_resumes_with_their_defaults(
     assert main([*CARTPOLE, *RUN_OPTIONS, "--steps", "4", "--out", str(tmp_path)]) == 0
     path = tmp_path / "checkpoint.pkl"
     data = pickle.loads(path.read_bytes())
-    for key in ("baseline_games", "checkpoint_every", "gif_every"):
+    for key in ("baseline_games", "checkpoint_every", "gif_every", "workers"):
         del data["settings"][key]
     path.write_bytes(pickle.dumps(data))
     checkpoint_steps.clear()
     assert main(["plan", "CartPole-v1", "--resume", str(tmp_path), "--steps", "6"]) == 0
     summary = summary_of(tmp_path)
     assert summary["random_games"] == 16 and summary["gif_frames"] == 6  # every step's frame
+    assert summary["workers"] == 2
     assert checkpoint_steps == [6]  # only at the end: the next would be at step 500
 
 

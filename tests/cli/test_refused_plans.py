@@ -86,13 +86,31 @@ REFUSED_PLANS = [
     (["ZeroWing-Genesis-v0"], "python -m stable_retro.import DIRECTORY"),
     (["BalloonLearningEnvironment-v0"], "plangym cannot build BalloonLearningEnvironment-v0"),
     (["SuperMarioBros-9-9-v0"], "plangym: error: name: expected a gym-super-mario-bros id"),
+    (
+        ["CartPole-v1", "--planner", "uct", "--budget", "8", "--waves", "3"],
+        "plangym: error: --waves: uct with a budget (--budget) runs waves until",
+    ),
+    (
+        ["ALE/Boxing-v5", "--preset", "fmc", "--planner", "uct", "--waves", "3"],
+        "plangym: error: --waves: uct with a budget (--preset fmc) runs waves until",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     REFUSED_PLANS,
-    ids=["fmc-budget", "uct-box", "preset-swarm", "dm-control-seed", "rom", "balloon", "mario"],
+    ids=[
+        "fmc-budget",
+        "uct-box",
+        "preset-swarm",
+        "dm-control-seed",
+        "rom",
+        "balloon",
+        "mario",
+        "uct-waves-and-budget",
+        "uct-waves-and-preset",
+    ],
 )
 def test_a_refused_plan_leaves_out_as_it_was(tmp_path, args, message):
     needs(args)
