@@ -162,14 +162,21 @@ class RayBackend(Backend):
         """Kill actor ``worker`` (whatever it is doing) and start a fresh one in its place."""
         if not self._still_connected():  # not in a cluster the env was not built in
             raise self._shut_down()
-        self.kill(self.actors[worker])
-        self.actors[worker] = self._start(worker)
-        self._pids[worker] = self._get([self.actors[worker].ready.remote()])[0]
+        self._replace([worker])
 
     def abandon(self, workers: list[int]) -> None:
         """Replace the actors still on a call given up on (none left after ray.shutdown)."""
         if self._still_connected():
-            super().abandon(workers)
+            self._replace(workers)
+
+    def _replace(self, workers: list[int]) -> None:
+        # All started before any is waited for: an actor takes a second or more to start.
+        for worker in workers:
+            self.kill(self.actors[worker])
+            self.actors[worker] = self._start(worker)
+        pids = self._get([self.actors[worker].ready.remote() for worker in workers])
+        for worker, pid in zip(workers, pids, strict=True):
+            self._pids[worker] = pid
 
     def _still_connected(self) -> bool:
         """Whether this process is still on the Ray connection the actors were started on."""

@@ -202,21 +202,13 @@ class Scheduler:
         busy = self._drop(batch)
         if self.backend.closing:
             return
-        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
-        # would be read as the next call's.
-        with interrupts_deferred():
-            if self.recovery is None:
-                self.backend.abandon(busy)
-                for worker in busy:
-                    self._set_attributes_again(worker)
-            else:  # a sub-env left mid-call is rebuilt, so it is in a known state
-                for worker in busy:
-                    self._replace(worker, batch.label)
+        self._replace_busy(busy, batch.label)
 
     def _time_out(self, batch: Batch, timeout: float | None) -> None:
         busy = self._drop(batch)
-        for worker in busy:
-            self._replace(worker, batch.label)
+        if self.backend.closing:
+            raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
+        self._replace_busy(busy, batch.label)
         raise CallTimeoutError(
             f"timeout: {batch.label}_wait took longer than {timeout} s; {self.unit}s {busy} "
             "were replaced and the call abandoned"
@@ -229,6 +221,17 @@ class Scheduler:
             task.done = True
         batch.abandoned = busy
         return busy
+
+    def _replace_busy(self, busy: list[int], label: str) -> None:
+        """Replace the workers left on a call given up on, all started before any is awaited."""
+        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
+        # would be read as the next call's.
+        with interrupts_deferred():
+            self.backend.abandon(busy)
+            for worker in busy:
+                self._set_attributes_again(worker)
+                if self.recovery is not None:  # a sub-env left mid-call is rebuilt
+                    self._run_on(worker, self.recovery(label))
 
     def _replace_persistently(self, worker: int, label: str) -> Any:
         """:meth:`_replace`, again if the replacement dies before it is ready.
@@ -258,8 +261,11 @@ class Scheduler:
     def _run_on(self, worker: int, request: Any) -> Any:
         """Run one request on ``worker`` now (it runs nothing else); return its answer."""
         ticket = self.backend.submit(worker, request)
-        self.backend.wait({worker: ticket}, None)
-        return self.backend.result(worker, ticket, request)
+        result = STALE
+        while result is STALE:  # late answers to an abandoned call come first
+            self.backend.wait({worker: ticket}, None)
+            result = self.backend.result(worker, ticket, request)
+        return result
 
     # Internals ----------------------------------------------------------------------------
     def _submit(self, task: Task, worker: int, batch: Batch) -> bool:
