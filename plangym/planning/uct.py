@@ -56,52 +56,8 @@ from gymnasium import spaces
 from plangym.planning.batches import split_states, step_states
 from plangym.planning.checks import check_decide_state, check_plan_env, planner_repr
 from plangym.planning.common import ActionSampler, Decision, as_action, same_state
+from plangym.planning.uct_tree import Node, ReturnRange, flatten, unflatten
 from plangym.validation import check_number, check_positive_int, check_seed, describe, is_integer
-
-
-class Node:
-    """A node of the search tree: a state, how it was reached and what was found below it."""
-
-    __slots__ = (
-        "best",
-        "children",
-        "closed",
-        "dead",
-        "reward",
-        "state",
-        "untried",
-        "value_sum",
-        "visits",
-    )
-
-    def __init__(self, state: Any, reward: float, dead: bool):
-        self.state = state
-        self.reward = reward  # collected by the step from the parent
-        self.dead = dead  # episode over or life lost: nothing to search below
-        # Actions to expand, in the order they will be; None until a descent first needs
-        # them (most rollout nodes are never descended into, and skip the shuffle).
-        self.untried: list | None = [] if dead else None
-        self.children: dict[Any, Node] = {}
-        self.visits = 1  # the step that created the node
-        self.value_sum = 0.0  # sum of the returns backed up through this node
-        self.best = reward  # best return found from the parent through this node
-        # Nothing below this node can be selected: it is dead, or every action has a child
-        # (or waits for one in the wave under way) and every child is closed. Selection
-        # never descends into a closed child, so no descent of a wave is spent on a dead end.
-        self.closed = dead
-
-
-class ReturnRange:
-    """The lowest and highest best return in the tree: the scale of UCB's value term.
-
-    Backups widen it; it starts each decision from the best returns of the root's children.
-    """
-
-    __slots__ = ("high", "low")
-
-    def __init__(self, values: list[float]):
-        self.low = min(values, default=math.inf)
-        self.high = max(values, default=-math.inf)
 
 
 class UCTPlanner:
@@ -376,32 +332,15 @@ class UCTPlanner:
         The subtree is a flat list (parents before children, children in their order), so
         that pickling a deep tree needs no deep recursion.
         """
-        nodes: list[tuple] = []
-        if self._kept is not None:
-            queue: list[tuple[int, Any, Node]] = [(-1, None, self._kept)]
-            for parent, action, node in queue:  # grows while read: breadth first
-                index = len(nodes)
-                nodes.append((parent, action, *(getattr(node, slot) for slot in _SAVED)))
-                queue.extend((index, key, child) for key, child in node.children.items())
+        nodes = [] if self._kept is None else flatten(self._kept)
         return {"rng": self.rng.bit_generator.state, "kept": nodes}
 
     def set_planner_state(self, saved: dict[str, Any]) -> None:
         """Continue from :meth:`get_planner_state`'s result."""
         self.rng.bit_generator.state = saved["rng"]
-        built: list[Node] = []
-        for parent, action, *values in saved["kept"]:
-            node = Node(None, 0.0, False)
-            for slot, value in zip(_SAVED, values, strict=True):
-                setattr(node, slot, value)
-            if parent >= 0:
-                built[parent].children[action] = node
-            built.append(node)
+        built = unflatten(saved["kept"])
         # The flags follow from the rest (a checkpoint is taken between decisions, with no
         # action waiting in a wave): children come after their parents, so read backwards.
         for node in reversed(built):
             node.closed = not self._is_open(node)
         self._kept = built[0] if built else None
-
-
-# The fields of a Node a checkpoint keeps (its children are rebuilt from the parents).
-_SAVED = ("state", "reward", "dead", "untried", "visits", "value_sum", "best")
