@@ -232,6 +232,16 @@ class TestPlangymEnv(TestPlanEnv):
         # A vectorized env's unwrapped is its local env (docs/compatibility.md).
         assert env.unwrapped is (env.plan_env if _is_vectorized(env) else env)
 
+    def test_render_draws_the_picture_in_rgb_array_mode(self, env):
+        if env.render_mode != "rgb_array":
+            pytest.skip(f"render_mode={env.render_mode!r} draws no array")
+        env.reset()
+        env.step(env.sample_action())
+        picture = env.render()
+        assert isinstance(picture, np.ndarray), type(picture)
+        assert picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[-1] == 3
+        assert_identical(picture, env.get_image())
+
     def test_wrap_environment(self, env):
         # plangym 0.1's three ways to give a wrapper: with keywords, arguments, or one argument.
         if not isinstance(getattr(env, "gym_env", None), gymnasium.Env) or env.unwrapped is not env:

@@ -51,6 +51,7 @@ def single_steps(env, state):
     samples = [env.sample_action() for _ in range(3)] + [env.action_space.sample()]
     env.set_state(state)
     rows = [env.get_state(), env.step(5), env.step_with_dt(9, dt=2), env.get_image()]
+    rows.append(env.render())  # "rgb_array", the default: the screen again
     rows.append(env.step(4, state=state, dt=3, return_state=True))
     return [samples, rows, env.reset()]
 
@@ -67,6 +68,7 @@ def test_workers_while_the_caller_holds_an_emulator(ray, request):
         dts = [1, 2, 3, 1, 2, 3, 1, 2]
         single = held.step_batch(actions, states=states, dt=dts)
         expected = single_steps(held, states[5])
+        assert_identical(expected[1][4], expected[1][3])
         env = plangym.make(NAME, n_workers=2, ray=ray, inline_small_batches=False)
         try:
             assert_identical(env.step_batch(actions, states=states, dt=dts), single)
@@ -130,6 +132,7 @@ def test_a_vector_env_checks_states_without_an_emulator_in_the_caller():
         here.close()
         envs.set_states(saved)
         assert [s.tobytes() for s in envs.get_states()] == [s.tobytes() for s in saved]
+        assert [picture.shape for picture in envs.render()] == [(224, 320, 3)] * 2
     finally:
         envs.close()
 

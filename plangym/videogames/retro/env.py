@@ -219,6 +219,12 @@ class RetroEnv(VideogameEnv):
         self.check_can_draw()
         return self.retro_env.get_screen(apply_rotation=True)
 
+    def render(self) -> Any:
+        """Return the screen for "rgb_array" (stable-retro is built without it: see setup)."""
+        if self.render_mode == "rgb_array":
+            return self.get_image()
+        return super().render()
+
     def get_state(self) -> np.ndarray:
         """Return the emulator's save state (its non-zero pages) with a header, as uint8."""
         raw = np.frombuffer(self.em.get_state(), dtype=np.uint8)[: self._content_size].copy()
