@@ -333,6 +333,18 @@ def test_reset_with_a_seed_starts_dm_controls_first_episode_of_it(name):
     built.close()
 
 
+def test_a_seeds_reset_state_and_picture_do_not_depend_on_the_episodes_before():
+    """dm_control colours fish-swim's body at a reset from the last episode's target."""
+    env = DMControlEnv("fish-swim")
+    first, _, _ = env.reset(seed=7)
+    picture = env.get_image()
+    env.reset(seed=1)
+    again, _, _ = env.reset(seed=7)
+    assert_identical(again, first)
+    assert_identical(env.get_image(), picture)
+    env.close()
+
+
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_vector_reset_refuses_a_seed_a_task_cannot_take_before_any_sub_env_resets(mode):
     envs = plangym.make_vec("cartpole-balance", 2, mode)

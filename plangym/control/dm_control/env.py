@@ -50,6 +50,7 @@ mujoco = load_mujoco(family="dm_control", extra="dm-control")  # picks the GL ba
 require("dm_control", extra="dm-control", family="dm_control")
 from dm_control import suite  # noqa: E402 - after the backend is chosen
 from dm_control.rl.control import PhysicsError, flatten_observation  # noqa: E402
+from dm_control.suite.base import Task as SuiteTask  # noqa: E402
 from dm_env import StepType  # noqa: E402
 
 from plangym.control.dm_control.names import LQR_MODEL_SEED, split_name  # noqa: E402
@@ -256,7 +257,13 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
     # Simulator access -----------------------------------------------------------------------
     def apply_reset(self, **kwargs: Any) -> tuple[np.ndarray, dict]:
         """Start a new episode of the task: ``(obs, info)``."""
-        time_step = self.gym_env.reset()
+        env = self.gym_env
+        time_step = env.reset()
+        if isinstance(env.task, SuiteTask):
+            # dm_control colours the body at a reset from a reward read before the new
+            # positions are forwarded (fish-swim's: the last episode's target), so a seed's
+            # reset state and picture depended on what came before. Coloured again now.
+            SuiteTask.after_step(env.task, env.physics)
         # Only an episode start draws from the generator or rewrites the model: what the
         # states of this episode hold in their episode block is known until the next one.
         self._codec.remember_episode()
