@@ -7,8 +7,8 @@ iteration in a single ``step_batch``; every new cell, or a known cell reached wi
 higher score, goes into the archive. Exact restores are what make this work: a cell's
 state continues exactly as the run that found it.
 
-Run ``python examples/go_explore.py --steps 200000`` to reproduce the figures in
-docs/planning.md; ``--workers N`` steps the batches on N processes.
+Run ``python examples/go_explore.py --steps 20000`` (or ``--steps 300000``) to reproduce
+a row of the table in docs/planning.md; ``--workers N`` steps the batches on N processes.
 
 >>> result = go_explore(plangym.make("PlanMontezuma-v0", **ENV_KWARGS), budget=400, seed=0)
 >>> result.steps, 1 in result.rooms
