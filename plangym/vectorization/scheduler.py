@@ -323,6 +323,8 @@ class Scheduler:
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:
             answer = self._replace_persistently(worker, batch.label)
+        except ClosedEnvironmentError:  # close() in another thread: the whole call ends
+            raise
         except Exception as error:  # the rebuilt env failed too: report it, go on
             add_note(error, f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:

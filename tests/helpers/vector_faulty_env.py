@@ -7,7 +7,8 @@ and a reference vector env fed the same seeds and actions gives the same results
 * Observation: ``Box(-inf, inf, (3,), float64)``, ``[position, steps this episode, noise]``.
 * Actions (``Discrete(10)``): 0 to 3 move the position by ``action - 1.5`` plus noise. The others
   are faults: :data:`RAISE` (7) raises :class:`FaultError` before anything changes;
-  :data:`NAP_LONG` (8) sleeps :data:`NAP_LONG_S` seconds and :data:`NAP` (9)
+  :data:`NAP_LONG` (8) sleeps ``nap_long_s`` seconds (:data:`NAP_LONG_S` unless set, e.g.
+  ``envs.set_attr("nap_long_s", 600.0)`` for a step that hangs) and :data:`NAP` (9)
   :data:`NAP_S` seconds, then both act as action 0. Actions 4 to 6 act as action 0 too.
 * Episodes end at random (terminated, 10% per step) or after 4 to 8 steps (truncated).
 * ``reset`` sleeps ``delay`` seconds first (0 unless set, e.g. ``envs.set_attr("delay",
@@ -59,6 +60,7 @@ class FaultyEnv(gymnasium.Env):
         self.observation_space = spaces.Box(-np.inf, np.inf, (3,), np.float64)
         self.action_space = spaces.Discrete(10)
         self.delay = 0.0
+        self.nap_long_s = NAP_LONG_S
         self.resets = 0
         self.last_obs: np.ndarray | None = None
         self._position = 0.0
@@ -85,7 +87,7 @@ class FaultyEnv(gymnasium.Env):
         action = int(action)
         if action == RAISE:
             raise FaultError(f"action {action} means raise")
-        self._sleep({NAP_LONG: NAP_LONG_S, NAP: NAP_S}.get(action, 0.0))
+        self._sleep({NAP_LONG: self.nap_long_s, NAP: NAP_S}.get(action, 0.0))
         if action > 3:
             action = 0
         rng = self.np_random

@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import re
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -847,6 +848,21 @@ def test_close_does_not_wait_for_a_slow_pending_step(terminate):
         with pytest.warns(UserWarning, match="pending call"):
             envs.close(timeout=0.2)
     assert time.monotonic() - start < NAP_LONG_S
+    assert_all_released(pids, segments, before)
+
+
+def test_close_from_another_thread_ends_a_step_that_hangs():
+    """close() is the way out of a step whose sub-env hangs: the step raises
+    ClosedEnvironmentError (it read the closed env's buffers: AttributeError)."""
+    before = live_children()
+    envs, pids, segments = start_async()
+    envs.set_attr("nap_long_s", 600.0)
+    envs.reset(seed=SEED)  # no autoreset due: sub-env 0 steps, and hangs
+    closer = threading.Timer(1.0, envs.close)
+    closer.start()
+    with pytest.raises(ClosedEnvironmentError, match="closed while this call waited"):
+        envs.step(np.array([NAP_LONG, 0, 0]))
+    closer.join()
     assert_all_released(pids, segments, before)
 
 

@@ -570,3 +570,22 @@ def test_close_from_another_thread_ends_a_call_that_hangs(ray_cluster):
     outcome, _ = checks.close_during_a_hung_call(env)
     assert len(outcome) == 1 and isinstance(outcome[0], ClosedEnvironmentError), outcome
     assert wait_dead(pids, 30)
+
+
+def test_close_from_another_thread_ends_a_vector_step_that_hangs(ray_cluster):
+    """As on the AsyncVectorEnv: ClosedEnvironmentError, not the closed env's AttributeError."""
+    from plangym.vector import RayVectorEnv
+    from tests.helpers.vector_faulty_env import NAP_LONG, make_faulty_env
+
+    envs = RayVectorEnv([make_faulty_env] * 2)
+    pids = list(envs.worker_pids)
+    envs.set_attr("nap_long_s", 600.0)
+    envs.reset(seed=0)  # no autoreset due: sub-env 0 steps, and hangs
+    closer = threading.Timer(1.0, envs.close)
+    closer.start()
+    started = time.monotonic()
+    with pytest.raises(ClosedEnvironmentError, match="closed while this call waited"):
+        envs.step(np.array([NAP_LONG, 0]))
+    closer.join()
+    assert time.monotonic() - started < 30
+    assert wait_dead(pids, 30)
