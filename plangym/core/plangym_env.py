@@ -193,7 +193,13 @@ class PlangymEnv(PlanEnv):
 
     # Setup ----------------------------------------------------------------------------------
     def setup(self) -> None:
-        """Build the gymnasium env, apply the wrappers and read the spaces."""
+        """Build the gymnasium env, apply the wrappers and read the spaces.
+
+        An env already built is closed first, as :meth:`close` closes it (plangym 0.1's
+        tests call ``setup()`` again; a human-mode ALE emulator dropped unclosed crashed).
+        """
+        if getattr(self, "_gym_env", None) is not None:
+            self.close()
         if self.render_mode == "rgb_array":  # pictures only: no window will be opened
             draw_off_screen_when_headless()
         self._gym_env = self.init_gym_env()
@@ -249,10 +255,11 @@ class PlangymEnv(PlanEnv):
         self._action_space = gym_env.action_space
         if self.obs_type == self.DEFAULT_OBS_TYPE:
             self._obs_space = gym_env.observation_space
-        elif self.obs_type == "rgb":
-            self._obs_space = Box(0, 255, shape=self.get_image().shape, dtype=np.uint8)
-        elif self.obs_type == "grayscale":
-            self._obs_space = Box(0, 255, shape=self.get_image().shape[:2], dtype=np.uint8)
+        elif self.obs_type in ("rgb", "grayscale"):
+            image = self.get_image()
+            assert image is not None, "picture observations are refused without pictures"
+            shape = image.shape if self.obs_type == "rgb" else image.shape[:2]
+            self._obs_space = Box(0, 255, shape=shape, dtype=np.uint8)
         else:
             self._obs_space = gym_env.observation_space
 
@@ -299,8 +306,14 @@ class PlangymEnv(PlanEnv):
             self.generator_moves()
             gym.Env.reset(owner, seed=seed)
 
-    def get_image(self) -> np.ndarray:
-        """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``)."""
+    def get_image(self) -> np.ndarray | None:
+        """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``).
+
+        With ``render_mode="human"`` the frame is drawn in the window and None returned,
+        as in plangym 0.1.
+        """
+        if self.render_mode == "human":
+            return self.render()
         if self.render_mode != "rgb_array":
             raise RuntimeError(
                 f"get_image: Cannot get image when render_mode={self.render_mode!r}; "

@@ -205,6 +205,20 @@ def test_images_need_an_rgb_render_mode():
     assert env.img_shape is None
 
 
+@pytest.mark.parametrize("name", ["CartPole-v1", "LunarLander-v3"])
+def test_get_image_in_human_mode_draws_the_window_and_returns_none(name, monkeypatch):
+    """As in plangym 0.1 (it raised RuntimeError): 0.1 code refreshed windows with it."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")  # a window without a display
+    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
+    env = plangym.make(name, render_mode="human")
+    try:
+        env.reset()
+        env.step(env.sample_action())
+        assert env.get_image() is None
+    finally:
+        env.close()
+
+
 def test_seeds_decide_resets():
     first, second = plangym.make("Acrobot-v1"), plangym.make("Acrobot-v1")
     first.seed(11)

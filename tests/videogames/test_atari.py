@@ -455,6 +455,9 @@ for _ in range(3):  # a notebook cell run three times
     env = plangym.make("ALE/Pong-v5", render_mode="human")
     env.reset()
     env.step(0, dt=3)
+    env.setup()  # built again, as plangym 0.1's tests do: the open emulator is closed first
+    env.reset()
+    env.step(0, dt=3)
     env.close()
 print("played")
 """

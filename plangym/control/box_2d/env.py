@@ -303,8 +303,14 @@ class Box2DEnv(PlangymEnv):
         self.action_space.seed(seed)
 
     # Pictures ---------------------------------------------------------------------------
-    def get_image(self) -> np.ndarray:
-        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``)."""
+    def get_image(self) -> np.ndarray | None:
+        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``).
+
+        With ``render_mode="human"`` the frame is drawn in the window and None returned,
+        as in plangym 0.1.
+        """
+        if self.render_mode == "human":
+            return self.render()
         if self.render_mode != "rgb_array":
             raise RuntimeError(
                 f"get_image: Cannot get image when render_mode={self.render_mode!r}; "
