@@ -122,6 +122,7 @@ class WorkerProcess:
             daemon=self._daemon,
         )
         process.start()
+        self._start_method = context.get_start_method()
         _STARTED.add(process)
         child_conn.close()
         self._conn, self._process = parent_conn, process
@@ -147,6 +148,12 @@ class WorkerProcess:
                 "it needs, such as OpenGL or SDL: try start_method='spawn')"
             ) from None
         except Exception as error:  # the constructor's own error: say whose it was
+            if isinstance(error, WorkerCrashedError) and self._start_method != "fork":
+                add_note(
+                    error,
+                    f"a worker started by {self._start_method} imports the main module "
+                    "again: a script needs its code under `if __name__ == '__main__':`",
+                )
             add_note(error, f"raised while worker {self.index} built its env")
             raise
 

@@ -5,6 +5,8 @@ Everything runs real worker processes (fork and spawn) around real gymnasium and
 
 import gc
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -465,6 +467,20 @@ def test_env_classes_defined_in_user_code_reach_spawned_workers():
     _, _, rewards, *_ = env.step_batch([0, 1, 0], states=[state] * 3)
     assert rewards == [2.0, 2.0, 2.0]
     env.close()
+
+
+def test_a_script_without_a_main_guard_is_told_why_its_spawned_workers_died(tmp_path):
+    """Spawned workers import the script again and die; the caller's error says why."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        'import plangym\nplangym.make("CartPole-v1", n_workers=2, start_method="spawn")\n'
+    )
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 1
+    assert "WorkerCrashedError" in run.stderr, run.stderr[-2000:]
+    assert "needs its code under `if __name__ == '__main__':`" in run.stderr
 
 
 def test_pickling_says_the_workers_cannot_travel(cartpole):
