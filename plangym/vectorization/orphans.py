@@ -11,24 +11,10 @@ import signal
 import threading
 import time
 
+from plangym.vectorization.leftover_blocks import pid_running
 from plangym.vectorization.shared_memory import AttachedOutputs
 
 PARENT_POLL_S = 0.5
-
-
-def pid_running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (dead, not yet reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):  # no /proc: trust kill
-        return True
 
 
 def caller_alive(parent_pid: int, first_ppid: int) -> bool:

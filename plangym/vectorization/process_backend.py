@@ -20,6 +20,7 @@ import numpy as np
 
 from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
+from plangym.vectorization.leftover_blocks import remove_dead_callers_blocks
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
 from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
@@ -77,6 +78,7 @@ class ProcessBackend(Backend):
         # Workers must share the caller's resource tracker (inherited when it runs before
         # they start); with one of their own, a worker's exit would unlink live buffers.
         resource_tracker.ensure_running()
+        remove_dead_callers_blocks()
         workers = self._resources.workers
         try:
             for index, constructor in enumerate(constructors):

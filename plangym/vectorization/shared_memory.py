@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from plangym.vectorization.leftover_blocks import block_name
 from plangym.vectorization.packing import PackedStates, SharedStates, unpack_states
 from plangym.vectorization.shared_states import read_states
 
@@ -147,7 +148,9 @@ class SharedArray:
             self.owner = True
             try:
                 with interrupts_deferred():
-                    self._memory = shared_memory.SharedMemory(create=True, size=nbytes)
+                    self._memory = shared_memory.SharedMemory(
+                        name=block_name(), create=True, size=nbytes
+                    )
             except BaseException:  # Ctrl-C, held back until the block was registered
                 if hasattr(self, "_memory"):
                     self.close()

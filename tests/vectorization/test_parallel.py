@@ -462,6 +462,42 @@ def test_repeated_make_and_close_leak_nothing():
     assert not used & {name for name in os.listdir("/dev/shm")}
 
 
+KILLED_WITH_ITS_WORKERS = """
+import re, sys, time
+from pathlib import Path
+import plangym
+env = plangym.make("CartPole-v1", n_workers=2)
+env.step_batch([0, 1, 0], states=[env.get_state()] * 3)
+print(" ".join(set(re.findall(r"/dev/shm/(\\S+)", Path("/proc/self/maps").read_text()))))
+sys.stdout.flush()
+time.sleep(600)
+"""
+
+
+def test_blocks_of_a_caller_killed_with_its_workers_are_removed_by_the_next():
+    """SIGKILL to the process group (Jupyter's "kill kernel") ends the caller, its workers
+    and its resource tracker at once; the blocks are removed when workers next start."""
+    import signal
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WITH_ITS_WORKERS],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        blocks = child.stdout.readline().split()
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+        child.stdout.close()
+    assert blocks and all(f"_{child.pid}_" in name for name in blocks), blocks
+    assert set(blocks) <= set(os.listdir("/dev/shm"))  # nobody was left to remove them
+    env = plangym.make("CartPole-v1", n_workers=2)
+    env.close()
+    assert not set(blocks) & set(os.listdir("/dev/shm"))
+
+
 def test_env_classes_defined_in_user_code_reach_spawned_workers():
     class DoubledReward(ClassicControl):
         def process_reward(self, reward, **kwargs):

@@ -1,0 +1,91 @@
+"""Shared-memory blocks of callers killed with all their processes, removed by the next one.
+
+A caller's blocks are removed by the caller, by its workers when it dies (see
+:mod:`plangym.vectorization.orphans`), or by its resource tracker. A SIGKILL to the whole
+process group (Jupyter's "kill kernel", ``kill -9 -PGID``) ends all of them at once, and
+the blocks would stay in ``/dev/shm`` until the machine restarts. On Linux a block is named
+``psm_<pid namespace>_<caller pid>_<random>`` (``psm_`` is multiprocessing's prefix; its
+own names go on with hex digits only), so that a caller starting workers later removes
+the blocks of callers of its pid namespace that no longer run.
+
+>>> name = block_name()
+>>> name is None or name.startswith(f"psm_{pid_namespace()}_{os.getpid()}_")
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from multiprocessing import shared_memory
+
+try:
+    import _posixshmem
+except ImportError:  # pragma: no cover - Windows: blocks go with their handles
+    _posixshmem = None
+
+SHM_DIR = "/dev/shm"
+
+
+def pid_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):  # no /proc: trust kill
+        return True
+
+
+def pid_namespace() -> str | None:
+    """Return the pid namespace of this process (an inode number); None without /proc."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return None
+
+
+def block_name() -> str | None:
+    """Return a name for a new block that says whose it is (None: the system's default).
+
+    Outside Linux there is no namespace to tell pids apart, and macOS allows 31 characters.
+    """
+    namespace = pid_namespace()
+    if namespace is None or _posixshmem is None or not os.path.isdir(SHM_DIR):
+        return None
+    return f"{_prefix()}{namespace}_{os.getpid()}_{secrets.token_hex(4)}"
+
+
+def _prefix() -> str:
+    """Return the prefix multiprocessing gives block names, without its slash (``psm_``)."""
+    return getattr(shared_memory, "_SHM_NAME_PREFIX", "/psm_").lstrip("/")
+
+
+def remove_dead_callers_blocks() -> list[str]:
+    """Remove the blocks of this pid namespace whose caller no longer runs; return them.
+
+    A pid in another namespace (a container sharing ``/dev/shm``) means nothing here, so
+    those blocks are left alone; so is a block whose caller's pid was reused.
+    """
+    namespace = pid_namespace()
+    if namespace is None or _posixshmem is None:
+        return []
+    prefix = f"{_prefix()}{namespace}_"
+    try:
+        names = os.listdir(SHM_DIR)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        pid = name[len(prefix) :].split("_", 1)[0] if name.startswith(prefix) else ""
+        if pid.isdigit() and not pid_running(int(pid)):
+            with contextlib.suppress(FileNotFoundError, PermissionError):  # another got it
+                _posixshmem.shm_unlink("/" + name)
+                removed.append(name)
+    return removed
