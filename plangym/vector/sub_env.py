@@ -57,8 +57,8 @@ class SubEnv:
         self.env = env
         self.autoreset_mode = autoreset_mode
         self.episode_ended = False  # under NEXT_STEP: the next step resets
-        # The observation of a restart the next step reports (see restarted), or None.
-        self.unreported_restart: Any = None
+        # The reset (obs, info) of a restart the next step reports (see restarted), or None.
+        self.unreported_restart: tuple[Any, dict] | None = None
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start a new episode: ``(obs, info)``."""
@@ -70,9 +70,9 @@ class SubEnv:
         """One step under the autoreset rule: ``(obs, reward, terminated, truncated, info)``."""
         mode = self.autoreset_mode
         if self.unreported_restart is not None:  # the restart is this step's news
-            obs, self.unreported_restart = self.unreported_restart, None
+            (obs, info), self.unreported_restart = self.unreported_restart, None
             self.episode_ended = mode is AutoresetMode.NEXT_STEP
-            return obs, 0.0, False, True, {"worker_restarted": True}
+            return obs, 0.0, False, True, {**info, "worker_restarted": True}
         if mode is AutoresetMode.NEXT_STEP and self.episode_ended:
             obs, info = self.env.reset()
             self.episode_ended = False
@@ -96,7 +96,7 @@ class SubEnv:
         """
         obs, info = self.reset()
         if report:
-            self.unreported_restart = obs
+            self.unreported_restart = obs, info
         else:
             self.episode_ended = self.autoreset_mode is AutoresetMode.NEXT_STEP
         return obs, {**info, "worker_restarted": True}

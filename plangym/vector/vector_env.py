@@ -223,7 +223,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Wait for the steps sent by :meth:`step_async`."""
         timeout = check_timeout(timeout)  # a bad one leaves the steps pending
-        batch = self._gather(self.call_state.take("step"), timeout, ended_if_abandoned=True)
+        batch = self._gather(self.call_state.take("step"), timeout)
         outputs = self.outputs
         infos: dict[str, Any] = {}
         for task in batch.tasks:
@@ -302,13 +302,9 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             log_worker_errors(batch)
         self._started.raise_first(batch)
 
-    def _gather(self, batch: Batch, timeout: float | None, ended_if_abandoned=False) -> Batch:
-        try:
-            return self._started.gather(batch, timeout, raise_errors=False)
-        except BaseException:
-            if ended_if_abandoned:  # the late sub-envs were rebuilt: reset before stepping
-                self._ended[batch.abandoned] = True
-            raise
+    def _gather(self, batch: Batch, timeout: float | None) -> Batch:
+        # A sub-env left on a call given up on is rebuilt, and its next step reports it.
+        return self._started.gather(batch, timeout, raise_errors=False)
 
     # Closing ----------------------------------------------------------------------------------
     def close_extras(

@@ -111,8 +111,9 @@ class Step(NamedTuple):
 class Restarted(NamedTuple):
     """Reset a sub-env rebuilt after its worker died; a truncation reports it.
 
-    The caller reports a step its worker died in; after any other call (``report``) the
-    sub-env's next step reports it instead.
+    The caller reports a step its worker died in; after any other call, or a step given up
+    on (Ctrl-C, a timeout: it returns nothing), the sub-env's next step reports it
+    (``report``).
     """
 
     report: bool = False

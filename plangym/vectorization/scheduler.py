@@ -32,6 +32,9 @@ from plangym.vectorization.messages import SetAttr
 from plangym.vectorization.shared_memory import interrupts_deferred
 
 MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
+# The label a recovery request is built for when the call was given up on (Ctrl-C, a
+# timeout): no answer of that call reaches the user to say that the worker was replaced.
+ABANDONED = "abandoned"
 
 
 class Scheduler:
@@ -45,8 +48,9 @@ class Scheduler:
             its first, which pays off for short chunks.
         unit: What a worker is called in messages ("worker", "sub-env").
         recovery: Builds the request every replaced worker runs before anything else (a
-            sub-env is reset) from the label of the call its worker died in; its answer is
-            the result of a task lost under ``OnCrash.REPORT``.
+            sub-env is reset) from the label of the call its worker died in, or
+            :data:`ABANDONED` for a call given up on (which returns nothing that could
+            report it); its answer is the result of a task lost under ``OnCrash.REPORT``.
         crash_error: The class of the error a lost task raises.
     """
 
@@ -202,13 +206,13 @@ class Scheduler:
         busy = self._drop(batch)
         if self.backend.closing:
             return
-        self._replace_busy(busy, batch.label)
+        self._replace_busy(busy)
 
     def _time_out(self, batch: Batch, timeout: float | None) -> None:
         busy = self._drop(batch)
         if self.backend.closing:
             raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
-        self._replace_busy(busy, batch.label)
+        self._replace_busy(busy)
         raise CallTimeoutError(
             f"timeout: {batch.label}_wait took longer than {timeout} s; {self.unit}s {busy} "
             "were replaced and the call abandoned"
@@ -222,7 +226,7 @@ class Scheduler:
         batch.abandoned = busy
         return busy
 
-    def _replace_busy(self, busy: list[int], label: str) -> None:
+    def _replace_busy(self, busy: list[int]) -> None:
         """Replace the workers left on a call given up on, all started before any is awaited."""
         # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
         # would be read as the next call's.
@@ -231,7 +235,7 @@ class Scheduler:
             for worker in busy:
                 self._set_attributes_again(worker)
                 if self.recovery is not None:  # a sub-env left mid-call is rebuilt
-                    self._run_on(worker, self.recovery(label))
+                    self._run_on(worker, self.recovery(ABANDONED))
 
     def _replace_persistently(self, worker: int, label: str) -> Any:
         """:meth:`_replace`, again if the replacement dies before it is ready.

@@ -23,6 +23,7 @@ from plangym.vectorization.errors import (
     WorkerCrashedError,
 )
 from plangym.vectorization.scheduler import (
+    ABANDONED,
     MAX_RERUNS,
     Batch,
     OnCrash,
@@ -483,11 +484,16 @@ def test_abandon_names_only_the_workers_still_busy():
 
 def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
     backend = FakeBackend(3)
-    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
+    labels: list[str] = []
+    scheduler = Scheduler(
+        backend, chunks_per_worker=4, recovery=lambda label: labels.append(label) or Recover()
+    )
     batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
 
     scheduler.abandon(batch)
 
+    # Built for a call given up on: no answer of it reports the replacement to the user.
+    assert labels == [ABANDONED, ABANDONED]
     assert backend.abandoned == [[0, 2]]  # replaced together, then each sub-env rebuilt
     assert backend.answered == [(0, Recover()), (2, Recover())]
     assert batch.abandoned == [0, 2]
@@ -510,7 +516,10 @@ def test_rerun_sends_the_lost_request_again():
 
 def test_report_makes_the_recovery_answer_the_result():
     backend = FakeBackend(2, faults={(1, 0): "die"})
-    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
+    labels: list[str] = []
+    scheduler = Scheduler(
+        backend, chunks_per_worker=4, recovery=lambda label: labels.append(label) or Recover()
+    )
 
     batch = scheduler.gather(scheduler.send({0: Call("s"), 1: Call("s")}, "step", OnCrash.REPORT))
 
@@ -521,6 +530,7 @@ def test_report_makes_the_recovery_answer_the_result():
     assert not batch.tasks[0].restarted
     assert [r for w, r in backend.submitted if w == 1] == [Call("s"), Recover()]
     assert backend.restarts == Counter({1: 1})
+    assert labels == ["step"]  # the call the worker died in, whose answer reports it
 
 
 @pytest.mark.parametrize(
