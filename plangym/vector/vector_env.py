@@ -319,15 +319,22 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             logger.warn(
                 f"Calling `close` while waiting for a pending call to `{pending}` to complete."
             )
-        if pending is not None and not terminate:
-            try:
+        # From here no worker is replaced: a fault (or Ctrl-C) while the pending call is
+        # collected just stops them all.
+        self._backend.closing = True
+        try:
+            if pending is not None and not terminate:
                 self._scheduler.gather(batch, timeout, raise_errors=False)
-            except Exception:  # a timeout: just stop
-                terminate = True
-        self._backend.close(terminate=terminate)
+        except Exception:  # a timeout: just stop
+            terminate = True
+        except BaseException:  # Ctrl-C: stop them at once, then let it go on
+            terminate = True
+            raise
+        finally:
+            self._backend.close(terminate=terminate)
+            self.outputs = None  # type: ignore[assignment]  # rows go with their last view
         if self._kept_probe is not None:
             self._kept_probe.close()
-        self.outputs = None  # type: ignore[assignment]  # rows go with their last view
 
     def __getstate__(self) -> dict:
         # A copy would share the workers, and its close() (or collection) would stop them.

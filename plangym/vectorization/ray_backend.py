@@ -187,9 +187,11 @@ class RayBackend(Backend):
         self.closing = True
         if not self._still_connected():
             return  # ray.shutdown() took the actors; a Ray call would start a new cluster
-        if not terminate:  # as long as worker processes are given to close their envs
-            with contextlib.suppress(Exception):
-                closing = [actor.close.remote() for actor in self.actors]
-                self.ray.get(closing, timeout=process.CLOSE_TIMEOUT_S)
-        for actor in self.actors:
-            self.kill(actor)
+        try:
+            if not terminate:  # as long as worker processes are given to close their envs
+                with contextlib.suppress(Exception):
+                    closing = [actor.close.remote() for actor in self.actors]
+                    self.ray.get(closing, timeout=process.CLOSE_TIMEOUT_S)
+        finally:  # a Ctrl-C while they close must not leave them running
+            for actor in self.actors:
+                self.kill(actor)

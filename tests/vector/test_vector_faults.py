@@ -857,6 +857,20 @@ def test_close_does_not_wait_for_a_slow_pending_step(terminate):
     assert_all_released(pids, segments, before)
 
 
+def test_ctrl_c_while_close_collects_a_pending_step_stops_the_workers():
+    """No worker is rebuilt for an env being closed (they were, then stopped by a second
+    close())."""
+    before = live_children()
+    envs, pids, segments = start_async()
+    envs.step_async(np.array([0, NAP_LONG, 0]))
+    ctrl_c = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    ctrl_c.start()
+    with pytest.warns(UserWarning, match="pending call"), pytest.raises(KeyboardInterrupt):
+        envs.close()
+    ctrl_c.join()
+    assert_all_released(pids, segments, before)
+
+
 def test_close_from_another_thread_ends_a_step_that_hangs():
     """close() is the way out of a step whose sub-env hangs: the step raises
     ClosedEnvironmentError (it read the closed env's buffers: AttributeError)."""

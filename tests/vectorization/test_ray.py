@@ -589,3 +589,21 @@ def test_close_from_another_thread_ends_a_vector_step_that_hangs(ray_cluster):
     closer.join()
     assert time.monotonic() - started < 30
     assert wait_dead(pids, 30)
+
+
+def test_ctrl_c_while_the_actors_close_still_kills_them(ray_cluster):
+    """A KeyboardInterrupt while close() waits for busy actors left them running (and a
+    second close() did nothing): they are killed whatever interrupts the wait."""
+    env = RayEnv(FaultyCartPole, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    pids = list(env.scheduler.backend.worker_pids)
+    hang = faulty_state(env.plan_env, HANG)
+    env.step_batch_async([0, 1], states=[hang, hang])
+    time.sleep(0.5)  # both actors sleep in the hanging step; close() waits for them
+    ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    ctrl_c.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            env.close()
+    finally:
+        ctrl_c.join()
+    assert wait_dead(pids, 30)
