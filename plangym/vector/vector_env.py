@@ -303,7 +303,6 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         self._started.raise_first(batch)
 
     def _gather(self, batch: Batch, timeout: float | None) -> Batch:
-        # A sub-env left on a call given up on is rebuilt, and its next step reports it.
         return self._started.gather(batch, timeout, raise_errors=False)
 
     # Closing ----------------------------------------------------------------------------------
@@ -319,8 +318,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             logger.warn(
                 f"Calling `close` while waiting for a pending call to `{pending}` to complete."
             )
-        # From here no worker is replaced: a fault (or Ctrl-C) while the pending call is
-        # collected just stops them all.
+        # No worker is replaced from here: a fault or Ctrl-C while collecting stops them all.
         self._backend.closing = True
         try:
             if pending is not None and not terminate:
