@@ -225,7 +225,8 @@ class SubEnvHandler(Handler):
             return sub_env.plan_env().get_state()
         if kind is SetState:
             sub_env.plan_env().set_state(body.state)
-            sub_env.episode_ended = False
+            # Its episode goes on from the state: no reset or restart is due any more.
+            sub_env.episode_ended, sub_env.unreported_restart = False, None
             return None
         if kind is StepChunk:
             return sub_env.step_chunk(body, self.buffers)

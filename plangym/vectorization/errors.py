@@ -94,3 +94,14 @@ def add_note(error: BaseException, note: str) -> None:
         error.add_note(note)
     else:  # 3.10 prints no notes, but they are kept where 3.11 keeps them
         vars(error).setdefault("__notes__", []).append(note)
+
+
+def note_build(error: BaseException, worker: int, start_method: str) -> None:
+    """Say whose build ``error`` was; a worker not forked may die of a script's main code."""
+    if isinstance(error, WorkerCrashedError) and start_method != "fork":
+        add_note(
+            error,
+            f"a worker started by {start_method} imports the main module again: a script "
+            "needs its code under `if __name__ == '__main__':`",
+        )
+    add_note(error, f"raised while worker {worker} built its env")

@@ -27,7 +27,7 @@ import cloudpickle
 from plangym.core import PlanEnv
 from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
-from plangym.vectorization.errors import WorkerCrashedError, add_note, with_remote_traceback
+from plangym.vectorization.errors import WorkerCrashedError, note_build, with_remote_traceback
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
@@ -148,13 +148,7 @@ class WorkerProcess:
                 "it needs, such as OpenGL or SDL: try start_method='spawn')"
             ) from None
         except Exception as error:  # the constructor's own error: say whose it was
-            if isinstance(error, WorkerCrashedError) and self._start_method != "fork":
-                add_note(
-                    error,
-                    f"a worker started by {self._start_method} imports the main module "
-                    "again: a script needs its code under `if __name__ == '__main__':`",
-                )
-            add_note(error, f"raised while worker {self.index} built its env")
+            note_build(error, self.index, self._start_method)
             raise
 
     def restart(self) -> None:
@@ -181,7 +175,11 @@ class WorkerProcess:
 
     def finish_restart(self, specs: dict[str, tuple]) -> None:
         """Wait until a relaunched worker's env is built; map the buffers ``specs``."""
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self._sent_specs = specs  # what the next relaunch must map: this one never did
+            raise
         with contextlib.suppress(WorkerCrashedError):  # the next request finds out
             self.ensure_attached(specs)
 

@@ -261,8 +261,14 @@ class ProcessBackend(Backend):
         """
         with interrupts_deferred():
             specs = [self.workers[worker].relaunch() for worker in workers]
+        failures = []
         for worker, mapped in zip(workers, specs, strict=True):
-            self.workers[worker].finish_restart(mapped)
+            try:
+                self.workers[worker].finish_restart(mapped)
+            except Exception as error:  # the others are still waited for
+                failures.append(error)
+        if failures:
+            raise failures[0]
 
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""

@@ -174,9 +174,18 @@ class RayBackend(Backend):
         for worker in workers:
             self.kill(self.actors[worker])
             self.actors[worker] = self._start(worker)
-        pids = self._get([self.actors[worker].ready.remote() for worker in workers])
-        for worker, pid in zip(workers, pids, strict=True):
-            self._pids[worker] = pid
+        readies = {worker: self.actors[worker].ready.remote() for worker in workers}
+        failures = []
+        for worker, ready in readies.items():
+            try:
+                self._pids[worker] = self._get([ready])[0]
+            except Exception as error:
+                # Killed, so the next call finds it dead and replaces it again.
+                self.kill(self.actors[worker])
+                self._pids[worker] = None
+                failures.append(error)
+        if failures:
+            raise failures[0]
 
     def _still_connected(self) -> bool:
         """Whether this process is still on the Ray connection the actors were started on."""

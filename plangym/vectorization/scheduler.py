@@ -29,12 +29,10 @@ from plangym.vectorization.errors import (
     add_note,
 )
 from plangym.vectorization.messages import SetAttr
+from plangym.vectorization.replacement import Replacements
 from plangym.vectorization.shared_memory import interrupts_deferred
 
 MAX_RERUNS = 2  # how many times one task is re-run after its worker died, within one call
-# The label a recovery request is built for when the call was given up on (Ctrl-C, a
-# timeout): no answer of that call reaches the user to say that the worker was replaced.
-ABANDONED = "abandoned"
 
 
 class Scheduler:
@@ -48,9 +46,8 @@ class Scheduler:
             its first, which pays off for short chunks.
         unit: What a worker is called in messages ("worker", "sub-env").
         recovery: Builds the request every replaced worker runs before anything else (a
-            sub-env is reset) from the label of the call its worker died in, or
-            :data:`ABANDONED` for a call given up on (which returns nothing that could
-            report it); its answer is the result of a task lost under ``OnCrash.REPORT``.
+            sub-env is reset; see :mod:`plangym.vectorization.replacement`); its answer is
+            the result of a task lost under ``OnCrash.REPORT``.
         crash_error: The class of the error a lost task raises.
     """
 
@@ -67,10 +64,8 @@ class Scheduler:
         self.obs_pool = ObservationPool()  # the arrays batches' observations are copied into
         self.chunks_per_worker = chunks_per_worker
         self._queue_depth = queue_depth or one_chunk_at_a_time
-        self.unit, self.recovery, self.crash_error = unit, recovery, crash_error
-        # The attributes set on each worker: a replacement gets them again before anything
-        # else, so it steps as the worker it replaces (its env is built from scratch).
-        self._attributes: dict[int, dict[str, SetAttr]] = {}
+        self.unit, self.crash_error = unit, crash_error
+        self.replacements = Replacements(backend, recovery)
 
     # Sending ------------------------------------------------------------------------------
     def dispatch(self, inputs: BatchInputs) -> Batch:
@@ -191,8 +186,7 @@ class Scheduler:
 
     def remember_attributes(self, requests: dict[int, SetAttr]) -> None:
         """Set these attributes again on any worker that replaces one of these."""
-        for worker, request in requests.items():
-            self._attributes.setdefault(worker, {})[request.name] = request
+        self.replacements.remember_attributes(requests)
 
     def broadcast_all(self, request: Any, label: str, on_crash: OnCrash = OnCrash.RAISE):
         """:meth:`broadcast` the same ``request`` to every worker."""
@@ -206,17 +200,24 @@ class Scheduler:
         busy = self._drop(batch)
         if self.backend.closing:
             return
-        self._replace_busy(busy)
+        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
+        # would be read as the next call's.
+        with interrupts_deferred():
+            self.replacements.replace_busy(busy)
 
     def _time_out(self, batch: Batch, timeout: float | None) -> None:
         busy = self._drop(batch)
         if self.backend.closing:
             raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
-        self._replace_busy(busy)
-        raise CallTimeoutError(
+        message = (
             f"timeout: {batch.label}_wait took longer than {timeout} s; {self.unit}s {busy} "
             "were replaced and the call abandoned"
         )
+        try:
+            self.replacements.replace_busy(busy)  # Ctrl-C can stop a replacement that hangs
+        except Exception as error:
+            raise CallTimeoutError(f"{message}; a replacement failed: {error}") from error
+        raise CallTimeoutError(message)
 
     def _drop(self, batch: Batch) -> list[int]:
         busy = sorted({task.worker for task in batch.in_flight()})
@@ -225,51 +226,6 @@ class Scheduler:
             task.done = True
         batch.abandoned = busy
         return busy
-
-    def _replace_busy(self, busy: list[int]) -> None:
-        """Replace the workers left on a call given up on, all started before any is awaited."""
-        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
-        # would be read as the next call's.
-        with interrupts_deferred():
-            self.backend.abandon(busy)
-            for worker in busy:
-                self._set_attributes_again(worker)
-                if self.recovery is not None:  # a sub-env left mid-call is rebuilt
-                    self._run_on(worker, self.recovery(ABANDONED))
-
-    def _replace_persistently(self, worker: int, label: str) -> Any:
-        """:meth:`_replace`, again if the replacement dies before it is ready.
-
-        A replacement killed while it starts (the fate of the worker it replaces, say)
-        is no fault of the tasks it would run, so it does not count as their re-run.
-        """
-        for _ in range(MAX_RERUNS):
-            try:
-                return self._replace(worker, label)
-            except WorkerCrashedError:
-                continue
-        return self._replace(worker, label)
-
-    def _replace(self, worker: int, label: str) -> Any:
-        """Restart ``worker`` (it died in a ``label`` call); run the recovery request on it."""
-        if self.backend.closing:  # close() in another thread: the call ends, no new workers
-            raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
-        self.backend.restart(worker)
-        self._set_attributes_again(worker)
-        return None if self.recovery is None else self._run_on(worker, self.recovery(label))
-
-    def _set_attributes_again(self, worker: int) -> None:
-        for request in self._attributes.get(worker, {}).values():
-            self._run_on(worker, request)
-
-    def _run_on(self, worker: int, request: Any) -> Any:
-        """Run one request on ``worker`` now (it runs nothing else); return its answer."""
-        ticket = self.backend.submit(worker, request)
-        result = STALE
-        while result is STALE:  # late answers to an abandoned call come first
-            self.backend.wait({worker: ticket}, None)
-            result = self.backend.result(worker, ticket, request)
-        return result
 
     # Internals ----------------------------------------------------------------------------
     def _submit(self, task: Task, worker: int, batch: Batch) -> bool:
@@ -326,7 +282,7 @@ class Scheduler:
         # Every task queued at the dead worker was lost with it, not only this one.
         lost = [queued for queued in batch.in_flight() if queued.worker == worker]
         try:
-            answer = self._replace_persistently(worker, batch.label)
+            answer = self.replacements.replace(worker, batch.label)
         except ClosedEnvironmentError:  # close() in another thread: the whole call ends
             raise
         except Exception as error:  # the rebuilt env failed too: report it, go on

@@ -124,3 +124,15 @@ def make_faulty_env(busy_file: str | None = None, poison_file: str | None = None
 def make_broken_env() -> FaultyEnv:
     """An ``env_fn`` that fails: it raises :class:`BuildError`."""
     raise BuildError("this env cannot be built")
+
+
+class NapOnStep(gymnasium.Wrapper):
+    """Sleeps ``nap_s`` seconds (0 unless set, e.g. with ``set_attr``) before each step."""
+
+    def __init__(self, env: gymnasium.Env):
+        super().__init__(env)
+        self.nap_s = 0.0
+
+    def step(self, action):
+        time.sleep(self.nap_s)
+        return self.env.step(action)

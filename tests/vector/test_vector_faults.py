@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import plangym
 from plangym.vector import (
     AlreadyPendingCallError,
     AsyncVectorEnv,
@@ -49,6 +50,7 @@ from tests.helpers.vector_faulty_env import (
     RAISE,
     BuildError,
     FaultError,
+    NapOnStep,
     make_broken_env,
     make_faulty_env,
 )
@@ -562,6 +564,26 @@ def test_ctrl_c_during_a_step_replaces_the_late_sub_env_and_its_next_step_says_s
     lock.diverged.add(2)
     got, want = lock.step(reset_ended=False)
     check_after_restart(lock, got, want, 2)
+
+
+def test_set_states_after_a_timeout_steps_from_the_states():
+    """A restored state supersedes the report a rebuilt sub-env owed its next step."""
+    envs = plangym.make_vec("CartPole-v1", 2, "async", wrappers=[NapOnStep])
+    try:
+        envs.reset(seed=SEED)
+        saved, actions = envs.get_states(), np.array([0, 1])
+        envs.set_attr("nap_s", [0.0, NAP_LONG_S])
+        envs.step_async(actions)
+        with pytest.raises(VectorTimeoutError):
+            envs.step_wait(timeout=0.2)
+        envs.set_attr("nap_s", 0.0)
+        envs.set_states(saved)
+        got = envs.step(actions)
+        envs.set_states(saved)
+        assert_same(got, envs.step(actions))
+        assert "worker_restarted" not in got[4]
+    finally:
+        envs.close()
 
 
 def test_a_reset_wait_timeout_replaces_the_late_sub_env(lock):

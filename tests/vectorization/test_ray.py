@@ -607,3 +607,28 @@ def test_ctrl_c_while_the_actors_close_still_kills_them(ray_cluster):
     finally:
         ctrl_c.join()
     assert wait_dead(pids, 30)
+
+
+def test_an_actor_whose_replacement_cannot_be_built_is_replaced_again_later(ray_cluster, tmp_path):
+    """The failed replacement is killed, so the next call replaces it again (it stayed,
+    and every later call raised its build error)."""
+    broken = str(tmp_path / "broken")
+
+    class BuildsUnlessBroken(ClassicControl):
+        def __init__(self, *args, **kwargs):
+            if os.path.exists(broken):
+                raise RuntimeError("this env cannot be built now")
+            super().__init__(*args, **kwargs)
+
+    env = RayEnv(BuildsUnlessBroken, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    try:
+        state, *_ = env.reset()
+        Path(broken).touch()
+        os.kill(env.pool.wait_ready()[1], signal.SIGKILL)
+        with pytest.raises(RuntimeError, match="cannot be built now"):
+            env.step_batch([0, 1], states=[state, state])
+        os.remove(broken)
+        _, _, rewards, *_ = env.step_batch([0, 1], states=[state, state])
+        assert rewards == [1.0, 1.0]
+    finally:
+        env.close()

@@ -22,8 +22,9 @@ from plangym.vectorization.errors import (
     SubEnvCrashedError,
     WorkerCrashedError,
 )
+from plangym.vectorization.messages import SetAttr
+from plangym.vectorization.replacement import ABANDONED
 from plangym.vectorization.scheduler import (
-    ABANDONED,
     MAX_RERUNS,
     Batch,
     OnCrash,
@@ -498,6 +499,23 @@ def test_abandon_with_a_recovery_request_replaces_the_busy_workers():
     assert backend.answered == [(0, Recover()), (2, Recover())]
     assert batch.abandoned == [0, 2]
     assert_all_done(batch)
+
+
+def test_a_failed_replacement_leaves_the_others_set_up_and_is_raised_after():
+    class FailingAbandon(FakeBackend):
+        def abandon(self, workers):
+            super().abandon(workers)
+            raise RuntimeError("worker 0's replacement could not be built")
+
+    backend = FailingAbandon(3)
+    scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
+    scheduler.remember_attributes({2: SetAttr("frameskip", 3)})
+    batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
+
+    with pytest.raises(RuntimeError, match="could not be built"):
+        scheduler.abandon(batch)
+
+    assert backend.answered == [(0, Recover()), (2, SetAttr("frameskip", 3)), (2, Recover())]
 
 
 # 6. Crash policies of send --------------------------------------------------------------------

@@ -148,7 +148,9 @@ class Box2DEnv(PlangymEnv):
         return env
 
     def setup(self) -> None:
-        """Build the first simulator, start its episode and read the spaces."""
+        """Build the first simulator, start its episode and read the spaces (closing any)."""
+        if self._live:
+            self.close()
         live = LiveEnv(self._build_gym_env())
         codec = ActionCodec(live.gym_env.action_space)
         self._layout = ReplayLayout(self.name, self.dynamics_settings(), codec)

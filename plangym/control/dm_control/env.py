@@ -222,7 +222,9 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
         return env
 
     def setup(self) -> None:
-        """Load the task, lay out its states and read its spaces."""
+        """Load the task, lay out its states and read its spaces (a loaded one is closed)."""
+        if getattr(self, "_gym_env", None) is not None:
+            self.close()
         env = self.init_gym_env()
         self._gym_env = env
         self._warning_counters = env.physics.data.warning.number  # a view of mjData's
