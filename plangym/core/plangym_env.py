@@ -198,8 +198,7 @@ class PlangymEnv(PlanEnv):
         An env already built is closed first, as :meth:`close` closes it (plangym 0.1's
         tests call ``setup()`` again; a human-mode ALE emulator dropped unclosed crashed).
         """
-        if getattr(self, "_gym_env", None) is not None:
-            self.close()
+        self._close_built_env()
         if self.render_mode == "rgb_array":  # pictures only: no window will be opened
             draw_off_screen_when_headless()
         self._gym_env = self.init_gym_env()
@@ -209,6 +208,11 @@ class PlangymEnv(PlanEnv):
             # until then): reset through them, as init_gym_env reset the bare env.
             self._gym_env.reset()
         self.init_spaces()
+
+    def _close_built_env(self) -> None:
+        """Close the env an earlier :meth:`setup` built (a family's setup calls it first)."""
+        if getattr(self, "_gym_env", None) is not None:
+            self.close()
 
     def init_gym_env(self) -> gym.Env:
         """Build and reset the gymnasium env."""
@@ -319,6 +323,10 @@ class PlangymEnv(PlanEnv):
                 f"get_image: Cannot get image when render_mode={self.render_mode!r}; "
                 "create the env with render_mode='rgb_array'"
             )
+        return self._draw_picture()
+
+    def _draw_picture(self) -> np.ndarray:
+        """Draw one RGB picture for :meth:`get_image`, which checks the render mode first."""
         # gymnasium types render() for every mode; "rgb_array" draws one RGB frame.
         return cast("np.ndarray", self.gym_env.render())
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+from collections.abc import Callable, Iterable
 
 import gymnasium
 
@@ -105,3 +106,25 @@ def note_build(error: BaseException, worker: int, start_method: str) -> None:
             "needs its code under `if __name__ == '__main__':`",
         )
     add_note(error, f"raised while worker {worker} built its env")
+
+
+def run_all(steps: Iterable[Callable[[], object]]) -> None:
+    """Run every step, then raise the first exception any of them raised.
+
+    Repairs use it: one worker that cannot be repaired must not leave the others broken.
+
+    >>> done = []
+    >>> run_all([lambda: done.append(1), lambda: 1 / 0, lambda: done.append(3)])
+    Traceback (most recent call last):
+    ZeroDivisionError: division by zero
+    >>> done
+    [1, 3]
+    """
+    failures = []
+    for step in steps:
+        try:
+            step()
+        except Exception as error:
+            failures.append(error)
+    if failures:
+        raise failures[0]

@@ -13,6 +13,7 @@ import select
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing import resource_tracker
 from typing import Any
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from plangym.columns import is_record_block
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
+from plangym.vectorization.errors import run_all
 from plangym.vectorization.leftover_blocks import remove_dead_callers_blocks
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
@@ -261,14 +263,10 @@ class ProcessBackend(Backend):
         """
         with interrupts_deferred():
             specs = [self.workers[worker].relaunch() for worker in workers]
-        failures = []
-        for worker, mapped in zip(workers, specs, strict=True):
-            try:
-                self.workers[worker].finish_restart(mapped)
-            except Exception as error:  # the others are still waited for
-                failures.append(error)
-        if failures:
-            raise failures[0]
+        run_all(
+            partial(self.workers[worker].finish_restart, mapped)
+            for worker, mapped in zip(workers, specs, strict=True)
+        )
 
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""

@@ -11,12 +11,13 @@ start a new local cluster).
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from types import ModuleType
 from typing import Any
 
 from plangym.vectorization import process
 from plangym.vectorization.backend import Backend, packed_result
-from plangym.vectorization.errors import WorkerCrashedError
+from plangym.vectorization.errors import WorkerCrashedError, run_all
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
 
 
@@ -175,17 +176,16 @@ class RayBackend(Backend):
             self.kill(self.actors[worker])
             self.actors[worker] = self._start(worker)
         readies = {worker: self.actors[worker].ready.remote() for worker in workers}
-        failures = []
-        for worker, ready in readies.items():
-            try:
-                self._pids[worker] = self._get([ready])[0]
-            except Exception as error:
-                # Killed, so the next call finds it dead and replaces it again.
-                self.kill(self.actors[worker])
-                self._pids[worker] = None
-                failures.append(error)
-        if failures:
-            raise failures[0]
+        run_all(partial(self._wait_ready, worker, ready) for worker, ready in readies.items())
+
+    def _wait_ready(self, worker: int, ready: Any) -> None:
+        try:
+            self._pids[worker] = self._get([ready])[0]
+        except Exception:
+            # Killed, so the next call finds it dead and replaces it again.
+            self.kill(self.actors[worker])
+            self._pids[worker] = None
+            raise
 
     def _still_connected(self) -> bool:
         """Whether this process is still on the Ray connection the actors were started on."""

@@ -9,6 +9,7 @@ are all started before any is waited for.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from plangym.vectorization.backend import STALE, Backend
@@ -16,6 +17,7 @@ from plangym.vectorization.errors import (
     CLOSED_WHILE_WAITING,
     ClosedEnvironmentError,
     WorkerCrashedError,
+    run_all,
 )
 from plangym.vectorization.messages import SetAttr
 
@@ -69,20 +71,12 @@ class Replacements:
 
         Each gets its attributes and recovery even if another's replacement fails.
         """
-        failures = []
-        try:
-            self.backend.abandon(busy)
-        except Exception as error:
-            failures.append(error)
-        for worker in busy:
-            try:
-                self._set_attributes_again(worker)
-                if self.recovery is not None:  # a sub-env left mid-call is rebuilt
-                    self.run_on(worker, self.recovery(ABANDONED))
-            except Exception as error:
-                failures.append(error)
-        if failures:
-            raise failures[0]
+        run_all([partial(self.backend.abandon, busy), *(partial(self._rebuild, w) for w in busy)])
+
+    def _rebuild(self, worker: int) -> None:
+        self._set_attributes_again(worker)
+        if self.recovery is not None:  # a sub-env left mid-call is rebuilt
+            self.run_on(worker, self.recovery(ABANDONED))
 
     def _set_attributes_again(self, worker: int) -> None:
         for request in self._attributes.get(worker, {}).values():

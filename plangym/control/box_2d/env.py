@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import count
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -149,8 +149,7 @@ class Box2DEnv(PlangymEnv):
 
     def setup(self) -> None:
         """Build the first simulator, start its episode and read the spaces (closing any)."""
-        if self._live:
-            self.close()
+        self._close_built_env()
         live = LiveEnv(self._build_gym_env())
         codec = ActionCodec(live.gym_env.action_space)
         self._layout = ReplayLayout(self.name, self.dynamics_settings(), codec)
@@ -305,20 +304,8 @@ class Box2DEnv(PlangymEnv):
         self.action_space.seed(seed)
 
     # Pictures ---------------------------------------------------------------------------
-    def get_image(self) -> np.ndarray | None:
-        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``).
-
-        With ``render_mode="human"`` the frame is drawn in the window and None returned,
-        as in plangym 0.1.
-        """
-        if self.render_mode == "human":
-            return self.render()
-        if self.render_mode != "rgb_array":
-            raise RuntimeError(
-                f"get_image: Cannot get image when render_mode={self.render_mode!r}; "
-                "create the env with render_mode='rgb_array'"
-            )
-        return self._draw("rgb_array")
+    def _draw_picture(self) -> np.ndarray:
+        return cast("np.ndarray", self._draw("rgb_array"))
 
     def render(self) -> Any:
         """Draw the env in its render mode (a picture for "rgb_array", a window for "human")."""

@@ -223,8 +223,7 @@ class DMControlEnv(DMControlPictures, PlangymEnv):
 
     def setup(self) -> None:
         """Load the task, lay out its states and read its spaces (a loaded one is closed)."""
-        if getattr(self, "_gym_env", None) is not None:
-            self.close()
+        self._close_built_env()
         env = self.init_gym_env()
         self._gym_env = env
         self._warning_counters = env.physics.data.warning.number  # a view of mjData's

@@ -245,8 +245,8 @@ class MujocoEnv(PlangymEnv):
         """Forget the generator words the state codec caches: a reset draws from it."""
         self._state_codec.forget_rng()
 
-    def get_image(self) -> np.ndarray | None:
-        """Return an RGB picture of the env (needs ``render_mode="rgb_array"``).
+    def _draw_picture(self) -> np.ndarray:
+        """Draw an RGB picture of the env.
 
         gymnasium's offscreen viewer aims its camera at the middle of the bodies as they
         are at the first picture, so two envs would draw one state from two viewpoints.
@@ -254,10 +254,8 @@ class MujocoEnv(PlangymEnv):
         (the same for every instance), then applies the env's camera settings as
         gymnasium does.
         """
-        if self.render_mode == "human":  # the window's frame, None returned (as in 0.1)
-            return self.render()
         self._prepare_offscreen_viewer()
-        return super().get_image()
+        return super()._draw_picture()
 
     def render(self) -> Any:
         """Render the gymnasium env, its camera aimed as :meth:`get_image` aims it.
