@@ -1,14 +1,9 @@
 """How a batch is cut into contiguous chunks, one request each.
 
-By default each worker gets one chunk, an equal share. More chunks per worker, handed out
-as workers free up, would let a worker slowed down (by the caller sharing its core, by a
-costly part of the batch) take fewer of them, but every chunk costs a round trip: the
-worker waits for the caller to wake up, read its results and send it the next chunk (or,
-with two queued, the caller wakes up on a worker's core). On the 2-core VM
-(``benchmarks/parallel.py``'s W1, 256 MsPacman states, rotated rounds, 2026-11-27) one
-chunk per worker ran at 0.91-0.92 of the raw limit, four equal chunks at 0.89-0.90, and
-chunks shrinking down to 1.5 ms of work at 0.88-0.90; in batches of 32 states, 0.85
-against 0.78-0.80.
+By default each worker gets one chunk, an equal share: more, handed out as workers free
+up, let a slowed worker take fewer, but each costs a round trip. On the 2-core VM
+(``benchmarks/parallel.py``'s W1, 256 MsPacman states) one chunk per worker ran at
+0.91-0.92 of the raw limit, four at 0.89-0.90; in batches of 32, 0.85 against 0.78-0.80.
 
 >>> plan_chunks(4096, 2, has_states=True)
 [(0, 2048), (2048, 4096)]
@@ -50,10 +45,7 @@ def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
 def plan_chunks(
     n: int, n_workers: int, has_states: bool, chunks_per_worker: int = CHUNKS_PER_WORKER
 ) -> list[tuple[int, int]]:
-    """Bounds of the chunks a batch of ``n`` elements is cut into.
-
-    Without states every worker gets exactly one chunk: it steps on from its own state.
-    """
+    """Bounds of a batch's chunks (without states, one per worker: each goes on from its own)."""
     if not has_states:
         return chunk_bounds(n, n_workers)
     pieces = min(n_workers * chunks_per_worker, max(n_workers, n // MIN_CHUNK))

@@ -1,9 +1,8 @@
 """What crosses between the caller and a worker: one small type per request and reply.
 
-Every :class:`Request` but :class:`Attach` is answered by one :class:`Reply`, in the order
-the requests were sent, so the caller knows which request a reply answers by that order
-(the shortest replies carry no id). A new worker's first reply, for :data:`READY_ID`, says
-its env is built (payload: its process id) or why it could not be.
+Every :class:`Request` but :class:`Attach` gets one :class:`Reply`, in the order the
+requests were sent, so the shortest replies need no id. A new worker first replies to
+:data:`READY_ID`: its env is built (payload: its process id), or why it could not be.
 
 >>> request = Request(7, GetAttr("frameskip"))
 >>> reply = Reply(7, ok=True, payload=5)
@@ -23,11 +22,7 @@ READY_ID = 0  # request id of the "worker is ready" reply a worker sends first
 
 # Requests of both faces ----------------------------------------------------------------------
 class Call(NamedTuple):
-    """Call ``env.name(*args, **kwargs)``; the reply carries the result.
-
-    On a gymnasium sub-env it is gymnasium's ``call``: an attribute that is not callable
-    is returned as it is.
-    """
+    """Call ``env.name(*args, **kwargs)`` (gymnasium's ``call``: a non-callable is returned)."""
 
     name: str
     args: tuple = ()
@@ -50,10 +45,9 @@ class SetAttr(NamedTuple):
 class StepChunk(NamedTuple):
     """Step a checked chunk of a batch from the given states.
 
-    With an ``offset``, observations, rewards and flags go into the caller's shared
-    buffers at that row, and new states to the ``(start, capacity)`` bytes of the shared
-    states arena when they fit; without one (Ray, or the caller's own process) the reply
-    carries the columns packed (:func:`~plangym.vectorization.packing.pack_columns`).
+    With an ``offset``, the outputs go into the caller's shared buffers at that row and the
+    new states into the ``(start, capacity)`` bytes of the states arena when they fit;
+    without one (Ray, the caller's own process) the reply carries the columns packed.
     """
 
     actions: PackedActions
@@ -67,8 +61,8 @@ class StepChunk(NamedTuple):
 class Attach(NamedTuple):
     """Map the caller's shared buffers ``{field: spec}`` (fields not named stay mapped).
 
-    Not answered: it is sent before the request that needs the buffers, and to a
-    restarted worker so it knows what to remove should the caller die.
+    Not answered: sent before the request that needs the buffers, and to a restarted
+    worker so it knows what to remove should the caller die.
     """
 
     specs: dict
@@ -112,8 +106,7 @@ class Restarted(NamedTuple):
     """Reset a sub-env rebuilt after its worker died; a truncation reports it.
 
     The caller reports a step its worker died in; after any other call, or a step given up
-    on (Ctrl-C, a timeout: it returns nothing), the sub-env's next step reports it
-    (``report``).
+    on (Ctrl-C, a timeout), the sub-env's next step reports it (``report``).
     """
 
     report: bool = False
@@ -160,11 +153,11 @@ class Reply(NamedTuple):
 
 
 class StepChunkReply(NamedTuple):
-    """What a worker sends back for a :class:`StepChunk` stepped into shared buffers.
+    """What a worker answers a :class:`StepChunk` stepped into shared buffers.
 
-    ``fallback`` holds, per output field, None (written to shared memory) or the list
-    itself when it did not fit; ``times`` are the worker's ``perf_counter`` at the start
-    and the end of the chunk, so the caller can tell compute from transport.
+    ``fallback`` holds, per output field, None (in shared memory) or the list itself when
+    it did not fit; ``times`` are the worker's ``perf_counter`` at the chunk's start and
+    end, so the caller can tell compute from transport.
     """
 
     states: PackedStates | None
@@ -197,23 +190,13 @@ class Stepped(NamedTuple):
     info: dict
 
 
-# Every request and reply type, in the order of their tags on the wire (see wire.py).
-VOCABULARY: tuple[type, ...] = (
-    Call,
-    GetAttr,
-    SetAttr,
-    StepChunk,
-    Attach,
-    Close,
-    Location,
-    Reset,
-    Step,
-    Restarted,
-    CheckSpaces,
-    GetState,
-    SetState,
-    StepChunkReply,
-    PackedChunkReply,
-    Observed,
-    Stepped,
+# Every request body and reply payload type, in the order of their tags on the wire (see
+# wire.py): the NamedTuples defined above but Request and Reply, which wrap them.
+VOCABULARY: tuple[type, ...] = tuple(
+    value
+    for value in list(globals().values())
+    if isinstance(value, type)
+    and issubclass(value, tuple)
+    and value.__module__ == __name__
+    and value not in (Request, Reply)
 )

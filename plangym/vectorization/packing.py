@@ -1,15 +1,11 @@
 """States and actions of a chunk in the few flat forms that cross to a worker.
 
-Pickling a list of thousands of small arrays costs far more than pickling one blob, so a
-chunk's states travel as one of three typed forms:
-
-* :class:`ArrayStates`: arrays of one dtype, at most 1-D, as one byte blob (plus their
-  lengths when they are 1-D), for the pipe or Ray's object store;
-* :class:`SharedStates`: the same, already written into a shared-memory arena (see
-  :mod:`plangym.vectorization.shared_states`): only this small descriptor travels;
-* :class:`ObjectStates`: anything else, as the list itself (pickled, still exact).
-
-Each unpacked state owns its bytes, so keeping one state does not keep a batch alive.
+Pickling thousands of small arrays costs far more than one blob, so a chunk's states
+travel as :class:`ArrayStates` (arrays of one dtype, at most 1-D, as one blob, for the pipe
+or Ray's object store), :class:`SharedStates` (the same written into a shared arena, see
+:mod:`plangym.vectorization.shared_states`: only the descriptor travels) or
+:class:`ObjectStates` (anything else, the list itself). Each unpacked state owns its bytes,
+so keeping one does not keep a batch alive.
 
 >>> import numpy as np
 >>> states = [np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)]
@@ -21,8 +17,8 @@ Each unpacked state owns its bytes, so keeping one state does not keep a batch a
 >>> unpack_actions(pack_actions(np.array([0, 2, 1])))
 array([0, 2, 1])
 
-A stepped chunk's columns travel back the same way (:func:`pack_columns`): the states as
-one blob, the observations stacked, rewards and flags as arrays when that is exact.
+A stepped chunk's columns travel back packed too: the states as one blob, observations
+stacked, rewards and flags as arrays when that is exact.
 
 >>> payload = pack_columns((None, [np.zeros(2), np.ones(2)], [1.0, 0.5], [False, True],
 ...                         [False, False], [{}, {}]))
@@ -35,7 +31,7 @@ one blob, the observations stacked, rewards and flags as arrays when that is exa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, get_args
 
 import numpy as np
 
@@ -84,20 +80,13 @@ class ListActions(NamedTuple):
 
 
 PackedActions = ArrayActions | ListActions
-PACKED_TYPES: tuple[type, ...] = (
-    ArrayActions,
-    ListActions,
-    ArrayStates,
-    SharedStates,
-    ObjectStates,
-)
+PACKED_TYPES: tuple[type, ...] = (*get_args(PackedActions), *get_args(PackedStates))
 
 
 def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | None:
     """``(dtype, ndim)`` when the states are arrays of one dtype and at most 1-D, else None.
 
-    Arrays of Python objects (plangym 0.1's Atari states were) are None: their bytes are
-    pointers, so they travel pickled.
+    Arrays of Python objects (plangym 0.1's Atari states) are None: their bytes are pointers.
     """
     if is_record_block(states):
         return None if states.dtype.hasobject else (states.dtype, 0)
@@ -116,10 +105,7 @@ def state_layout(states: Sequence[Any] | np.ndarray) -> tuple[np.dtype, int] | N
 
 
 def pack_states(states: Sequence[Any] | np.ndarray) -> ArrayStates | ObjectStates:
-    """Pack a list of states into one blob when they are arrays of one dtype, <= 1-D.
-
-    A 1-D record array (see :class:`plangym.columns.BatchColumns`) packs as its rows.
-    """
+    """Pack states into one blob when they are arrays of one dtype, <= 1-D (or a record array)."""
     if is_record_block(states):
         return ArrayStates(states.dtype, None, states.tobytes(), len(states))
     layout = state_layout(states)
@@ -134,8 +120,8 @@ def pack_states(states: Sequence[Any] | np.ndarray) -> ArrayStates | ObjectState
 def unpack_states(packed: ArrayStates | ObjectStates, as_records: bool = False) -> Any:
     """Rebuild the list of states packed by :func:`pack_states` (read-only arrays).
 
-    With ``as_records``, 0-d record states come back as one read-only 1-D record array
-    (what :meth:`plangym.core.PlanEnv.run_batch_columns` reads fastest) instead of a list.
+    ``as_records``: 0-d record states as one 1-D record array (what
+    :meth:`plangym.core.PlanEnv.run_batch_columns` reads fastest).
     """
     if isinstance(packed, ObjectStates):
         return packed.items
@@ -184,50 +170,44 @@ def replaced(value: _NamedTuple, **changes: Any) -> _NamedTuple:
 
 
 class DtypeChannel:
-    """Sends a dtype only when it differs from the last one sent on the same pipe.
+    """Sends the states' dtype only when it differs from the last one sent on the pipe.
 
     Pickling a record dtype costs more than a cheap env's step
-    (``benchmarks/design_figures.py``); a batch's states share one dtype, and so do most
-    consecutive batches. Each end of a pipe keeps one channel per direction.
+    (``benchmarks/design_figures.py``), and consecutive batches mostly share one. Each end
+    of a pipe keeps one channel per direction.
 
     >>> sender, receiver = DtypeChannel(), DtypeChannel()
-    >>> token = sender.encode(np.dtype("u1"))
-    >>> receiver.decode(token), sender.encode(np.dtype("u1"))
-    (dtype('uint8'), None)
+    >>> packed = pack_states([np.zeros(2, np.uint8)])
+    >>> receiver.decode_states(sender.encode_states(packed)).dtype
+    dtype('uint8')
+    >>> sender.encode_states(packed).dtype is None
+    True
     """
 
     def __init__(self) -> None:
         self._last: np.dtype | None = None
 
-    def encode(self, dtype: np.dtype) -> np.dtype | None:
-        """Return ``dtype`` if the other end does not know it yet, else None."""
-        last = self._last
+    def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
+        """Replace the dtype of packed states by None when the other end knows it."""
+        if packed is None or isinstance(packed, ObjectStates):
+            return packed
+        dtype, last = packed.dtype, self._last
+        assert dtype is not None, "the states were encoded already"
         # Not "dtype == None": NumPy reads None as float64, so float64 states would never
         # announce their dtype on a new pipe.
         if last is not None and (dtype is last or dtype == last):
-            return None
+            return replaced(packed, dtype=None)
         self._last = dtype
-        return dtype
-
-    def decode(self, token: np.dtype | None) -> np.dtype:
-        """Return the dtype that ``token`` stands for."""
-        if token is not None:
-            self._last = intern_dtype(token)
-        assert self._last is not None, "the first states on a pipe carry their dtype"
-        return self._last
-
-    def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
-        """Replace the dtype of packed states by its token (None when already known)."""
-        if packed is None or isinstance(packed, ObjectStates):
-            return packed
-        assert packed.dtype is not None, "the states were encoded already"
-        return replaced(packed, dtype=self.encode(packed.dtype))
+        return packed
 
     def decode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Undo :meth:`encode_states`."""
         if packed is None or isinstance(packed, ObjectStates):
             return packed
-        return replaced(packed, dtype=self.decode(packed.dtype))
+        if packed.dtype is not None:
+            self._last = intern_dtype(packed.dtype)
+        assert self._last is not None, "the first states on a pipe carry their dtype"
+        return replaced(packed, dtype=self._last)
 
 
 # Columns ------------------------------------------------------------------------------------
@@ -241,13 +221,10 @@ def stack_values(values: list, kind: type, dtype: Any) -> np.ndarray | list:
 def stack_observations(observs: list) -> np.ndarray | list:
     """Observations as one stacked array when they are arrays of one shape and dtype."""
     first = observs[0] if observs else None
-    if type(first) is not np.ndarray or first.ndim == 0:
-        return list(observs)
-    shape, dtype = first.shape, first.dtype
-    if all(
-        type(obs) is np.ndarray and obs.shape == shape and obs.dtype == dtype for obs in observs
-    ):
-        return np.stack(observs)
+    if type(first) is np.ndarray and first.ndim:
+        shape, dtype = first.shape, first.dtype
+        if all(type(o) is np.ndarray and o.shape == shape and o.dtype == dtype for o in observs):
+            return np.stack(observs)
     return list(observs)
 
 
@@ -267,8 +244,8 @@ def pack_columns(results: tuple) -> tuple:
 def unpack_columns(payload: tuple) -> list:
     """Undo :func:`pack_columns`: ``[new_states or None, observs, rewards, ...]`` as lists.
 
-    Each observation is copied out of the stacked array, so it owns its memory (arrays
-    read from Ray's object store are read-only, and a kept one would pin the batch).
+    Each observation is copied out of the stack: it owns its memory (Ray's object store
+    gives read-only arrays, and a kept one would pin the batch).
     """
     packed_states, observs, rewards, terminals, truncateds, infos = payload
     columns: list = [None if packed_states is None else unpack_states(packed_states)]

@@ -1,11 +1,8 @@
 """The handler of a :class:`~plangym.core.PlanEnv` in a worker: chunks, calls, attributes.
 
-A :class:`~plangym.vectorization.messages.StepChunk` with a row ``offset`` writes the
-chunk's observations, rewards and flags into the caller's shared buffers and answers
-the new states' descriptor and the infos only; without one it answers the columns
-packed (Ray's object store, or the caller's own process).
+A :class:`~plangym.vectorization.messages.StepChunk` with a row ``offset`` answers the new
+states' descriptor and the infos (the rest is in shared memory); without one, the columns.
 
->>> import cloudpickle
 >>> from plangym.control.classic_control import ClassicControl
 >>> from plangym.vectorization.messages import GetAttr
 >>> from plangym.vectorization.shared_memory import AttachedOutputs
@@ -83,16 +80,11 @@ def step_chunk(
 
 
 class PlanEnvHandler(Handler):
-    """Serves one :class:`~plangym.core.PlanEnv`, built from ``env_fn`` in the worker.
+    """Serves the :class:`~plangym.core.PlanEnv` that ``env_fn`` builds in the worker.
 
-    A chunk with states moves the env, but the env's own state (what a stateless chunk or
-    a call goes on from) is kept and put back before the next such request: a batch with
-    states moves no env, wherever the caller ran it. Kept, not put back at once: a planner
-    sends chunk after chunk with states and never pays for it.
-
-    Args:
-        env_fn: Builds the env.
-        buffers: The caller's shared buffers as this worker maps them.
+    ``buffers`` are the caller's shared buffers as mapped here. A batch with states moves no
+    env: the env's own state is kept when a chunk with states comes, and put back before
+    the next request without (a planner never pays for it).
     """
 
     env: Any

@@ -1,7 +1,7 @@
 """Shared-memory blocks that the caller creates and its worker processes map.
 
 Only the creator registers a block with the resource tracker and removes it (see
-:func:`attach_untracked` and :func:`remove_orphaned`), so the tracker warns of nothing.
+:func:`attach_untracked`), so the tracker warns of nothing.
 
 >>> block = SharedArray((2, 3), np.float64)
 >>> view = SharedArray.attach(block.spec)
@@ -40,18 +40,14 @@ except ImportError:  # pragma: no cover - Windows
 def interrupts_deferred() -> Iterator[None]:
     """Hold back Ctrl-C (SIGINT) until the block is done, then deliver it.
 
-    Creating a block and registering it with the resource tracker, or removing it and
-    unregistering it, are two steps each: a KeyboardInterrupt between them would leave a
-    block nobody removes, or a name the tracker warns about at exit. Python runs signal
-    handlers in the main thread only, so elsewhere there is nothing to hold back. The
-    signal is also blocked at the OS level meanwhile, so a process started in the block
-    (a worker) inherits it blocked until it decides what Ctrl-C means for it.
+    Creating and registering a block (or removing and unregistering it) are two steps: an
+    interrupt between them would leak a block or leave a name the tracker warns about.
+    Only the main thread runs signal handlers. The signal is also blocked at the OS level,
+    so a worker started meanwhile inherits it blocked until it decides what Ctrl-C means.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     handler = signal.getsignal(signal.SIGINT)
-    if not callable(handler):  # ignored, or the default action: nothing to hold back
+    # Not the main thread, or SIGINT ignored or at its default action: nothing to hold back.
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
         yield
         return
     received: list = []
@@ -70,10 +66,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 class _UntrackedMapping:
-    """A block mapped as ``SharedMemory(name)`` maps it on POSIX, without registering it.
-
-    What ``SharedMemory(name, track=False)`` does on Python 3.13+.
-    """
+    """A block mapped as ``SharedMemory(name, track=False)`` (Python 3.13+) maps it on POSIX."""
 
     def __init__(self, name: str):
         fd = _posixshmem.shm_open("/" + name, os.O_RDWR, mode=0o600)
@@ -92,11 +85,9 @@ class _UntrackedMapping:
 def attach_untracked(name: str) -> Any:
     """Map the block ``name`` (created by another process) without telling the tracker.
 
-    The resource tracker is shared by the caller and its workers, and it keeps one *set*
-    of names: a worker registering a block the caller registered already adds nothing,
-    and a worker unregistering it would drop the caller's entry, so that the caller's own
-    unregister fails in the tracker (a ``KeyError`` traceback on stderr) and the block
-    leaks if the caller dies. Only the creator registers and unregisters a block.
+    The caller and its workers share one tracker, which keeps a *set* of names: a worker
+    unregistering a block would drop the caller's entry, so the caller's own unregister
+    fails (a ``KeyError`` traceback on stderr) and the block leaks if the caller dies.
     """
     if sys.version_info >= (3, 13):
         return shared_memory.SharedMemory(name=name, track=False)
@@ -108,10 +99,8 @@ def attach_untracked(name: str) -> Any:
 def remove_orphaned(name: str) -> None:
     """Remove the block ``name`` of a caller that died, and its entry in the tracker.
 
-    Run by the caller's workers once it is gone: the one whose removal succeeds also
-    unregisters the name, so the tracker (shared with them, and exiting after them) has
-    nothing left to remove or warn about. Segments the workers never heard of are
-    removed by the tracker, with a warning.
+    Run by its workers: the one whose removal succeeds also unregisters the name, so the
+    tracker (exiting after them) warns only of blocks the workers never heard of.
     """
     if _posixshmem is None:  # pragma: no cover - Windows: blocks go with their handles
         return
@@ -119,12 +108,13 @@ def remove_orphaned(name: str) -> None:
         _posixshmem.shm_unlink("/" + name)
     except OSError:  # another worker or the caller removed it first
         return
-    # A worker whose caller started no tracker before it would start one of its own here
-    # (which knows no name): only tell a tracker inherited from the caller.
+    # Only tell a tracker inherited from the caller (else this would start a new one).
     if getattr(resource_tracker._resource_tracker, "_fd", None) is not None:
         with contextlib.suppress(Exception):
             resource_tracker.unregister("/" + name, "shared_memory")
 
+
+Spec = tuple[str, tuple[int, ...], str]  # what another process needs to attach to a block
 
 # References to a block's mmap when no array views it: SharedMemory's, its memoryview's,
 # the local name's and getrefcount's argument.
@@ -134,18 +124,15 @@ _OWN_REFERENCES = 4
 class SharedArray:
     """A NumPy array in a named shared-memory block that other processes can attach to.
 
-    The creator registers the block with multiprocessing's resource tracker and removes
-    it, once (see :func:`attach_untracked` for why the others do neither). The tracker
-    removes the block if the caller dies without doing so, and the workers do it first
-    when they know it (see :func:`remove_orphaned`), so no warning is printed.
+    The creator registers the block with the resource tracker and removes it, once; if the
+    caller dies, its workers remove it (:func:`remove_orphaned`), or else the tracker.
     """
 
     def __init__(self, shape: tuple[int, ...], dtype: DTypeLike, name: str | None = None):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         nbytes = max(int(np.prod(shape)) * self.dtype.itemsize, 1)
-        self._unlinked = False
+        self._to_unlink = name is None  # by the creator, once
         if name is None:
-            self.owner = True
             try:
                 with interrupts_deferred():
                     self._memory = shared_memory.SharedMemory(
@@ -157,17 +144,11 @@ class SharedArray:
                 raise
         else:
             self._memory = attach_untracked(name)
-            self.owner = False
         self.array = np.ndarray(self.shape, self.dtype, buffer=self._memory.buf)
-        # What another process needs to attach: (name, shape, dtype).
-        self.spec: tuple[str, tuple[int, ...], str] = (
-            self._memory.name,
-            self.shape,
-            self.dtype.str,
-        )
+        self.spec: Spec = (self._memory.name, self.shape, self.dtype.str)
 
     @classmethod
-    def attach(cls, spec: tuple[str, tuple[int, ...], str]) -> SharedArray:
+    def attach(cls, spec: Spec) -> SharedArray:
         """Attach to the block described by ``spec``."""
         name, shape, dtype = spec
         return cls(shape, np.dtype(dtype), name=name)
@@ -175,24 +156,20 @@ class SharedArray:
     def close(self) -> None:
         """Detach; the creator also removes the block (once: closing again does nothing).
 
-        The mapping itself goes with the last array viewing it: NumPy holds no buffer
-        export on the memory it views, so unmapping now would leave the views a caller
-        still holds (``copy=False`` observations) pointing at nothing, and reading one
-        would crash the interpreter.
+        The mapping goes with the last array viewing it (their base is the mmap): unmapping
+        it under a view a caller still holds (``copy=False`` observations) would crash the
+        interpreter on the next read. SharedMemory.close() then closes only the descriptor.
         """
         self.array = None
         memory: Any = self._memory
         mapping = memory._mmap
-        # NumPy's arrays and views of the block refer to the mmap itself (their base). While
-        # one is held the mapping is left to them, and SharedMemory.close() closes only the
-        # file descriptor.
         if mapping is not None and sys.getrefcount(mapping) > _OWN_REFERENCES:
             memory._buf, memory._mmap = None, None
         del mapping
         with contextlib.suppress(Exception):
             memory.close()
-        if self.owner and not self._unlinked:
-            self._unlinked = True
+        if self._to_unlink:
+            self._to_unlink = False
             with interrupts_deferred(), contextlib.suppress(FileNotFoundError):
                 self._memory.unlink()
 
@@ -202,11 +179,10 @@ class SharedOutputs:
 
     def __init__(self, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype):
         self.capacity = capacity
-        self.obs_shape, self.obs_dtype = tuple(obs_shape), np.dtype(obs_dtype)
         self.buffers: dict[str, SharedArray] = {}
         try:
             for field, shape, dtype in (
-                ("observs", (capacity, *self.obs_shape), self.obs_dtype),
+                ("observs", (capacity, *obs_shape), obs_dtype),
                 ("rewards", (capacity,), np.float64),
                 ("terminals", (capacity,), np.bool_),
                 ("truncateds", (capacity,), np.bool_),
@@ -218,15 +194,13 @@ class SharedOutputs:
         self.specs = self._specs()
 
     def _specs(self) -> dict[str, tuple]:
-        # A new dict whenever a buffer is replaced, the same one otherwise: a worker told
-        # of these specs already is then recognised by identity, once per chunk.
+        # A new dict only when a buffer is replaced: workers told of it compare by identity.
         return {field: buffer.spec for field, buffer in self.buffers.items()}
 
     def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
         """Make the state arenas ("states_in", "states_out") hold at least these many bytes.
 
-        See :mod:`plangym.vectorization.shared_states`. An arena that grows is replaced
-        (its specs change, so workers attach to the new one with their next chunk).
+        An arena that grows is replaced: workers attach to the new one with their next chunk.
         """
         for field, needed in (("states_in", in_bytes), ("states_out", out_bytes)):
             current = self.buffers.get(field)
@@ -258,11 +232,7 @@ class SharedOutputs:
 
 
 class AttachedOutputs:
-    """A worker's map of the caller's shared buffers, by field.
-
-    :meth:`attach` maps the fields it is given; a field whose spec changed (the caller
-    replaced a buffer that grew) is mapped anew, the others stay as they are.
-    """
+    """A worker's map of the caller's shared buffers, by field."""
 
     def __init__(self) -> None:
         self._specs: dict[str, tuple] = {}
@@ -270,7 +240,7 @@ class AttachedOutputs:
         self.arrays: dict[str, np.ndarray] = {}
 
     def attach(self, specs: dict[str, tuple]) -> None:
-        """Map every buffer ``specs`` names that is not mapped as it describes yet."""
+        """Map every buffer ``specs`` names not mapped as it describes yet (replaced ones anew)."""
         for field, spec in specs.items():
             if self._specs.get(field) == spec:
                 continue

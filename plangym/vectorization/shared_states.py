@@ -1,16 +1,11 @@
 """States through shared memory: byte arenas that the caller and its workers both map.
 
-Atari states are about 14.5 KB each, so a batch of 256 moves 3.7 MB each way. Through a
-pipe that is pickled, copied into the kernel in 64 KB pieces and copied out again, with a
-context switch per piece. Here the caller copies the input states once into an arena its
-workers map, each worker writes its new states once into its own region of a second
-arena, and the caller copies each new state out once (a state must own its bytes, so
-that keeping one does not keep a batch alive). Only a small descriptor goes through the
-pipe: a :class:`~plangym.vectorization.packing.SharedStates` (dtype, lengths, start,
-n_states).
-
-A descriptor's ``lengths`` are None for 0-d states (classic-control records), else the
-states' lengths as int64 bytes.
+A batch of 256 Atari states (14.5 KB each) moves 3.7 MB each way; through a pipe that is
+pickled and copied in and out of the kernel in 64 KB pieces, a context switch each. Here
+the caller copies the input states once into an arena, each worker writes its new states
+once into its region of a second one, and the caller copies each out once (a state owns
+its bytes). Only a :class:`~plangym.vectorization.packing.SharedStates` descriptor crosses
+the pipe; its ``lengths`` are None for 0-d states, else the lengths as int64 bytes.
 
 >>> import numpy as np
 >>> arena = np.zeros(256, dtype=np.uint8)
@@ -48,9 +43,7 @@ def states_nbytes(states: Sequence[Any] | np.ndarray, layout: tuple | None = Non
 
     ``layout`` is their :func:`state_layout` when the caller has it already.
     """
-    if layout is None:
-        layout = state_layout(states)
-    if layout is None:
+    if (layout or state_layout(states)) is None:
         return None
     if is_record_block(states):
         return states.nbytes
@@ -67,10 +60,9 @@ def write_states(
     """Copy ``states`` into ``arena[start:start + capacity]`` and return their descriptor.
 
     Returns None (nothing written) when the states are not arrays of one dtype or do not
-    fit; the caller then sends them through the pipe. ``layout`` is their
-    :func:`state_layout` when the caller has it already.
+    fit: they then go through the pipe. ``layout`` is as in :func:`states_nbytes`.
     """
-    layout = state_layout(states) if layout is None else layout
+    layout = layout or state_layout(states)
     if layout is None:
         return None
     nbytes = states_nbytes(states, layout)
@@ -94,14 +86,11 @@ def write_states(
 def read_states(
     arena: np.ndarray, packed: SharedStates, as_records: bool = False, copy: bool = True
 ) -> list | np.ndarray:
-    """Read back the states that :func:`write_states` described with ``packed``.
+    """Read back the states that :func:`write_states` wrote to ``arena`` as ``packed``.
 
-    Args:
-        arena: The arena they were written to.
-        packed: Their descriptor.
-        as_records: Return 0-d record states as one 1-D record array.
-        copy: Give every state its own read-only bytes (the caller keeps them); without
-            it, return views of the arena (a worker reads them only during its request).
+    ``as_records``: 0-d record states as one 1-D record array. ``copy``: every state owns
+    read-only bytes (the caller keeps them); else views of the arena (a worker's, read
+    during its request only).
     """
     dtype, lengths, start, count = packed
     assert dtype is not None, "the dtype token was not decoded (see DtypeChannel)"

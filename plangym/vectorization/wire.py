@@ -4,9 +4,9 @@ Every message is flattened into plain tuples before it is pickled: pickle handle
 in C, while each NamedTuple costs it a Python-level reduce (about 10 us a request,
 measured). A vector step's hot path pickles nothing at all (see :func:`encode`).
 
->>> from plangym.vectorization.messages import GetAttr, Request
->>> from_wire(to_wire(Request(3, GetAttr("name")))) == Request(3, GetAttr("name"))
-True
+>>> from plangym.vectorization.messages import GetAttr
+>>> decode(encode(Request(3, GetAttr("name"))))
+Request(request_id=3, body=GetAttr(name='name'))
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from plangym.vectorization.messages import (
 )
 from plangym.vectorization.packing import PACKED_TYPES
 
-# The types the code builds and reads; only to_wire and from_wire see the tuples.
+# The types the code builds and reads; only encode and decode see the tuples.
 _WIRE_TYPES: tuple[type, ...] = (*VOCABULARY, *PACKED_TYPES)
 _TAGS = {cls: tag for tag, cls in enumerate(_WIRE_TYPES)}
 # The fields holding packed states or actions, which travel as tuples of their own.
@@ -48,7 +48,7 @@ def _flat(value: Any) -> Any:
 
 
 def _typed(flat: tuple) -> Any:
-    """Undo :func:`_flat` for a value known to be of a wire type."""
+    """Undo :func:`_flat`."""
     cls = _WIRE_TYPES[flat[0]]
     fields = list(flat[1:])
     for index in _NESTED.get(cls, ()):
@@ -56,30 +56,6 @@ def _typed(flat: tuple) -> Any:
             nested = fields[index]
             fields[index] = tuple.__new__(_WIRE_TYPES[nested[0]], nested[1:])
     return tuple.__new__(cls, fields)
-
-
-def to_wire(message: Request | Reply) -> tuple:
-    """Flatten a request or reply into the plain tuple it travels as (see :func:`from_wire`)."""
-    if isinstance(message, Request):
-        return (message.request_id, _flat(message.body))
-    payload = message.payload
-    wired = type(payload) in _TAGS
-    return (
-        message.request_id,
-        message.ok,
-        _flat(payload) if wired else payload,
-        wired,
-        message.traceback,
-    )
-
-
-def from_wire(flat: tuple) -> Request | Reply:
-    """Rebuild the request or reply that :func:`to_wire` flattened."""
-    if len(flat) == 2:
-        request_id, body = flat
-        return Request(request_id, _typed(body))
-    request_id, ok, payload, wired, text = flat
-    return Reply(request_id, ok, _typed(payload) if wired else payload, text)
 
 
 def dumps(message: Any) -> bytes:
@@ -118,16 +94,20 @@ def encode(message: Request | Reply) -> bytes:
 
     >>> decode(encode(Request(5, Step())))
     Request(request_id=0, body=Step(action=IN_BUFFER))
-    >>> decode(encode(Reply(5, True, {})))
-    Reply(request_id=0, ok=True, payload={}, traceback='')
+    >>> decode_reply(encode(Reply(5, True, {})), 5)
+    Reply(request_id=5, ok=True, payload={}, traceback='')
     """
     if isinstance(message, Request):
         body = message.body
         if type(body) is Step and type(body.action) is InBuffer:
             return STEP_FROM_BUFFER
-    elif message.ok and type(message.payload) is dict and not message.payload:
+        return dumps((message.request_id, _flat(body)))
+    payload = message.payload
+    if message.ok and type(payload) is dict and not payload:
         return EMPTY_INFO
-    return dumps(to_wire(message))
+    wired = type(payload) in _TAGS
+    flat = _flat(payload) if wired else payload
+    return dumps((message.request_id, message.ok, flat, wired, message.traceback))
 
 
 def decode_reply(blob: bytes, request_id: int) -> Reply:
@@ -138,13 +118,12 @@ def decode_reply(blob: bytes, request_id: int) -> Reply:
     return Reply(request_id, ok, _typed(payload) if wired else payload, text)
 
 
-def decode(blob: bytes) -> Request | Reply:
-    """Return the request or reply that :func:`encode` turned into ``blob``."""
-    if blob == EMPTY_INFO:
-        return Reply(0, True, {})
+def decode(blob: bytes) -> Request:
+    """Return the request that :func:`encode` turned into ``blob``."""
     if blob == STEP_FROM_BUFFER:
         return _STEP_REQUEST
-    return from_wire(pickle.loads(blob))
+    request_id, body = pickle.loads(blob)
+    return Request(request_id, _typed(body))
 
 
 _STEP_REQUEST = Request(0, Step())

@@ -13,15 +13,7 @@ from multiprocessing.connection import Connection
 import cloudpickle
 
 from plangym.vectorization.handler import Handler, as_handler_factory
-from plangym.vectorization.messages import (
-    READY_ID,
-    Attach,
-    Close,
-    Reply,
-    Request,
-    StepChunk,
-    StepChunkReply,
-)
+from plangym.vectorization.messages import READY_ID, Attach, Close, Reply, StepChunk, StepChunkReply
 from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import AttachedOutputs
@@ -34,11 +26,9 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
     try:
         while True:
             try:
-                request = decode(conn.recv_bytes())
+                request_id, body = decode(conn.recv_bytes())
             except (EOFError, OSError):
                 return True  # the caller closed the pipe or is gone
-            assert isinstance(request, Request)  # a caller sends only requests
-            request_id, body = request
             if type(body) is Close:
                 conn.send_bytes(encode(Reply(request_id, True, None)))
                 return False
@@ -52,13 +42,9 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
                 payload = handler.handle(body)
                 if type(payload) is StepChunkReply:
                     payload = replaced(payload, states=outgoing.encode_states(payload.states))
+                message = encode(Reply(request_id, True, payload))  # raises if unpicklable
             except BaseException as error:
                 message = encode(error_reply(request_id, error))
-            else:
-                try:
-                    message = encode(Reply(request_id, True, payload))
-                except Exception as error:  # an unpicklable result: report it instead
-                    message = encode(error_reply(request_id, error))
             try:
                 conn.send_bytes(message)
             except ValueError as error:  # too large for one pipe message

@@ -1,9 +1,8 @@
 """A single env kept in a worker process of its own: :class:`WorkerEnv`.
 
 stable-retro runs one emulator per process, so a vectorized env of such a family (its
-class says ``SINGLETON``) keeps the env that serves its single steps, properties and input
-checks in a worker process, not in the caller: it works whether or not the caller holds an
-emulator, and the caller can build one while it is open.
+class says ``SINGLETON``) keeps its local env (single steps, properties, input checks) in a
+worker process: the caller may hold an emulator, or build one while it is open.
 
 >>> import functools
 >>> from plangym.control.classic_control import ClassicControl
@@ -39,17 +38,11 @@ SPACES = ("action_space", "observation_space")
 
 
 class WorkerEnv:
-    """Answers as the :class:`~plangym.core.PlanEnv` it holds in a worker process.
+    """Answers as the :class:`~plangym.core.PlanEnv` held by the one worker of ``scheduler``.
 
-    A method of the env's class is called there (a ``Call`` request) and its result sent
-    back; any other public attribute is read (``GetAttr``) or set (``SetAttr``) there. The
-    spaces are read once, and again after ``seed()`` (which reseeds them). A batch is
-    checked by :meth:`check_batch` here, its actions and states by the env in the worker.
-    A gymnasium env is never sent here (see :class:`SimulatorKeeper`).
-
-    Args:
-        scheduler: The scheduler of a backend whose one worker holds the env.
-        env_class: The env's class (it says which members are methods).
+    The methods of ``env_class`` are called there (``Call``), other public attributes read
+    (``GetAttr``) or set (``SetAttr``) there. The spaces are read once, and again after
+    ``seed()``. A gymnasium env is never sent here (see :class:`SimulatorKeeper`).
     """
 
     def __init__(self, scheduler: Scheduler, env_class: type[PlanEnv]):
@@ -60,8 +53,8 @@ class WorkerEnv:
         pids = self._scheduler.backend.worker_pids if self._scheduler else (None,)
         return f"{type(self).__name__}({self._env_class.__name__}, pid={pids[0]})"
 
-    # PlanEnv's, by get_state/set_state through __getattr__: called in the worker it would
-    # send back a generator.
+    # PlanEnv's, by get_state/set_state through here: called in the worker it would return
+    # a generator.
     state_kept = PlanEnv.state_kept
 
     def __getattr__(self, name: str) -> Any:
@@ -92,10 +85,9 @@ class WorkerEnv:
         return self
 
     def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, list | None, list]:
-        """Check a batch as the env does (see :meth:`~plangym.core.PlanEnv.check_batch`).
+        """Check a batch as :meth:`~plangym.core.PlanEnv.check_batch` does.
 
-        Its ``check_actions`` and ``check_states`` run in the worker: the states go there
-        once and are not sent back.
+        Its actions and states are checked in the worker: the states go there once.
         """
         return InputChecks.check_batch(cast("InputChecks", self), actions, states, dt)
 
@@ -121,7 +113,7 @@ def _remote_method(name: str) -> Callable[..., Any]:
 
 
 class SimulatorKeeper(PlanEnvHandler):
-    """A :class:`PlanEnvHandler` that sends no gymnasium env (``gym_env``) to the caller.
+    """A :class:`PlanEnvHandler` that sends the caller no gymnasium env (``gym_env``).
 
     Unpickled there, stable-retro's env would build an emulator in the caller's process.
     """
@@ -140,10 +132,9 @@ class SimulatorKeeper(PlanEnvHandler):
 def build_local_env(
     constructor: Callable[[], PlanEnv], env_class: type[PlanEnv], context: str | None = None
 ) -> PlanEnv:
-    """Return ``constructor()``, built here or, for a ``SINGLETON`` class, in a worker.
+    """Return ``constructor()``, or for a ``SINGLETON`` class a :class:`WorkerEnv`.
 
-    The latter is a :class:`WorkerEnv`, typed as the env it answers for; ``context`` is the
-    start method of its process (None: multiprocessing's default).
+    ``context`` is the start method of its process (None: multiprocessing's default).
     """
     if not env_class.SINGLETON:
         return constructor()
