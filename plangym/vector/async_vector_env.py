@@ -1,14 +1,10 @@
 """A drop-in for gymnasium's ``AsyncVectorEnv`` on plangym's worker processes.
 
-Same constructor, same results, bit for bit. What differs is what happens when things go
-wrong: a worker that dies is replaced (its sub-env rebuilt and reset; its step reports a
-truncation and ``info["worker_restarted"]``), a sub-env's exception keeps its type and
-leaves the vector env usable, and a timeout replaces the sub-envs still busy. gymnasium's
-own is left unusable by the first two and leaves late answers in its pipes after a
-timeout. The hot path pickles nothing: actions, observations, rewards and flags go through
-shared memory, and each worker is woken by one byte.
-
-Used as gymnasium's (see :mod:`plangym.vector`), with a worker process per sub-env:
+Same constructor and results, bit for bit; unlike gymnasium's, it stays usable when a
+worker dies (it is replaced, its sub-env rebuilt and reset, its step reports a truncation
+and ``info["worker_restarted"]``), when a sub-env raises (the error keeps its type) and
+after a timeout (the sub-envs still busy are replaced). The hot path pickles nothing:
+actions and results go through shared memory, and one byte wakes each worker.
 
 >>> import gymnasium
 >>> envs = AsyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
@@ -37,9 +33,9 @@ from plangym.vectorization.process_backend import ProcessBackend
 class AsyncVectorEnv(PlanVectorEnv):
     """Each sub-env in a worker process of its own.
 
-    Takes gymnasium's ``AsyncVectorEnv`` arguments: those every :class:`PlanVectorEnv`
-    takes (here ``env_fns`` are cloudpickled, so lambdas and notebook classes work, and
-    the batch buffer ``copy=False`` returns is the shared one), and:
+    Takes gymnasium's ``AsyncVectorEnv`` arguments: those of every :class:`PlanVectorEnv`
+    (``env_fns`` are cloudpickled, so lambdas and notebook classes work; ``copy=False``
+    returns the shared batch buffer), and:
 
     Args:
         shared_memory: Pass observations through shared memory (else they are pickled);
@@ -47,9 +43,8 @@ class AsyncVectorEnv(PlanVectorEnv):
         context: A multiprocessing start method ("fork", "spawn", "forkserver"; None for
             the default).
         daemon: Start the workers as daemons (a daemon cannot start processes itself).
-        worker: Must be None. gymnasium runs a custom worker function in place of its
-            own loop; plangym's workers run plangym's loop, which a function written for
-            gymnasium's pipe protocol cannot replace (use gymnasium's class for that).
+        worker: Must be None: plangym's workers run plangym's loop, which a function
+            written for gymnasium's pipe protocol cannot replace.
         max_concurrency: At most this many sub-envs run ``reset`` or ``step`` at once
             (None: all); the others start as those finish. Other calls run on all.
     """
@@ -82,7 +77,7 @@ class AsyncVectorEnv(PlanVectorEnv):
         self.context, self.daemon = check_start_method("context", context), daemon
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         check_process_count("env_fns", len(env_fns), self.processes_per_cpu, type(self).__name__)
-        self._start_from_probe(observation_mode, self._start_workers)
+        self._start_from_probe(self._start_workers)
 
     LOG_WORKER_ERRORS = True
     processes_per_cpu = 64  # see check_process_count: a slip, not a pool, past that
@@ -99,13 +94,10 @@ class AsyncVectorEnv(PlanVectorEnv):
         try:
             # Every worker writes its sub-env's row of these arrays itself.
             outputs = BatchOutputs(single, n, backend.allocate, in_place=obs_shared)
-            layout = {"observation_space": single, "num_envs": n, "obs_shared": obs_shared}
+            layout = {"outputs": "shared", "observation_space": single, "num_envs": n}
+            layout["obs_shared"] = obs_shared
             factories = [
-                HandlerFactory(
-                    SubEnvHandler,
-                    (env_fn, index, self.autoreset_mode),
-                    {"outputs": "shared", **layout},
-                )
+                HandlerFactory(SubEnvHandler, (env_fn, index, self.autoreset_mode), layout)
                 for index, env_fn in enumerate(self.env_fns)
             ]
             backend.start(factories, self.context, self.daemon)

@@ -1,11 +1,9 @@
 """Where a vector step's observations, rewards and flags are gathered, one row per sub-env.
 
-The arrays are laid out as gymnasium lays out a batch (``create_empty_array`` of the single
-observation space): an array for a Box, Discrete, MultiDiscrete or MultiBinary space, a
-dict or tuple of them for Dict and Tuple spaces. Through shared memory a worker writes its
-sub-env's results into its row itself. Otherwise (and for spaces whose batches are not
-arrays: Text, Graph, Sequence, custom spaces) each sub-env's last observation is kept and
-the batch is built by gymnasium's ``concatenate`` when read, exactly as gymnasium does.
+The arrays are laid out as gymnasium's ``create_empty_array`` lays out a batch (a dict or
+tuple of arrays for Dict and Tuple spaces). Through shared memory a worker writes its row
+itself. Otherwise (and for spaces whose batches are not arrays: Text, Graph, Sequence,
+custom spaces) the last observations are batched by gymnasium's ``concatenate`` when read.
 
 >>> from gymnasium.spaces import Box, Dict, Discrete
 >>> space = Dict({"pos": Box(-1, 1, (2,)), "count": Discrete(5)})
@@ -27,19 +25,16 @@ from gymnasium.vector.utils import concatenate, create_empty_array
 
 from plangym.vectorization.messages import Observed, Stepped
 
-Allocate = Callable[..., np.ndarray]  # called as allocate(shape, dtype=dtype)
+Allocate = Callable[..., np.ndarray]
 ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
 
 def rows_are_arrays(space: Space) -> bool:
     """Whether a batch of ``space`` is an array, or a dict/tuple tree of arrays."""
-    if isinstance(space, ARRAY_SPACES):
-        return True
-    if isinstance(space, Dict):
-        return all(rows_are_arrays(sub) for sub in space.spaces.values())
-    if isinstance(space, Tuple):
-        return all(rows_are_arrays(sub) for sub in space.spaces)
-    return False
+    if isinstance(space, Dict | Tuple):
+        subspaces = space.spaces.values() if isinstance(space, Dict) else space.spaces
+        return all(rows_are_arrays(sub) for sub in subspaces)
+    return isinstance(space, ARRAY_SPACES)
 
 
 def write_row(tree: Any, index: int, value: Any) -> None:
@@ -60,12 +55,10 @@ class BatchOutputs:
     Args:
         space: The single observation space.
         n: Number of sub-envs.
-        allocate: Makes the arrays of rewards and flags, and of observations written in
-            place; called as ``allocate(shape, dtype=dtype)`` (default: ``np.zeros``). A
-            shared-memory allocator lets workers write their own rows.
-        in_place: Write each observation into its row as it arrives (the workers do, in
-            shared memory). Otherwise the sub-envs' last observations are kept and batched
-            by gymnasium's ``concatenate`` when read, as gymnasium's vector envs do.
+        allocate: Makes the arrays (of observations only ``in_place``), called as
+            ``allocate(shape, dtype=dtype)``; a shared-memory one lets workers write rows.
+        in_place: Write each observation into its row as it arrives; else keep the last
+            ones and batch them with gymnasium's ``concatenate`` when read.
     """
 
     def __init__(self, space: Space, n: int, allocate: Allocate = np.zeros, in_place: bool = False):
@@ -87,19 +80,13 @@ class BatchOutputs:
         else:
             self._items[index] = obs
 
-    def write_step(self, index: int, obs: Any, reward: Any, terminated: Any, truncated: Any):
-        """Put sub-env ``index``'s step results in the batch."""
-        self.write_obs(index, obs)
-        self.rewards[index] = reward
-        self.terminations[index] = terminated
-        self.truncations[index] = truncated
-
     def absorb(self, index: int, answer: Observed | Stepped | dict) -> dict:
         """Write what sub-env ``index`` answered rather than wrote itself; return its info."""
         if isinstance(answer, Stepped):
-            self.write_step(index, *answer[:4])
-            return answer.info
-        if isinstance(answer, Observed):
+            self.rewards[index] = answer.reward
+            self.terminations[index] = answer.terminated
+            self.truncations[index] = answer.truncated
+        if isinstance(answer, Observed | Stepped):
             self.write_obs(index, answer.obs)
             return answer.info
         return answer

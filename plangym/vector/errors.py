@@ -1,9 +1,7 @@
 """The errors of plangym's vector envs: gymnasium's and plangym's at once, and their log.
 
-They are :mod:`plangym.vectorization.errors`, re-exported under the names gymnasium's vector
-code catches (``VectorTimeoutError`` is a ``multiprocessing.TimeoutError``, like gymnasium's).
-:func:`log_worker_errors` logs the sub-envs' errors through ``gymnasium.logger`` before the
-first is raised, as gymnasium's ``AsyncVectorEnv`` does.
+:mod:`plangym.vectorization.errors`' errors under the names gymnasium's vector code catches
+(``VectorTimeoutError`` is a ``multiprocessing.TimeoutError``, like gymnasium's).
 """
 
 from __future__ import annotations
@@ -41,14 +39,13 @@ def worker_traceback(error: BaseException) -> str:
     >>> print(worker_traceback(ValueError("bad")), end="")
     ValueError: bad
     """
-    cause = error.__cause__
-    if isinstance(cause, RemoteTraceback):
-        return cause.text
+    if isinstance(error.__cause__, RemoteTraceback):
+        return error.__cause__.text
     return "".join(traceback.format_exception(error))
 
 
 def log_worker_errors(batch: Batch) -> None:
-    """Log each sub-env's error in ``batch`` (type, message, traceback) with ``logger.error``."""
+    """Log each sub-env's error in ``batch`` with ``logger.error``, as gymnasium does."""
     failed = batch.errors()
     for task in failed:
         assert task.error is not None  # errors() lists the tasks that have one

@@ -1,8 +1,7 @@
 """A plangym env seen as a gymnasium env: the sub-env :func:`plangym.make_vec` builds.
 
-It steps one agent step at a time with the plangym env's own autoreset off (the vector
-env decides when episodes restart), and keeps what planners need: ``get_state``,
-``set_state`` and ``step_batch`` from given states.
+Its own autoreset is off (the vector env restarts episodes); it keeps what planners need:
+``get_state``, ``set_state`` and ``step_batch`` from given states.
 
 >>> from plangym.control.classic_control import ClassicControl
 >>> env = GymPlanEnv(ClassicControl("CartPole-v1", autoreset=False))
@@ -20,16 +19,34 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
-import numpy as np
 
 if TYPE_CHECKING:
     from plangym.core import PlangymEnv
     from plangym.vectorization.env import VectorizedEnv
 
-# plangym's own info keys, left out of a vector env's infos so that they are gymnasium's:
-# the per-step bookkeeping (always 1 here), and the video games' "lifes" (plangym 0.1's
-# spelling of "lives", which stays) and "lost_life".
+# plangym's own info keys, left out so that infos are gymnasium's: the bookkeeping (always 1
+# here), and the video games' "lifes" (0.1's spelling; "lives" stays) and "lost_life".
 BOOKKEEPING_KEYS = ("n_step", "dt", "lifes", "lost_life")
+
+
+class OwnersField:
+    """A field of gymnasium's ``Env`` kept by the env :meth:`GymPlanEnv.generator_owner` names."""
+
+    def __set_name__(self, cls: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, env: Any, cls: Any = None) -> Any:
+        if env is None:
+            return self
+        owner = env.generator_owner()
+        return env.__dict__.get(self.name) if owner is env else getattr(owner, self.name)
+
+    def __set__(self, env: Any, value: Any) -> None:
+        owner = env.generator_owner()
+        if owner is env:
+            env.__dict__[self.name] = value
+        else:
+            setattr(owner, self.name, value)
 
 
 class GymPlanEnv(gymnasium.Env):
@@ -40,8 +57,9 @@ class GymPlanEnv(gymnasium.Env):
             spaces, as :func:`plangym.make` builds them.
     """
 
-    # The generator of an env that has no gymnasium env (dm_control): see generator_owner.
-    _own_generator: np.random.Generator | None = None
+    # gymnasium's np_random, np_random_seed and reset(seed=...) use these: see generator_owner.
+    _np_random = OwnersField()
+    _np_random_seed = OwnersField()
 
     def __init__(self, plan_env: PlangymEnv | VectorizedEnv):
         self.plan_env = plan_env
@@ -59,45 +77,11 @@ class GymPlanEnv(gymnasium.Env):
         The plangym env's gymnasium env (unwrapped), or this face for plangym envs that
         have none (dm_control): its generator then only records the last seed.
         """
-        gym_env = getattr(self.plan_env, "gym_env", None)
-        return gym_env.unwrapped if isinstance(gym_env, gymnasium.Env) else self
+        inner = self._inner_env()
+        return inner.unwrapped if inner is not None else self
 
-    @property
-    def np_random_seed(self) -> int:
-        """The seed of the generator the episodes draw from (-1 when unknown), as gymnasium."""
-        owner = self.generator_owner()
-        return super().np_random_seed if owner is self else owner.np_random_seed
-
-    @property
-    def np_random(self) -> np.random.Generator:
-        """The generator the episodes draw from."""
-        owner = self.generator_owner()
-        return super().np_random if owner is self else owner.np_random
-
-    @np_random.setter
-    def np_random(self, value: np.random.Generator) -> None:
-        owner = self.generator_owner()
-        if owner is self:  # what gymnasium's setter does: the seed is unknown then
-            self._np_random, self._np_random_seed = value, -1
-        else:
-            owner.np_random = value
-
-    @property
-    def _np_random(self) -> np.random.Generator | None:
-        # gymnasium's check_env reads the field itself: the owner's, as np_random.
-        owner = self.generator_owner()
-        return self._own_generator if owner is self else owner._np_random
-
-    @_np_random.setter
-    def _np_random(self, value: np.random.Generator | None) -> None:
-        owner = self.generator_owner()
-        if owner is self:
-            self._own_generator = value
-        else:
-            owner._np_random = value
-
-    # ale-py's Atari env members, which gymnasium's AtariPreprocessing (and the Atari wrappers
-    # of training scripts: noop and fire resets, episodic life) read from ``env.unwrapped``.
+    # ale-py's members, which AtariPreprocessing and training scripts' Atari wrappers (noop
+    # and fire resets, episodic life) read from ``env.unwrapped``.
     @property
     def ale(self) -> Any:
         """The emulator of a plangym Atari env (an AttributeError for other envs)."""
@@ -126,10 +110,9 @@ class GymPlanEnv(gymnasium.Env):
         return inner is not None and inner.has_wrapper_attr(name)
 
     def get_wrapper_attr(self, name: str) -> Any:
-        """Return attribute ``name``, looked for where gymnasium's sub-envs have it.
+        """Return attribute ``name``: this face's, the plangym env's, its gymnasium env's.
 
-        On this face, else on the plangym env (``frameskip``), else on its gymnasium env
-        and that env's wrappers (CartPole's ``force_mag``).
+        As ``frameskip`` (the plangym env's) or CartPole's ``force_mag`` (its gymnasium env's).
         """
         if hasattr(self, name):
             return getattr(self, name)
@@ -155,12 +138,10 @@ class GymPlanEnv(gymnasium.Env):
         return super().set_wrapper_attr(name, value, force=force)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        """Start a new episode; with a ``seed``, the first episode of that seed.
+        """Start an episode; a ``seed`` seeds all the plangym env's generators, as gymnasium.
 
-        A ``seed`` seeds every generator of the plangym env, then the episode is drawn as
-        gymnasium's ``reset(seed=seed)`` draws it: from the generator just seeded.
-        ``options`` reach an env that takes them (classic control's bounds); the others
-        ignore them, as their gymnasium envs do.
+        ``options`` reach an env that takes them (classic control's bounds); others ignore
+        them, as their gymnasium envs do.
         """
         if seed is not None and self.generator_owner() is self:
             gymnasium.Env.reset(self, seed=seed)  # records the seed: np_random_seed says it

@@ -7,6 +7,10 @@
 >>> new_states, observs, rewards, *_ = envs.step_batch([0, 1, 1], [states[0]] * 3)
 >>> len(new_states), rewards
 (3, [1.0, 1.0, 1.0])
+>>> envs.spec.id, envs.spec.kwargs["num_envs"], envs.spec.kwargs["vectorization_mode"]
+('CartPole-v1', 2, 'sync')
+>>> plangym.make_vec(envs.spec).num_envs
+2
 >>> envs.close()
 """
 
@@ -27,7 +31,9 @@ from plangym.constructor import constructor_defaults
 from plangym.core.wrappers import check_wrappers
 from plangym.registry import get_environment_class, resolve_name
 from plangym.validation import check_positive_int, check_process_count, describe
+from plangym.vector.async_vector_env import AsyncVectorEnv
 from plangym.vector.gym_plan_env import GymPlanEnv
+from plangym.vector.sync_vector_env import SyncVectorEnv
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
 
 MODES = ("sync", "async", "ray", "vector_entry_point")
@@ -37,10 +43,7 @@ ASYNC_ONLY_KWARGS = frozenset({"shared_memory", "context", "daemon", "max_concur
 def build_sub_env(
     name: str, env_kwargs: dict[str, Any], wrappers: tuple = (), plan_env: Any = None
 ) -> GymPlanEnv | gymnasium.Env:
-    """Build one sub-env: ``plangym.make(name, **env_kwargs)`` behind gymnasium's API.
-
-    ``plan_env``: that env, when it is built already.
-    """
+    """Build one sub-env: ``plangym.make(name, **env_kwargs)`` (or ``plan_env``), gymnasium's."""
     from plangym.registry import make
 
     env: gymnasium.Env = GymPlanEnv(plan_env if plan_env is not None else make(name, **env_kwargs))
@@ -52,10 +55,7 @@ def build_sub_env(
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SubEnvBuilder:
-    """Each ``env_fn`` of a :func:`make_vec` call: called, it builds one sub-env.
-
-    :meth:`probe` builds the one the vector env reads its spaces from.
-    """
+    """Each ``env_fn`` of a :func:`make_vec` call: called, it builds one sub-env."""
 
     name: str
     env_kwargs: dict[str, Any]
@@ -66,9 +66,9 @@ class SubEnvBuilder:
         return build_sub_env(self.name, self.env_kwargs, self.wrappers)
 
     def probe(self) -> GymPlanEnv | gymnasium.Env:
-        """Build a sub-env to read the spaces from.
+        """Build the sub-env the spaces are read from.
 
-        One of a ``SINGLETON`` family keeps its simulator in a worker process, so the
+        A ``SINGLETON`` family's keeps its simulator in a worker process, so that the
         caller may hold one of its own (one per process).
         """
         from plangym.registry import make
@@ -83,11 +83,10 @@ class SubEnvBuilder:
 
 
 def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
-    """Return a sub-env's spec, as ``gymnasium.make`` gives one: the id's, with its kwargs.
+    """Return a sub-env's spec as ``gymnasium.make`` gives one (None for unregistered names).
 
     Its episode limit is ``max_episode_steps`` if given, else the id's, and None once the
-    time limit is removed (wrappers such as ``TimeAwareObservation`` read it); the spec is
-    None for names gymnasium does not register.
+    time limit is removed (wrappers such as ``TimeAwareObservation`` read it).
 
     >>> spec = sub_env_spec("CartPole-v1", {"remove_time_limit": False, "autoreset": False})
     >>> spec.id, spec.max_episode_steps, spec.kwargs
@@ -98,37 +97,12 @@ def sub_env_spec(name: str, env_kwargs: dict[str, Any]) -> EnvSpec | None:
     spec = gymnasium.registry.get(name)
     if spec is None:
         return None
-    # The vector face's own switches are plangym's, not arguments of the id's env; the
-    # limit is the spec's own field, as gymnasium.make records it.
+    # plangym's switches are not the id's env's arguments; the limit is the spec's field.
     plangyms = ("autoreset", "remove_time_limit", "max_episode_steps")
     kwargs = {k: v for k, v in env_kwargs.items() if k not in plangyms}
     steps = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
     limit = None if env_kwargs.get("remove_time_limit") else steps
     return dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}, max_episode_steps=limit)
-
-
-def registered_kwargs(
-    name: str, defaults: dict[str, Any], spec: EnvSpec | None = None
-) -> dict[str, Any]:
-    """Return the kwargs gymnasium registered for ``name`` that the plangym env takes too.
-
-    ``defaults`` are the plangym env's (``{parameter: default}``); a registered value of
-    another kind (an Atari ``frameskip`` range of the v4 ids) is left out. A given ``spec``
-    is read instead of the registry.
-
-    >>> registered_kwargs("ALE/Pong-v5", {"frameskip": 5, "repeat_action_probability": 0.0})
-    {'repeat_action_probability': 0.25, 'frameskip': 4}
-    >>> registered_kwargs("Pong-v4", {"frameskip": 5}), registered_kwargs("walker-walk", {})
-    ({}, {})
-    """
-    spec = spec or gymnasium.registry.get(name)
-    if spec is None:
-        return {}
-    return {
-        key: value
-        for key, value in spec.kwargs.items()
-        if key in defaults and same_kind(value, defaults[key])
-    }
 
 
 def same_kind(value: Any, default: Any) -> bool:
@@ -149,12 +123,15 @@ def sub_env_kwargs(
 ) -> dict[str, Any]:
     """Return the kwargs each sub-env of ``make_vec(name, **env_kwargs)`` is built with.
 
-    gymnasium's dynamics unless the caller says otherwise: the kwargs the id was
-    registered with (frameskip, sticky actions, ...) and its episode time limit; the
-    plangym env's own autoreset is off (the vector env resets its sub-envs).
+    gymnasium's dynamics unless the caller says otherwise: the kwargs the id registers (or
+    ``spec`` holds) that the plangym env takes, if of the same kind (not the v4 ids'
+    ``frameskip`` range), and its time limit; the plangym env's own autoreset is off.
 
-    >>> sub_env_kwargs("ALE/Pong-v5", {"frameskip": 2})["frameskip"]
-    2
+    >>> kwargs = sub_env_kwargs("ALE/Pong-v5", {"frameskip": 2})
+    >>> kwargs["frameskip"], kwargs["repeat_action_probability"]
+    (2, 0.25)
+    >>> "frameskip" in sub_env_kwargs("Pong-v4", {}), sub_env_kwargs("walker-walk", {})
+    (False, {'autoreset': False, 'remove_time_limit': False})
     >>> sorted(sub_env_kwargs("CartPole-v1", {}).items())
     [('autoreset', False), ('remove_time_limit', False)]
     """
@@ -165,7 +142,13 @@ def sub_env_kwargs(
         )
     _, env_class = get_environment_class(name, state=env_kwargs.get("state"))
     defaults = constructor_defaults(env_class)
-    kwargs = {**registered_kwargs(name, defaults, spec), **env_kwargs, "autoreset": False}
+    spec = spec or gymnasium.registry.get(name)
+    registered = {
+        key: value
+        for key, value in (spec.kwargs if spec is not None else {}).items()
+        if key in defaults and same_kind(value, defaults[key])
+    }
+    kwargs = {**registered, **env_kwargs, "autoreset": False}
     if "remove_time_limit" in defaults:
         kwargs.setdefault("remove_time_limit", False)
     return kwargs
@@ -195,14 +178,13 @@ def make_vec(
         id: An environment name, as for :func:`plangym.make` (``name=`` works too), or a
             gymnasium ``EnvSpec`` (its id, with its kwargs in place of the registered ones).
         num_envs: Number of sub-envs.
-        vectorization_mode: "sync" (this process), "async" (one worker process per
-            sub-env), "ray" (one Ray actor per sub-env; the ``ray`` extra) or
-            "vector_entry_point" (the classic control tasks with kernels: every sub-env
-            in one NumPy pass, see ``plangym.control.classic_control.vector_env``); a
-            ``gymnasium.VectorizeMode`` works too. None, as gymnasium's default: the
-            vector entry point for a task that has one (unless ``wrappers`` or
-            ``vector_kwargs`` are given, or the settings leave the task without a
-            kernel), else "sync" ("async" for ``vector_kwargs`` only it takes).
+        vectorization_mode: "sync" (this process), "async" (a worker process per sub-env),
+            "ray" (a Ray actor per sub-env; the ``ray`` extra), "vector_entry_point" (the
+            classic control kernels: every sub-env in one NumPy pass), or a
+            ``gymnasium.VectorizeMode``. None, gymnasium's default: the vector entry point
+            if the task has one (unless ``wrappers``, ``vector_kwargs`` other than ``copy``
+            or settings without a kernel are given), else "sync" ("async" for
+            ``vector_kwargs`` only it takes).
         vector_kwargs: Passed to the vector env class (e.g. ``copy``, ``context``,
             ``autoreset_mode`` as gymnasium passes it; only ``copy`` for the vector entry
             point).
@@ -230,7 +212,7 @@ def make_vec(
         vector_kwargs = spec.kwargs.pop("vector_kwargs", vector_kwargs)
         wrappers = spec.kwargs.pop("wrappers", wrappers)
     num_envs = check_positive_int("num_envs", num_envs)
-    mode_name = check_mode(vectorization_mode) if vectorization_mode is not None else None
+    mode_name = check_mode(vectorization_mode)
     if vector_kwargs is not None and not isinstance(vector_kwargs, Mapping):
         raise TypeError(
             f"vector_kwargs: expected None or a dict, received {describe(vector_kwargs)}"
@@ -249,13 +231,17 @@ def make_vec(
     )
     if autoreset_mode is not None:
         given_vector_kwargs["autoreset_mode"] = autoreset_mode
-    arguments = {
-        "num_envs": num_envs,
-        "vectorization_mode": built_in,
-        "vector_kwargs": given_vector_kwargs,
-        "wrappers": wrappers,
-    }
-    envs.spec = vector_spec(spec or gymnasium.registry.get(name), env_kwargs, arguments)
+    envs.spec = None  # for names gymnasium does not register (dm_control, plangym's own)
+    registered = spec or gymnasium.registry.get(name)
+    if registered is not None:  # gymnasium.make_vec's: make_vec(envs.spec) builds it again
+        arguments: dict[str, Any] = {"num_envs": num_envs} if num_envs != 1 else {}
+        arguments["vectorization_mode"] = built_in
+        for key, value in (("vector_kwargs", given_vector_kwargs), ("wrappers", wrappers)):
+            if value:
+                arguments[key] = value
+        vector_spec = copy.copy(registered)
+        vector_spec.kwargs = {**registered.kwargs, **env_kwargs, **arguments}
+        envs.spec = vector_spec
     return envs
 
 
@@ -278,57 +264,24 @@ def build_vector_env(
             return envs, "vector_entry_point"
         # Keywords only AsyncVectorEnv takes choose it: SyncVectorEnv would refuse them.
         mode_name = "async" if set(vector_kwargs) & ASYNC_ONLY_KWARGS else "sync"
-    env_fns = [SubEnvBuilder(name, kwargs, wrappers)] * num_envs
-    if mode_name == "sync":
-        from plangym.vector.sync_vector_env import SyncVectorEnv
-
-        return SyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
+    vector_class: Callable[..., PlanVectorEnv] = SyncVectorEnv
     if mode_name == "async":
-        from plangym.vector.async_vector_env import AsyncVectorEnv
-
+        vector_class = AsyncVectorEnv
         check_process_count(
             "num_envs", num_envs, AsyncVectorEnv.processes_per_cpu, "AsyncVectorEnv"
         )
-        return AsyncVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
-    from plangym.vector.ray_vector_env import RayVectorEnv
+    elif mode_name == "ray":
+        from plangym.vector.ray_vector_env import RayVectorEnv
 
-    return RayVectorEnv(env_fns, autoreset_mode=mode, **vector_kwargs), "ray"
-
-
-def vector_spec(
-    registered: EnvSpec | None, env_kwargs: dict[str, Any], arguments: dict[str, Any]
-) -> EnvSpec | None:
-    """Return the spec ``gymnasium.make_vec`` gives its vector env, for plangym's.
-
-    The id's spec with the env kwargs of the call, the vector arguments that differ from
-    the defaults (``num_envs``, ``vector_kwargs``, ``wrappers``) and the mode the env was
-    built in (``vectorization_mode``), so that ``make_vec(envs.spec)`` builds it again.
-    None for a name gymnasium does not register (dm_control tasks, plangym's own ids).
-
-    >>> import plangym
-    >>> envs = plangym.make_vec("CartPole-v1", 2, vectorization_mode="sync")
-    >>> envs.spec.id, envs.spec.kwargs["num_envs"], envs.spec.kwargs["vectorization_mode"]
-    ('CartPole-v1', 2, 'sync')
-    >>> plangym.make_vec(envs.spec).num_envs
-    2
-    """
-    if registered is None:
-        return None
-    spec = copy.copy(registered)
-    spec.kwargs = {**registered.kwargs, **env_kwargs}
-    if arguments["num_envs"] != 1:
-        spec.kwargs["num_envs"] = arguments["num_envs"]
-    spec.kwargs["vectorization_mode"] = arguments["vectorization_mode"]
-    for key in ("vector_kwargs", "wrappers"):
-        if arguments[key]:
-            spec.kwargs[key] = arguments[key]
-    return spec
+        vector_class = RayVectorEnv
+    env_fns = [SubEnvBuilder(name, kwargs, wrappers)] * num_envs
+    return vector_class(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
 
 
-def check_mode(mode: Any) -> str:
-    """Return the name of a vectorization mode (None: gymnasium's default, "sync")."""
-    value = "sync" if mode is None else mode.value if isinstance(mode, VectorizeMode) else mode
-    if value not in MODES:
+def check_mode(mode: Any) -> str | None:
+    """Return the name of a vectorization mode (None: gymnasium's default rule)."""
+    value = mode.value if isinstance(mode, VectorizeMode) else mode
+    if value is not None and value not in MODES:
         raise ValueError(
             f"vectorization_mode: expected one of {', '.join(map(repr, MODES))}, got {mode!r}"
         )

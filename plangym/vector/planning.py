@@ -1,12 +1,10 @@
 """What planners need of a vector env: its sub-envs' exact states, and ``step_batch``.
 
-States are checked before anything is sent, as ``ParallelEnv`` checks them: a bad state
-changes no sub-env, whichever it was meant for, and its error has ``ParallelEnv``'s words
-(``states[5]: expected a CartPole-v1 state ...``). A plangym env of the sub-envs' kind
-checks them in this process: the env gymnasium's vector envs build to read the spaces,
-kept for it (sub-env 0 itself in the sync mode). A ``SINGLETON`` env (one emulator per
-process) or one that renders to a window is not kept: sub-env 0's worker checks the
-states then, so the caller holds no emulator and shows no extra window.
+States are checked first, as ``ParallelEnv`` checks them: a bad state changes no sub-env,
+and its error has ``ParallelEnv``'s words. They are checked in this process by the env
+built to read the spaces, kept for it (sub-env 0 itself in the sync mode), unless it is
+``SINGLETON`` (one emulator per process) or renders to a window: sub-env 0's worker checks
+them then, so the caller holds no emulator and shows no extra window.
 
 >>> import plangym
 >>> envs = plangym.make_vec("CartPole-v1", num_envs=2, vectorization_mode="async")
@@ -23,10 +21,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import gymnasium
 import numpy as np
 from gymnasium.spaces import Space
 
@@ -34,42 +31,28 @@ from plangym.validation import (
     check_flag,
     check_indices,
     check_return_state,
-    check_seed,
-    check_seeds,
     check_space_batch,
+    describe,
 )
-from plangym.validation.values import describe
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
-from plangym.vectorization.calls import OnCrash
 from plangym.vectorization.env import columns_of
-from plangym.vectorization.lifecycle import one_thread_at_a_time
+from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState
-from plangym.vectorization.scheduler import Scheduler
-
-
-def local_checker(probe: gymnasium.Env) -> GymPlanEnv | None:
-    """Return the plangym env that may check states in this process, if ``probe`` is one."""
-    face = probe.unwrapped
-    # Not kept: one emulator per process (SINGLETON), or a window left open on the screen.
-    if isinstance(face, GymPlanEnv) and not face.plan_env.SINGLETON:
-        return face if face.render_mode != "human" else None
-    return None
+from plangym.vectorization.scheduler import OnCrash, Scheduler
 
 
 class VectorPlanning:
-    """The planning calls of :class:`~plangym.vector.vector_env.PlanVectorEnv`.
+    """The planning calls of :class:`~plangym.vector.vector_env.PlanVectorEnv` (its mixin)."""
 
-    Needs the vector env's ``call_state``, ``num_envs``, ``single_action_space``,
-    ``checks_actions`` (its sub-envs are plangym envs), ``_ended``, ``_started``,
-    ``_run_now`` and ``_to_all``; ``_checker`` is the env that checks states here.
-    """
-
-    _checker: GymPlanEnv | None = None
+    _checker: GymPlanEnv | None = None  # the plangym env that checks states here, if any
+    call_state: CallState
     checks_actions: bool
     num_envs: int
     single_action_space: Space
-    _ended: Any
+    _ended: np.ndarray
+    _run_now: Callable[[dict[int, Any], str], list]
+    _to_all: Callable[[Any], dict[int, Any]]
 
     if TYPE_CHECKING:  # PlanVectorEnv's
 
@@ -78,16 +61,11 @@ class VectorPlanning:
             """The scheduler of the sub-envs' workers."""
             ...
 
-    def _checked_seeds(self, seed: Any) -> list[int | None]:
-        """One seed per sub-env, each as the plangym env here takes it (dm_control: < 2**32)."""
-        check_one = self._checker.plan_env.check_seed if self._checker is not None else check_seed
-        return check_seeds(seed, self.num_envs, check_one)
-
     @one_thread_at_a_time
     def get_states(self) -> list:
         """Return the exact state of every sub-env (see :func:`plangym.make_vec`)."""
-        self.call_state.check_idle("get_states")  # type: ignore[attr-defined]
-        return self._run_now(self._to_all(GetState()), "get_state")  # type: ignore[attr-defined]
+        self.call_state.check_idle("get_states")
+        return self._run_now(self._to_all(GetState()), "get_state")
 
     @one_thread_at_a_time
     def set_states(self, states: Sequence, indices: Sequence[int] | None = None) -> None:
@@ -96,14 +74,14 @@ class VectorPlanning:
         Every state is checked first: a bad one raises and no sub-env changes. The restored
         sub-envs go on from there: their next step steps from the state.
         """
-        self.call_state.check_idle("set_states")  # type: ignore[attr-defined]
+        self.call_state.check_idle("set_states")
         stacked = isinstance(states, np.ndarray) and states.ndim >= 1  # np.stack(states)
         if not (stacked or isinstance(states, Sequence)) or isinstance(states, str | bytes):
             raise TypeError(f"states: expected a list of states, received {describe(states)}")
         indices = check_indices(indices, len(states), self.num_envs)
         states = self._checked("checked_states", list(states))
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
-        self._run_now(requests, "set_state")  # type: ignore[attr-defined]
+        self._run_now(requests, "set_state")
         self._ended[indices] = False
 
     @one_thread_at_a_time
@@ -124,7 +102,7 @@ class VectorPlanning:
         """
         want_state = check_return_state(return_state) is not False  # None: states passed
         arrays = check_flag("arrays", arrays)
-        self.call_state.check_idle("step_batch")  # type: ignore[attr-defined]
+        self.call_state.check_idle("step_batch")
         if self.checks_actions:
             checked = self._checked("check_batch", actions, states, dt)
         else:  # not plangym envs: their workers say they have no states
@@ -134,7 +112,7 @@ class VectorPlanning:
         return columns.as_arrays() if arrays else columns.as_lists()
 
     def _checked(self, name: str, *args: Any) -> Any:
-        """Return what the sub-envs' plangym env's ``name(*args)`` returns: checked inputs.
+        """Return the sub-envs' plangym env's ``name(*args)``: checked inputs.
 
         Asked here, or of sub-env 0's worker when no plangym env can be kept here.
         """
@@ -144,5 +122,4 @@ class VectorPlanning:
             return args[0]
         # Bad input, not a worker's failure: raised without gymnasium's worker-error log. A
         # check changes nothing, so a worker that died under it is replaced and asked again.
-        request = {0: Call(name, args)}
-        return self._started.broadcast(request, "state check", OnCrash.RERUN)[0]
+        return self._started.broadcast({0: Call(name, args)}, "state check", OnCrash.RERUN)[0]

@@ -44,7 +44,7 @@ class RayVectorEnv(PlanVectorEnv):
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         self._actor_options = checked_actor_options(actor_options)
         self._ray = connect(address)
-        self._start_from_probe(observation_mode, self._start_actors)
+        self._start_from_probe(self._start_actors)
 
     LOG_WORKER_ERRORS = True
 

@@ -31,7 +31,7 @@ def autoreset_mode_of(value: str | AutoresetMode) -> AutoresetMode:
 
 
 def observation_spaces(
-    observation_mode: str | tuple, first: gymnasium.Env, env_fns: Sequence[Callable], n: int
+    observation_mode: str | tuple, first: gymnasium.Env, env_fns: Sequence[Callable]
 ) -> tuple[Space, Space]:
     """``(single, batched)`` observation spaces for ``observation_mode``, as gymnasium."""
     if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
@@ -43,7 +43,7 @@ def observation_spaces(
             )
         return single, batched
     if observation_mode == "same":
-        return first.observation_space, batch_space(first.observation_space, n)
+        return first.observation_space, batch_space(first.observation_space, len(env_fns))
     if observation_mode == "different":
         spaces = [first.observation_space] + [fn().observation_space for fn in env_fns[1:]]
         return spaces[0], batch_differing_spaces(spaces)
@@ -53,12 +53,11 @@ def observation_spaces(
     )
 
 
-def space_mismatch(envs: Any, answers: list[tuple[Any, Any]], observation_mode: Any) -> str:
+def space_mismatch(envs: Any, answers: list[tuple[Any, Any]]) -> str:
     """Say what is wrong with the sub-envs' spaces (``CheckSpaces`` answers), or ``""``.
 
-    Each answer holds a sub-env's observation and action spaces where they differ from the
-    vector env's, else None. The words are gymnasium's ``SyncVectorEnv``'s, which name both
-    spaces, with the sub-env's index added.
+    An answer holds a sub-env's observation and action spaces where they differ from the
+    vector env's, else None. The words are gymnasium's ``SyncVectorEnv``'s, plus the index.
     """
     name = type(envs).__name__
     for index, (observation_space, _) in enumerate(answers):
@@ -66,7 +65,7 @@ def space_mismatch(envs: Any, answers: list[tuple[Any, Any]], observation_mode: 
             continue
         single = f"single_observation_space={envs.single_observation_space}"
         theirs = f"sub-environment observation_space={observation_space} (sub-env {index})"
-        if observation_mode == "same":
+        if envs.observation_mode == "same":
             return (
                 f"{name}(..., observation_mode='same') however the sub-environments "
                 f"observation spaces are not equivalent. {single}, {theirs}. If this is "
@@ -88,10 +87,7 @@ def space_mismatch(envs: Any, answers: list[tuple[Any, Any]], observation_mode: 
 
 
 def unshareable_space(space: Space) -> Space | None:
-    """Return the first space in ``space`` that gymnasium's shared memory has no layout for.
-
-    That is a custom ``Space`` subclass (gymnasium raises ``CustomSpaceError`` for it),
-    found inside Dict, Tuple and OneOf spaces too.
+    """Return the first (custom) space in ``space`` that gymnasium's shared memory cannot hold.
 
     >>> from gymnasium.spaces import Box
     >>> class Custom(Space):
@@ -108,11 +104,8 @@ def unshareable_space(space: Space) -> Space | None:
         children = space.spaces.values()
     elif isinstance(space, Tuple | OneOf):
         children = space.spaces
-    for child in children:
-        found = unshareable_space(child)
-        if found is not None:
-            return found
-    return None
+    found = (unshareable_space(child) for child in children)
+    return next((space for space in found if space is not None), None)
 
 
 def check_shared_memory(space: Space) -> None:

@@ -1,15 +1,10 @@
-"""One sub-env of a vector env, the autoreset rule it steps under, and its handler.
+"""One sub-env of a vector env under gymnasium's autoreset rules, and its handler.
 
-:class:`SubEnv` is one gymnasium env and its episode; :class:`SubEnvHandler` answers the
-vector env's requests (:mod:`plangym.vectorization.messages`) with it, wherever its worker
-runs: in the caller, in a worker process or on a Ray actor. The autoreset rules are
-gymnasium's (https://farama.org/Vector-Autoreset-Mode):
-
-* ``NEXT_STEP``: the step after an episode ends resets the env instead, with reward 0 and
-  no termination or truncation; the action is ignored;
-* ``SAME_STEP``: the step that ends an episode resets the env at once; its info holds the
-  episode's ``final_obs`` and ``final_info`` next to the reset's info;
-* ``DISABLED``: nothing is reset; the caller resets ended sub-envs itself.
+:class:`SubEnvHandler` answers the vector env's requests with a :class:`SubEnv` wherever
+its worker runs (the caller, a process, a Ray actor). The rules
+(https://farama.org/Vector-Autoreset-Mode): ``NEXT_STEP`` resets on the step after an
+episode ends (reward 0, no flags, the action ignored); ``SAME_STEP`` resets in the step
+that ends it (its info holds ``final_obs`` and ``final_info``); ``DISABLED`` never resets.
 """
 
 from __future__ import annotations
@@ -46,12 +41,7 @@ RESERVED_CALLS = frozenset({"reset", "step", "close"})
 
 
 class SubEnv:
-    """A gymnasium env and what the vector env needs to know of its episode.
-
-    Args:
-        env: The sub-env.
-        autoreset_mode: The vector env's autoreset mode.
-    """
+    """A gymnasium env and what the vector env needs to know of its episode."""
 
     def __init__(self, env: gymnasium.Env, autoreset_mode: AutoresetMode):
         self.env = env
@@ -89,10 +79,9 @@ class SubEnv:
     def restarted(self, report: bool = False) -> tuple[Any, dict]:
         """Reset a sub-env rebuilt after its worker died; a step reports a truncation.
 
-        The vector env reports the step the worker died in. After any other call
-        (``report``), the next step does not step: it returns the reset observation,
-        truncated, with ``info["worker_restarted"]``. Either way, under NEXT_STEP the step
-        after the truncation starts a new episode, as after any truncation.
+        The step the worker died in reports it itself; after another call (``report``), the
+        next step only returns the reset observation, truncated, with
+        ``info["worker_restarted"]``. Under NEXT_STEP the step after that starts an episode.
         """
         obs, info = self.reset()
         if report:
@@ -112,10 +101,7 @@ class SubEnv:
         return attribute(*args, **kwargs) if callable(attribute) else attribute
 
     def check_spaces(self, command: CheckSpaces) -> tuple[Any, Any]:
-        """Return the sub-env's observation and action spaces where they differ, else Nones.
-
-        Compared with the vector env's; the caller's error names the spaces that differ.
-        """
+        """Return the sub-env's spaces where they differ from the vector env's, else Nones."""
         observation_space, action_space = self.env.observation_space, self.env.action_space
         if command.observation_mode == "same":
             same_obs = command.observation_space == observation_space
@@ -135,10 +121,7 @@ class SubEnv:
             ) from None
 
     def step_chunk(self, request: StepChunk, buffers: AttachedOutputs) -> Any:
-        """Step a chunk of ``step_batch`` from its states, then restore the sub-env's own.
-
-        The sub-env's episode goes on undisturbed.
-        """
+        """Step a chunk of ``step_batch``, then restore the sub-env's state: its episode goes on."""
         plan_env = self.plan_env()
         own_state = plan_env.get_state()
         try:
@@ -148,20 +131,12 @@ class SubEnv:
 
 
 class SubEnvHandler(Handler):
-    """Serves one sub-env in its worker: the requests a vector env sends.
+    """Serves one sub-env (built by ``env_fn``, row ``index`` of the batch) in its worker.
 
-    Args:
-        env_fn: Builds the sub-env.
-        index: Its row in the batch.
-        autoreset_mode: The vector env's autoreset mode.
-        buffers: The caller's shared buffers, as this worker maps them.
-        outputs: Where results go: the caller's own :class:`BatchOutputs` (the worker is
-            the caller), ``"shared"`` (the batch arrays in ``buffers``, laid out as
-            ``BatchOutputs(observation_space, num_envs, in_place=obs_shared)``), or None
-            (every result travels in the answer).
-        observation_space: The single observation space (with ``"shared"``).
-        num_envs: Number of sub-envs (with ``"shared"``).
-        obs_shared: Whether observations go to the shared rows too (with ``"shared"``).
+    ``outputs``: where results go: the caller's own :class:`BatchOutputs` (the worker is the
+    caller), ``"shared"`` (the batch arrays in ``buffers``, laid out as
+    ``BatchOutputs(observation_space, num_envs, in_place=obs_shared)``), or None (every
+    result travels in the answer).
     """
 
     def __init__(
@@ -194,11 +169,9 @@ class SubEnvHandler(Handler):
             arrays = self.buffers.arrays
             fields = [key for key in arrays if key.startswith("batch:")]
             specs = iter(sorted(fields, key=lambda key: int(key.split(":")[1])))
-
-            def mapped(shape: tuple, dtype: Any) -> np.ndarray:
-                return arrays[next(specs)]
-
-            self._outputs = BatchOutputs(space, num_envs, mapped, in_place=obs_shared)
+            # Allocated by the caller already: each array is the next of its fields.
+            allocated = lambda shape, dtype: arrays[next(specs)]  # noqa: E731
+            self._outputs = BatchOutputs(space, num_envs, allocated, in_place=obs_shared)
         return self._outputs
 
     def handle(self, body: Any) -> Any:
@@ -234,9 +207,7 @@ class SubEnvHandler(Handler):
 
     def stepped(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
         """Return a step's answer; what fits the outputs is written there instead."""
-        outputs = self._outputs
-        if isinstance(outputs, str):
-            outputs = self.outputs()
+        outputs = self.outputs() if isinstance(self._outputs, str) else self._outputs
         if outputs is None:
             return Stepped(obs, reward, terminated, truncated, info)
         index = self.index

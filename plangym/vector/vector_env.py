@@ -17,6 +17,8 @@ from gymnasium.vector.utils import batch_space
 
 from plangym.validation import (
     check_reset_mask,
+    check_seed,
+    check_seeds,
     check_timeout,
     check_values_per_env,
     check_vector_actions,
@@ -24,7 +26,7 @@ from plangym.validation import (
 from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.errors import log_worker_errors
 from plangym.vector.gym_plan_env import GymPlanEnv
-from plangym.vector.planning import VectorPlanning, local_checker
+from plangym.vector.planning import VectorPlanning
 from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_mismatch
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.errors import SubEnvCrashedError
@@ -71,30 +73,22 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         observation_mode: str | tuple,
         autoreset_mode: str | AutoresetMode,
     ) -> None:
-        """Keep the arguments every vector env takes, checked."""
         self.env_fns, self.copy, self.observation_mode = env_fns, copy, observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         self.call_state = CallState(type(self).__name__)
         if len(env_fns) == 0:
             raise ValueError("env_fns: expected at least one env constructor, got none")
 
-    def _start_from_probe(
-        self, observation_mode: str | tuple, build: Callable[[Space], tuple[Backend, Any]]
-    ) -> None:
-        """Read spaces off a throwaway env, as gymnasium does; start on ``build(single)``.
-
-        An env_fn with a ``probe`` method (``make_vec``'s) builds that env with it.
-        """
+    def _start_from_probe(self, build: Callable[[Space], tuple[Backend, Any]]) -> None:
+        """Read spaces off a throwaway env (``env_fn.probe()`` if any); start on ``build``."""
         probe = getattr(self.env_fns[0], "probe", self.env_fns[0])()
         try:
-            single, batched = observation_spaces(
-                observation_mode, probe, self.env_fns, len(self.env_fns)
-            )
+            single, batched = observation_spaces(self.observation_mode, probe, self.env_fns)
             backend, outputs = build(single)
             self._start(backend, outputs, probe, single, batched)
             self._kept_probe = probe if self._checker is not None else None
         finally:
-            if self._kept_probe is not probe:  # else it checks states (see planning.py)
+            if self._kept_probe is not probe:  # else it checks states
                 probe.close()
 
     def _start(
@@ -112,14 +106,16 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             self.single_action_space = probe.action_space
             # plangym envs refuse actions outside their space: a batch is refused whole,
             # before any sub-env steps. Other envs get their actions as gymnasium hands them.
-            self.checks_actions = isinstance(probe.unwrapped, GymPlanEnv)
-            self._checker = local_checker(probe)
+            face = probe.unwrapped
+            self.checks_actions = isinstance(face, GymPlanEnv)
+            # It checks states here, unless it is one emulator per process or shows a window.
+            if isinstance(face, GymPlanEnv) and not face.plan_env.SINGLETON:
+                self._checker = face if face.render_mode != "human" else None
             self.action_space = batch_space(self.single_action_space, self.num_envs)
             self.single_observation_space, self.observation_space = single, batched
             self._ended = np.zeros(self.num_envs, dtype=np.bool_)  # episodes not reset yet
             check = CheckSpaces(self.observation_mode, single, self.single_action_space)
-            answers = self._run_now(self._to_all(check), "check_spaces")
-            problem = space_mismatch(self, answers, self.observation_mode)
+            problem = space_mismatch(self, self._run_now(self._to_all(check), "check_spaces"))
             if problem:
                 raise RuntimeError(problem)
         except BaseException:
@@ -128,7 +124,6 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
 
     @property
     def _started(self) -> Scheduler:
-        """The scheduler of the sub-envs' workers (set by :meth:`_start`)."""
         assert self._scheduler is not None, "the vector env was not started"
         return self._scheduler
 
@@ -168,7 +163,9 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def reset_async(self, seed: Any = None, options: dict | None = None) -> None:
         """Send the resets; collect them with :meth:`reset_wait`."""
         self.call_state.check_running()
-        seeds = self._checked_seeds(seed)
+        # Each seed as the plangym env here takes it (dm_control's: < 2**32).
+        check_one = self._checker.plan_env.check_seed if self._checker is not None else check_seed
+        seeds = check_seeds(seed, self.num_envs, check_one)
         self.call_state.check_idle("reset_async")
         mask, options = check_reset_mask(options, self.num_envs)
         requests = {
@@ -212,7 +209,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             )
         if isinstance(actions, np.ndarray) and self._backend.stage_actions(actions):
             # Step(): its action waits in the shared action buffer.
-            requests = dict.fromkeys(range(self.num_envs), Step())
+            requests = self._to_all(Step())
         else:
             requests = {i: Step(item) for i, item in enumerate(items)}
         self.call_state.start("step", self._send(requests, "step", OnCrash.REPORT))
@@ -230,7 +227,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             if task.error is None:
                 worker, info = task.worker, task.result
                 if type(info) is not dict:  # answered, not written in place
-                    info = self.outputs.absorb(worker, info)
+                    info = outputs.absorb(worker, info)
                 if task.restarted:  # its episode was cut short: a truncation
                     outputs.rewards[worker] = 0.0
                     outputs.terminations[worker] = np.False_
@@ -297,7 +294,6 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         return [task.result for task in batch.tasks]
 
     def _raise_errors(self, batch: Batch) -> None:
-        """Raise the first error of ``batch`` (logged first, with :attr:`LOG_WORKER_ERRORS`)."""
         if self.LOG_WORKER_ERRORS:
             log_worker_errors(batch)
         self._started.raise_first(batch)
