@@ -49,10 +49,13 @@ def log_worker_errors(batch: Batch) -> None:
     failed = batch.errors()
     for task in failed:
         assert task.error is not None  # errors() lists the tasks that have one
+        # A dead worker has no traceback of its own: the error says what was lost.
+        died = isinstance(task.error, SubEnvCrashedError)
+        fate = "its worker died: the sub-env was rebuilt, reset" if died else "the sub-env is kept"
         logger.error(
             f"Received the following error from Worker-{task.worker} during {batch.label} "
-            "(the sub-env is kept and stays usable):"
+            f"({fate} and stays usable):"
         )
-        logger.error(worker_traceback(task.error))
+        logger.error(f"{task.error}\n" if died else worker_traceback(task.error))
     if failed:
         logger.error(f"Raising the error of Worker-{failed[0].worker} in the main process.")

@@ -56,7 +56,7 @@ class Task:
         what = self.describe(unit)
         if batch.on_crash is OnCrash.RERUN:
             consequence = (
-                f"{what} killed the worker on each of {reruns + 1} runs "
+                f"the worker running {what} died on each of {reruns + 1} runs "
                 f"(re-run {reruns} times), so the call was given up"
             )
         elif self.stop > self.start:

@@ -392,6 +392,17 @@ def test_a_call_whose_worker_died_raises_and_the_env_goes_on(lock, how):
         lock.step()
 
 
+def test_the_log_of_a_call_whose_worker_died_says_the_sub_env_was_rebuilt(lock, recwarn):
+    """gymnasium's error log (AsyncVectorEnv's, as warnings) must not say it was kept."""
+    lock.step()
+    kill_worker(lock.ours, 2)
+    with pytest.raises(SubEnvCrashedError):
+        lock.ours.call("pid")
+    log = "\n".join(str(warning.message) for warning in recwarn)
+    assert "Worker-2 during call (its worker died: the sub-env was rebuilt, reset and" in log
+    assert "is kept" not in log and "Traceback" not in log
+
+
 @pytest.mark.parametrize("mode", [NEXT_STEP, SAME_STEP], ids=lambda mode: mode.name)
 @pytest.mark.parametrize("how", ["call", "get_attr"])
 def test_the_next_step_reports_a_restart_that_happened_in_a_call(make_lockstep, how, mode):

@@ -338,7 +338,9 @@ def test_a_chunk_killing_its_worker_every_time_is_rerun_max_reruns_times():
     backend = FakeBackend(2, chunk_faults={250: ["die"] * (MAX_RERUNS + 5)})
     scheduler = Scheduler(backend, chunks_per_worker=4)
 
-    with pytest.raises(WorkerCrashedError, match=r"elements 250\.\.374 killed") as caught:
+    with pytest.raises(
+        WorkerCrashedError, match=r"the worker running elements 250\.\.374 died"
+    ) as caught:
         scheduler.run(make_inputs(1000))
 
     assert plan_chunks(1000, 2, has_states=True, chunks_per_worker=4)[2] == (250, 375)
@@ -712,7 +714,7 @@ def test_a_chunk_given_up_by_a_nested_recovery_is_not_sent_after_the_call():
     backend = FakeBackend(2, faults)
     scheduler = Scheduler(backend, chunks_per_worker=4, queue_depth=depth_of(2))
 
-    with pytest.raises(WorkerCrashedError, match=r"elements 0\.\.124 killed"):
+    with pytest.raises(WorkerCrashedError, match=r"running elements 0\.\.124 died"):
         scheduler.run(make_inputs(1000))
 
     assert backend.idle(), f"left running after the call: {backend.queues[0]}"
