@@ -1,8 +1,7 @@
 """What a kind of worker must offer the scheduler: the :class:`Backend` protocol.
 
 The scheduler decides what each worker runs and when; a backend only moves a request
-(:mod:`plangym.vectorization.messages`) to a worker and its answer back. A worker runs its
-tickets in the order they were submitted.
+(:mod:`plangym.vectorization.messages`) to a worker and its answer back, in order.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ STALE = object()
 class BatchInputs:
     """A checked batch: one action, state (or none) and dt per element.
 
-    ``copy_observs``: False lets the observations be views of the backend's shared
-    buffers, valid until its next batch (``step_batch(..., copy=False)``).
+    ``copy_observs=False``: observations may be views valid until the next batch.
     """
 
     actions: Sequence | np.ndarray
@@ -43,8 +41,8 @@ class BatchInputs:
 class ChunkResult:
     """A chunk's result columns, and the seconds its worker spent computing them.
 
-    ``shared_observs``: the observations column is rows of a shared buffer (an array the
-    next batch overwrites), which the scheduler copies unless the batch says not to.
+    ``shared_observs``: the observations are rows of a shared buffer the next batch
+    overwrites (the scheduler copies them unless the batch says not to).
     """
 
     columns: list
@@ -70,8 +68,7 @@ def packed_result(answer: Any, request: Any) -> Any:
 class Backend(ABC):
     """The workers of a vectorized env, as the scheduler uses them."""
 
-    # close() has begun (maybe in another thread, to end a call that hangs): a call still
-    # waiting finds its workers gone and ends, replacing none.
+    # close() has begun (maybe in another thread): a waiting call ends, replacing none.
     closing = False
 
     if TYPE_CHECKING:  # read only: an attribute of some backends, a property of others
@@ -120,8 +117,7 @@ class Backend(ABC):
     def abandon(self, workers: list[int]) -> None:
         """Forget the tickets of a call given up on (Ctrl-C) that ``workers`` still run.
 
-        By default they are restarted: a worker left running would write results where
-        the next call's go.
+        By default they are restarted: a worker left running would write the next call's.
         """
         for worker in workers:
             self.restart(worker)

@@ -1,7 +1,6 @@
 """What one call on the workers is: its tasks, their policy on a crash, their results.
 
-The :class:`~plangym.vectorization.scheduler.Scheduler` sends, gathers and recovers the
-tasks of a :class:`Batch`; these records only say what a call holds.
+The :class:`~plangym.vectorization.scheduler.Scheduler` runs them; these are records.
 
 >>> batch = Batch([Task("a", 0, 2), Task("b", 2, 3)], "step_batch", OnCrash.RERUN)
 >>> [task.describe("worker") for task in batch.tasks], batch.in_flight()

@@ -1,9 +1,8 @@
 """How a batch is cut into contiguous chunks, one request each.
 
-By default each worker gets one chunk, an equal share: more, handed out as workers free
-up, let a slowed worker take fewer, but each costs a round trip. On the 2-core VM
-(``benchmarks/parallel.py``'s W1, 256 MsPacman states) one chunk per worker ran at
-0.91-0.92 of the raw limit, four at 0.89-0.90; in batches of 32, 0.85 against 0.78-0.80.
+By default each worker gets one equal chunk: more chunks let a slowed worker take fewer,
+but each costs a round trip (``benchmarks/parallel.py``'s W1: one per worker ran at 0.91
+of the raw limit, four at 0.89; in batches of 32, 0.85 against 0.79).
 
 >>> plan_chunks(4096, 2, has_states=True)
 [(0, 2048), (2048, 4096)]
@@ -23,11 +22,6 @@ import numpy as np
 CHUNKS_PER_WORKER = 1
 # With more chunks per worker, none is made smaller than this many elements.
 MIN_CHUNK = 64
-
-
-def one_chunk_at_a_time(chunk_size: int) -> int:
-    """Return the default queue depth: one chunk per worker at a time, whatever its size."""
-    return 1
 
 
 def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
@@ -64,8 +58,6 @@ def split_similar_chunks(vector: Sequence, n_chunks: int) -> list:
 
 def batch_step_data(actions: Sequence, states: Any, dt: Any, batch_size: int) -> tuple:
     """Split a batch as plangym 0.1 did: ``(states_chunks, actions_chunks, dt_chunks)``.
-
-    Missing states are Nones and an int ``dt`` is repeated, as in 0.1.
 
     >>> batch_step_data([0, 1, 1], None, 2, batch_size=2)
     ([[None, None], [None]], [[0, 1], [1]], [[2, 2], [2]])

@@ -41,8 +41,7 @@ class Promise:
 class ExternalProcess(WorkerProcess):
     """A worker process with plangym 0.1's calls; takes :class:`WorkerProcess`'s arguments.
 
-    Requests return :class:`Promise` objects; calling a promise blocks for the result and
-    re-raises an error from the worker with its original type and traceback.
+    Requests return :class:`Promise` objects (a worker's error is raised with its type).
     """
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Promise:
@@ -79,10 +78,7 @@ class ExternalProcess(WorkerProcess):
         return_state: bool | None = None,
         blocking: bool = True,
     ) -> Any:
-        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that).
-
-        ``dt=None`` (plangym 0.1's default) means 1.
-        """
+        """Step a batch in the worker env (results are pickled; ParallelEnv avoids that)."""
         dt = 1 if dt is None else dt  # plangym 0.1's default
         promise = self.call("step_batch", actions, states=states, dt=dt, return_state=return_state)
         return _maybe_block(promise, blocking)
@@ -101,10 +97,8 @@ def _maybe_block(promise: Promise, blocking: bool) -> Any:
 
 
 def _forwardable(owner: object, name: str) -> str:
-    """Return ``name`` if ``owner.__getattr__`` may forward it, else raise AttributeError.
-
-    Private names and the class's own members (a property that failed, say) never are.
-    """
+    """Return ``name`` if ``owner.__getattr__`` may forward it, else raise AttributeError."""
+    # Never private names, nor the class's own members (a property that failed, say).
     if name.startswith("_") or hasattr(type(owner), name):
         raise AttributeError(f"{type(owner).__name__!r} object has no attribute {name!r}")
     return name
@@ -163,21 +157,16 @@ class BatchEnv:
             space = envs[0].observation_space
             obs_shape = space.shape if obs_shape is None else obs_shape
             obs_dtype = space.dtype if obs_dtype is None else obs_dtype
-        # Envs without an observation dtype get float64 buffers; observations of another
-        # dtype then travel with the reply (see transport.write_outputs), still exact.
+        # Observations of another dtype than the buffers' travel with the reply, exact.
         backend = ProcessBackend(envs, obs_shape or (), obs_dtype or np.float64)
         self.scheduler = Scheduler(backend, queue_depth=queue_depth)
 
-    # The env that checks a batch's states before it is sent: a ParallelEnv's local env
-    # for a view; None for workers on their own, where the first worker checks them.
+    # Checks a batch's states: a ParallelEnv's local env (a view), else the first worker.
     _checker: Any = None
 
     @classmethod
     def view(cls, scheduler: Scheduler, blocking: bool = False, checker: Any = None) -> BatchEnv:
-        """Return the ``BatchEnv`` of the workers a ``ParallelEnv`` owns (its own scheduler).
-
-        ``checker``: the ``ParallelEnv``'s local env, which checks the states of a batch.
-        """
+        """Return the ``BatchEnv`` of a ``ParallelEnv``'s scheduler; ``checker``: its local env."""
         batch_env = cls.__new__(cls)
         batch_env.scheduler, batch_env.blocking = scheduler, blocking
         batch_env._checker = checker
@@ -202,17 +191,10 @@ class BatchEnv:
         """Any other public attribute is the first worker env's (plangym 0.1 forwarding)."""
         return getattr(self.workers[0], _forwardable(self, name))
 
-    @property
-    def n_workers(self) -> int:
-        """Number of workers."""
-        return len(self.workers)
+    n_workers = property(__len__)
 
     def sync_states(self, state: Any, blocking: bool = True) -> list[Promise] | None:
-        """Set every worker's env to ``state``.
-
-        With ``blocking=False`` the requests are sent and one :class:`Promise` per worker
-        is returned; call each to wait for its worker.
-        """
+        """Set every worker's env to ``state`` (``blocking=False``: one :class:`Promise` each)."""
         if not blocking:
             return [worker.set_state(state, blocking=False) for worker in self.workers]
         self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
@@ -243,11 +225,7 @@ class BatchEnv:
         dt: int | Sequence[int] = 1,
         return_state: bool | None = None,
     ) -> tuple[list, ...]:
-        """Step a batch on the workers, checked first (plangym 0.1's entry point).
-
-        Same contract as :meth:`PlanEnv.step_batch`; ``ParallelEnv`` checks with its local
-        env instead and runs the scheduler itself.
-        """
+        """Step a batch on the workers, checked first (see :meth:`PlanEnv.step_batch`)."""
         return_state = check_return_state(return_state)
         actions = check_batch_actions(actions)
         dts = check_batch_dt(dt, len(actions))

@@ -1,24 +1,15 @@
 """Running cost estimates that decide where a batch is stepped fastest.
 
-Sending a batch to the workers costs a round trip (on a 2-core VM about 70 us for the pipe
-wake-ups alone, plus packing) and saves ``1 - 1/k`` of the env work. For a few cheap
-transitions the round trip dominates: stepping them in the calling process, with the
-local env, is faster and gives the same results. :class:`DispatchCosts` keeps smoothed
-estimates of both costs from the batches actually run and says which way is cheaper.
-
-Small batches (at most :attr:`DispatchCosts.max_inline` elements) are judged by that
-one-number model. Larger ones are judged by what whole batches of their size cost
-(within a factor of two) each way, measured: an env whose batches are stepped in NumPy
-passes (classic control) steps thousands of states in the caller faster than a round trip
-moves them, an emulator does not. Each way is measured twice before it is trusted: the
-first batch of a size is a warm-up (the workers fill their caches, Ray its object store),
-and the second measurement replaces it. Then the faster way is taken, and the other is
-measured again every :attr:`DispatchCosts.probe_every`-th batch, or every
-:attr:`DispatchCosts.probe_close`-th while the two are within
-:attr:`DispatchCosts.close_factor` of each other, so no estimate goes stale. (With one
-measurement each, a RayEnv's cold first batch of 256 MsPacman states, 92 ms on the
-actors against 87 ms in the caller, kept every later batch in the caller at 86 ms, when
-the actors took 70-74 ms.)
+A round trip to the workers (about 70 us on a 2-core VM, plus packing) saves ``1 - 1/k``
+of the env work: a few cheap transitions step faster in the caller, with the local env,
+with the same results. Batches of at most :attr:`DispatchCosts.max_inline` elements are
+judged by smoothed per-element and per-call costs; larger ones by what whole batches of
+their size class (a power of two) measured each way (classic control's NumPy batches beat
+a round trip, an emulator's do not). Each way is measured twice, the first being a
+warm-up (caches, Ray's object store: one cold measurement once kept a RayEnv's batches in
+the caller, 16% slower); then the faster way is taken and the other measured again every
+:attr:`~DispatchCosts.probe_every`-th batch (:attr:`~DispatchCosts.probe_close`-th while
+within :attr:`~DispatchCosts.close_factor`), so no estimate goes stale.
 
 >>> costs = DispatchCosts(n_workers=2)
 >>> costs.prefer_local(8)          # nothing measured yet: use the workers
@@ -49,9 +40,7 @@ class DispatchCosts:
 
     max_inline = 64
     probe_every = 256
-    # When the two ways of a large size are within this factor, the other way is measured
-    # every probe_close-th batch: a small difference is worth checking often.
-    close_factor = 1.25
+    close_factor = 1.25  # two ways this close: a small difference is worth checking often
     probe_close = 16
 
     def __init__(
@@ -105,8 +94,7 @@ class DispatchCosts:
         if size > self.max_inline:
             key = (where, size.bit_length())
             seen = self._large_samples[key] = self._large_samples.get(key, 0) + 1
-            # The first batch of a size each way is a warm-up (workers fill their caches,
-            # Ray its object store): the second replaces it rather than blending with it.
+            # The second batch of a size each way replaces its warm-up, not blended.
             old = self._large.get(key) if seen > 2 else None
             self._large[key] = self._blend(old, wall_s / size)
 

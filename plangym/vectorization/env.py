@@ -40,12 +40,10 @@ from plangym.vectorization.worker_env import build_local_env
 class VectorizedEnv(LocalEnvAPI, PlanEnv):
     """A :class:`PlanEnv` that steps batches on several workers.
 
-    The local env and every worker's env are built with the keywords given here and
-    nothing else: a parameter left out takes the env class's default, exactly as in
-    ``env_class(name, **kwargs)``. Every public method refuses to run while an
-    asynchronous batch is pending or after :meth:`close` (see
-    :mod:`plangym.vectorization.lifecycle`); public attributes not defined here are the
-    local env's.
+    The local env and every worker's env are built as ``env_class(name, **kwargs)``, with
+    the keywords given here only. Public methods refuse to run while an asynchronous batch
+    is pending or after :meth:`close` (:mod:`plangym.vectorization.lifecycle`); other
+    public attributes are the local env's.
 
     Args:
         env_class: The :class:`PlanEnv` class every worker builds.
@@ -57,11 +55,10 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         n_workers: Number of workers.
         blocking: Accepted for plangym 0.1 compatibility (calls always block unless made
             with ``step_batch_async``).
-        inline_small_batches: Step a batch that carries states in the calling process when
-            the measured costs say a round trip to the workers would take longer (see
-            :mod:`plangym.vectorization.costs`); results are the same either way.
-        dispatch_costs: The cost estimates that decide it (default: learned from the
-            batches run, starting from nothing measured).
+        inline_small_batches: Step a batch with states in the calling process when the
+            measured costs (:mod:`plangym.vectorization.costs`) say it is faster; results
+            are the same either way.
+        dispatch_costs: The cost estimates that decide it (default: learned from scratch).
         kwargs: Passed to ``env_class``.
     """
 
@@ -92,8 +89,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         self._env_class = env_class
         self.call_state = CallState(type(self).__name__)
         self._scheduler: Scheduler | None = None
-        # Only what the caller passed: the env class fills in everything else, so the
-        # workers' envs are the env that make(name, **kwargs) builds in one process.
+        # Only what the caller passed: the env class fills in the rest.
         self._env_kwargs = dict(kwargs)
         if frameskip is not None:
             self._env_kwargs["frameskip"] = frameskip
@@ -121,8 +117,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def create_env_callable(self, **kwargs: Any) -> Callable[[], PlanEnv]:
         """Return a picklable callable that builds one env like this one's.
 
-        The env gets the keywords this vectorized env was given (``kwargs`` overriding
-        them) and nothing else, so every default is the env class's own.
+        It gets this env's keywords (``kwargs`` overriding them) and nothing else.
         """
         env_kwargs = {**self._env_kwargs, **kwargs, "delay_setup": False}
         return functools.partial(self._env_class, name=self.name, **env_kwargs)
@@ -132,8 +127,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """Build the local env (a ``SINGLETON`` env's in a worker process), then the workers."""
         plan_env = build_local_env(self.create_env_callable(), self._env_class, self._start_method)
         self._plan_env = plan_env
-        # The built env's own values: a subclass may set them whatever its signature says
-        # (frameskip is read from it, see LocalEnvAPI).
+        # The built env's own values, whatever its signature says (frameskip: LocalEnvAPI).
         self.autoreset = plan_env.autoreset
         self._return_image = plan_env.return_image
         self._scheduler = self.create_scheduler(self.create_backend())
@@ -175,16 +169,14 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         return self._scheduler
 
     # Batches --------------------------------------------------------------------------------
-    # PlanEnv's step_batch: it checks the batch with the local env, then steps it with
-    # run_batch or run_batch_columns, which send it to the workers (see run_columns).
+    # PlanEnv's: checked by the local env, stepped by run_batch_columns (run_columns).
     step_batch = idle_only(PlanEnv.step_batch)
     step_batch.__doc__ = """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
 
-        With states, results are bit-identical to the single env's, on the workers or (when
-        the costs say so) in this process, and no env moves: the local env and the workers
-        stay where they were. Without states, each worker steps its chunk on from its own
-        state: the local env's after :meth:`reset`, :meth:`set_state` or
-        :meth:`sync_states`, then where its last stateless chunk ended.
+        With states, results are bit-identical to the single env's and no env moves.
+        Without states, each worker steps its chunk on from its own state: the local env's
+        after :meth:`reset`, :meth:`set_state` or :meth:`sync_states`, then where its last
+        stateless chunk ended.
         """
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
@@ -220,8 +212,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             and not self._differing
             and self.dispatch_costs.prefer_local(size)
         ):
-            # A batch with states moves no env, here as on the workers (see PlanEnvHandler):
-            # where the costs sent it must not change what later calls start from.
+            # A batch with states moves no env, here as on the workers (PlanEnvHandler).
             plan_env = self.plan_env
             with plan_env.state_kept():
                 columns = plan_env.run_batch_columns(
@@ -261,9 +252,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def step_batch_wait(self, timeout: float | None = None) -> tuple[list, ...]:
         """Wait for the pending batch and return its results.
 
-        Raises ``NoAsyncCallError`` when nothing is pending and :class:`TimeoutError`
-        after ``timeout`` seconds, in which case the batch is abandoned and the workers
-        still on it are replaced, so the env stays usable.
+        Raises ``NoAsyncCallError`` when nothing is pending, and :class:`TimeoutError`
+        after ``timeout`` s (the batch abandoned, its workers replaced: the env stays usable).
         """
         timeout = check_timeout(timeout)  # a bad one leaves the batch pending
         batch = self.call_state.take("step_batch")
@@ -297,9 +287,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     def set_attr(self, name: str, values: Any) -> None:
         """Set attribute ``name`` in every worker's env: one value each, or one for all.
 
-        One value for all goes to the local env first (a value it refuses is refused before
-        any worker sees it), so a batch gives the same results wherever it runs. Different
-        values make the workers' envs differ: batches with states then always run on them.
+        One value for all goes to the local env first (checked before any worker sees it).
+        Different values make the workers differ: batches with states then run on them.
         """
         values = check_values_per_worker(values, self.n_workers)
         alike = all_alike(values)

@@ -1,10 +1,8 @@
 """Errors of vectorized environments, on both faces: plangym's and gymnasium's vector API.
 
-Each call-state error is also gymnasium's of the same name, so code written for
-``gymnasium.vector.AsyncVectorEnv`` catches it unchanged. Errors raised inside a worker are
-re-raised in the caller with their original type; the worker's traceback is attached as
-the ``__cause__`` (a :class:`RemoteTraceback`), so the printed traceback shows where in the
-worker it happened.
+Each call-state error is also gymnasium's of the same name. A worker's error is raised in
+the caller with its type, the worker's traceback as its ``__cause__`` (a
+:class:`RemoteTraceback`).
 
 >>> import gymnasium
 >>> error = AlreadyPendingCallError("step_async: a reset is pending", "reset")
@@ -29,8 +27,7 @@ class AlreadyPendingCallError(VectorizedEnvError, gymnasium.error.AlreadyPending
     """An asynchronous call is pending: collect it (its ``*_wait``) first."""
 
     def __init__(self, message: str, name: str = ""):
-        # RuntimeError's __init__ runs (gymnasium's comes after it in the MRO); typeshed
-        # gives RuntimeError none of its own, so mypy checks the call against gymnasium's.
+        # RuntimeError's __init__ runs; mypy checks the call against gymnasium's.
         super().__init__(message)  # type: ignore[call-arg]
         self.name = name
 
@@ -111,7 +108,7 @@ def note_build(error: BaseException, worker: int, start_method: str) -> None:
 def run_all(steps: Iterable[Callable[[], object]]) -> None:
     """Run every step, then raise the first exception any of them raised.
 
-    Repairs use it: one worker that cannot be repaired must not leave the others broken.
+    One worker that cannot be repaired must not leave the others broken.
 
     >>> done = []
     >>> run_all([lambda: done.append(1), lambda: 1 / 0, lambda: done.append(3)])

@@ -1,12 +1,10 @@
 """Shared-memory blocks of callers killed with all their processes, removed by the next one.
 
-A caller's blocks are removed by the caller, by its workers when it dies (see
-:mod:`plangym.vectorization.orphans`), or by its resource tracker. A SIGKILL to the whole
-process group (Jupyter's "kill kernel", ``kill -9 -PGID``) ends all of them at once, and
-the blocks would stay in ``/dev/shm`` until the machine restarts. On Linux a block is named
-``psm_<pid namespace>_<caller pid>_<random>`` (``psm_`` is multiprocessing's prefix; its
-own names go on with hex digits only), so that a caller starting workers later removes
-the blocks of callers of its pid namespace that no longer run.
+A SIGKILL to a whole process group (Jupyter's "kill kernel") ends the caller, its workers
+(:mod:`plangym.vectorization.orphans`) and its tracker at once, leaving the blocks in
+``/dev/shm``. On Linux a block is named ``psm_<pid namespace>_<caller pid>_<random>``
+(multiprocessing's own names have hex digits only after ``psm_``), so that a later caller
+removes the blocks of callers of its pid namespace that no longer run.
 
 >>> name = block_name()
 >>> name is None or name.startswith(f"psm_{pid_namespace()}_{os.getpid()}_")

@@ -8,10 +8,8 @@ and, when it must refuse, raises before it changes anything:
 * a ``*_wait`` with nothing of its kind pending raises :class:`NoAsyncCallError`;
 * any call after ``close()`` raises :class:`ClosedEnvironmentError`.
 
-A call holds the env while it runs (:attr:`CallState.lock`): a call from another thread
-waits until it is done, so threads sharing an env get every result whole (two threads'
-requests would otherwise meet on the same pipes), and then sees a call that thread left
-pending as above.
+A call holds the env while it runs (:attr:`CallState.lock`): another thread's call waits
+(their requests would meet on the same pipes), then sees a call left pending as above.
 
 >>> class Door:
 ...     call_state = CallState("Door")

@@ -23,9 +23,8 @@ T = TypeVar("T")
 class WrappedClassAttribute(Generic[T]):
     """A class attribute of single envs on a vectorized env's class.
 
-    Read on the class it is :class:`PlangymEnv`'s value, as in plangym 0.1 (whose
-    vectorized envs were PlangymEnvs); read on an instance it is the wrapped env's: its
-    local env once built (an instance may override its class), else its class.
+    On the class it is :class:`PlangymEnv`'s value (as in plangym 0.1); on an instance it
+    is the local env's once built, else the wrapped env class's.
 
     >>> class Example:
     ...     DEFAULT_OBS_TYPE: WrappedClassAttribute[str] = WrappedClassAttribute()
@@ -46,11 +45,7 @@ class WrappedClassAttribute(Generic[T]):
 
 
 class LocalEnvAPI:
-    """The part of :class:`~plangym.vectorization.env.VectorizedEnv` its local env serves.
-
-    Needs ``plan_env`` (the local env), ``call_state``, ``_plan_env`` (None until built)
-    and ``_env_class``.
-    """
+    """The part of :class:`~plangym.vectorization.env.VectorizedEnv` its local env serves."""
 
     if TYPE_CHECKING:  # read only (VectorizedEnv builds it on first use)
 
@@ -66,8 +61,7 @@ class LocalEnvAPI:
     _env_class: type[PlanEnv]
 
     def __getattr__(self, name: str) -> Any:
-        # Anything else public (ale, gym_env, obs_type, ...) is the local env's; its
-        # methods obey this env's call state like the ones defined here.
+        # Anything else public is the local env's; its methods obey the call state.
         if name.startswith("_"):
             raise AttributeError(name)
         value = getattr(self.plan_env, name)
@@ -85,8 +79,7 @@ class LocalEnvAPI:
         "batch_path", "plan_env", "The batch path of the wrapped env, which its workers use."
     )
 
-    # Class attributes of single envs, answered for the env class wrapped (PlanEnv's own
-    # values would otherwise shadow them).
+    # The wrapped env class's (PlanEnv's own values would otherwise shadow them).
     STATE_IS_ARRAY: WrappedClassAttribute[bool] = WrappedClassAttribute()
     OBS_IS_ARRAY: WrappedClassAttribute[bool] = WrappedClassAttribute()
     SINGLETON: WrappedClassAttribute[bool] = WrappedClassAttribute()
@@ -96,8 +89,7 @@ class LocalEnvAPI:
     DEFAULT_OBS_TYPE: WrappedClassAttribute[str] = WrappedClassAttribute()
     TAKES_RESET_OPTIONS: WrappedClassAttribute[bool] = WrappedClassAttribute()
 
-    # plangym 0.1's vectorized envs were PlangymEnvs: its members are on the class, with its
-    # signatures, and answer with the local env's.
+    # plangym 0.1's vectorized envs were PlangymEnvs: its members answer with the local env's.
     apply_wrappers = forwarded_method("apply_wrappers", PlangymEnv, "plan_env", idle_only)
     wrap = forwarded_method("wrap", PlangymEnv, "plan_env", idle_only)
     init_gym_env = forwarded_method("init_gym_env", PlangymEnv, "plan_env", idle_only)

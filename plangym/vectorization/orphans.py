@@ -20,10 +20,8 @@ PARENT_POLL_S = 0.5
 def caller_alive(parent_pid: int, first_ppid: int) -> bool:
     """Whether the caller (``parent_pid``) runs.
 
-    ``first_ppid`` is this process's parent when it started. Under fork and spawn that is
-    the caller, and the caller's death makes another process the parent. Otherwise (the
-    parent is a fork server, or the caller died before this process got going), ask the
-    kernel about the caller itself.
+    Under fork and spawn ``first_ppid`` (the parent at start) is the caller, and its death
+    changes the parent; otherwise (a fork server) ask the kernel about the caller itself.
     """
     if first_ppid == parent_pid:
         return os.getppid() == parent_pid
@@ -47,12 +45,10 @@ def caller_gone(parent_pid: int, first_ppid: int, wait_s: float = 1.0) -> bool:
 def guard_worker(parent_pid: int, owned: AttachedOutputs) -> int:
     """Set up a worker process: Ctrl-C ignored, exit (cleaning ``owned``) with the caller.
 
-    SIGTERM ends the worker quietly, whatever handler a forked worker inherited from its
-    caller (one that raises would print a traceback from each worker of a process group
-    stopped by systemd or Slurm; one that saves the caller's work would run here). A daemon
-    thread ends the process once its caller is gone, removing the caller's shared
-    ``owned`` buffers first. Returns the worker's first parent process id (see
-    :func:`caller_alive`).
+    SIGTERM ends the worker quietly, whatever handler a forked worker inherited (systemd or
+    Slurm stopping a process group must not run the caller's). A daemon thread removes the
+    caller's ``owned`` buffers and exits once the caller is gone. Returns the first parent
+    pid (see :func:`caller_alive`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -51,8 +51,7 @@ _STARTED: weakref.WeakSet[BaseProcess] = weakref.WeakSet()
 def _disown_inherited_workers() -> None:
     """In a child forked with ``os.fork``, forget the caller's workers.
 
-    multiprocessing lists the processes it started in a set the child inherits, and its
-    exit handler kills and joins them: the child's exit would stop the caller's workers.
+    Else multiprocessing's exit handler in the child would kill and join them.
     """
     children = getattr(mp.process, "_children", None)
     if isinstance(children, set):
@@ -60,25 +59,22 @@ def _disown_inherited_workers() -> None:
 
 
 os.register_at_fork(after_in_child=_disown_inherited_workers)
-# How long a new worker may take to build its env (a cold dm_control or Retro start takes
-# seconds; this only ends waits that would never end).
+# How long a new worker may take to build its env: only ends waits that would never end.
 READY_TIMEOUT = 300.0
 
 
 class WorkerProcess:
     """One worker process running :func:`~plangym.vectorization.worker.run_worker`.
 
-    It sends requests (:mod:`plangym.vectorization.messages`) and reads their replies, in
-    order; it notices the process's death and restarts it.
+    It sends requests (:mod:`plangym.vectorization.messages`), reads their replies in
+    order, and notices the process's death.
 
     Args:
         constructor: A callable that builds the env, or a
-            :class:`~plangym.vectorization.handler.HandlerFactory` (it is cloudpickled, so
-            lambdas and classes defined in a notebook work).
+            :class:`~plangym.vectorization.handler.HandlerFactory` (cloudpickled).
         index: Position of the worker in its batch, used in messages.
-        context: A multiprocessing context (fork, spawn or forkserver). None: chosen at each
-            start, spawn once plangym has started threads that fork does not copy
-            (:mod:`plangym.utils.fork_safety`), else multiprocessing's default.
+        context: A multiprocessing context. None: chosen at each start (spawn once plangym
+            started threads fork does not copy, see :mod:`plangym.utils.fork_safety`).
         wait_ready: Wait until the env is built before returning.
         daemon: Start the process as a daemon (a daemon cannot start processes itself).
     """
@@ -94,9 +90,7 @@ class WorkerProcess:
         self.index = index
         self._daemon = daemon
         self._factory_blob = cloudpickle.dumps(constructor)
-        # None: chosen at each start, so that a restart after plangym started threads that
-        # fork does not copy (OpenGL) spawns instead of forking a worker that deadlocks.
-        self._context = context
+        self._context = context  # None: a restart after OpenGL started threads spawns
         self._next_id = READY_ID + 1
         self._conn: Connection | None = None
         self._process: BaseProcess | None = None
@@ -136,8 +130,8 @@ class WorkerProcess:
     def wait_ready(self) -> None:
         """Block until the env is built in the worker; raise its error if building failed.
 
-        Raises TimeoutError after ``READY_TIMEOUT`` seconds: a worker forked after a
-        library started threads (OpenGL, SDL) can deadlock while it builds its env.
+        TimeoutError after ``READY_TIMEOUT`` s (a worker forked after OpenGL or SDL started
+        threads can deadlock).
         """
         try:
             self.receive(READY_ID, timeout=READY_TIMEOUT)
@@ -152,15 +146,11 @@ class WorkerProcess:
             raise
 
     def restart(self) -> None:
-        """Kill the process (whatever it is doing) and start a fresh one.
+        """Kill the process (whatever it is doing) and start a fresh one; wait for its env.
 
-        Ctrl-C waits until the new process runs: halfway, this worker would have no process
-        and no pipe (a spawned one would also print the interrupted start). It returns once
-        the new env is built (a replacement that cannot be built raises its error).
-
-        The new process maps the shared buffers the old one had at once (an "attach"
-        request, not answered): its handler may write there (a sub-env's row), and should
-        the caller die before its next batch, it still knows which buffers to remove.
+        Ctrl-C waits until the new process runs (halfway, there would be no process and no
+        pipe). The new process maps the old one's shared buffers at once: its handler may
+        write there, and it knows which buffers to remove should the caller die.
         """
         specs = self.relaunch()
         self.finish_restart(specs)
@@ -197,9 +187,9 @@ class WorkerProcess:
     def terminate(self) -> None:
         """Kill the process at once and release its pipe."""
         with interrupts_deferred(), self._reaping:  # all of it, by one thread at a time
-            if self._process is not None and self._process.is_alive():
-                self._process.kill()
             if self._process is not None:
+                if self._process.is_alive():
+                    self._process.kill()
                 self._process.join(CLOSE_TIMEOUT_S)
                 # A call waiting in another thread may be reaping it this very moment.
                 with contextlib.suppress(ValueError):
@@ -210,10 +200,9 @@ class WorkerProcess:
 
     def request_close(self) -> None:
         """Ask the worker to close its env and exit (without waiting)."""
-        if self._process is None:
-            return
-        with contextlib.suppress(WorkerCrashedError):
-            self.send(Close())
+        if self._process is not None:
+            with contextlib.suppress(WorkerCrashedError):
+                self.send(Close())
 
     def close(self) -> None:
         """Ask the worker to close its env and exit; kill it if it does not in time."""
@@ -242,11 +231,7 @@ class WorkerProcess:
 
     @property
     def connection(self) -> Connection:
-        """The caller's end of the pipe to the worker.
-
-        WorkerCrashedError when it has none: the worker was terminated, or its restart
-        failed (then the next request restarts it again, as for any dead worker).
-        """
+        """The caller's end of the pipe (WorkerCrashedError if terminated or not restarted)."""
         if self._conn is None:
             raise self.crashed()
         return self._conn
@@ -270,32 +255,26 @@ class WorkerProcess:
         return request_id
 
     def receive(self, request_id: int, timeout: float | None = None) -> Any:
-        """Wait for the reply to ``request_id`` (older replies are discarded) and return it.
+        """Wait for the reply to ``request_id`` (older ones are discarded); return it.
 
-        Raises the worker's error, :class:`WorkerCrashedError` if the process died, or
-        :class:`TimeoutError`.
+        Raises the worker's error, :class:`WorkerCrashedError` or :class:`TimeoutError`.
         """
         timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            if not self.poll(deadline):
+            # Without a deadline, a blocking read returns on a reply or on EOF (a death).
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if left is not None and not self.connection.poll(left):
                 raise TimeoutError(f"worker {self.index}: no reply within {timeout} s")
             reply = decode_reply(*self.read_blob())
             if reply.request_id == request_id:
                 return unwrap_reply(reply)
 
-    def poll(self, deadline: float | None) -> bool:
-        """Whether a reply (or the worker's death) can be read before ``deadline``."""
-        if deadline is None:
-            return True  # a blocking read returns on a reply, or on EOF when the worker dies
-        return self.connection.poll(max(deadline - time.monotonic(), 0.0))
-
     def read_blob(self) -> tuple[bytes, int]:
-        """Read one reply's bytes, and the id of the request it answers.
+        """Read one reply's bytes (one is there, or the worker died) and its request's id.
 
-        The caller knows a reply is there (or the worker died). It answers the oldest
-        request awaiting one: the worker answers in order, and the shortest replies carry
-        no id (see :func:`~plangym.vectorization.wire.encode`).
+        The worker answers in order and the shortest replies carry no id
+        (:func:`~plangym.vectorization.wire.encode`): it is the oldest one awaited.
         """
         try:
             return self.connection.recv_bytes(), self._awaiting.popleft()
@@ -331,8 +310,7 @@ def unwrap_reply(reply: Reply) -> Any:
 def stop_workers(workers: list[WorkerProcess]) -> None:
     """Stop every worker: all asked first, so they exit together, then reaped.
 
-    Interrupted by Ctrl-C meanwhile, it still kills the rest before the KeyboardInterrupt
-    goes on.
+    On Ctrl-C it still kills the rest before the KeyboardInterrupt goes on.
     """
     try:
         for worker in workers:

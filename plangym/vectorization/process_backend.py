@@ -72,13 +72,11 @@ class ProcessBackend(Backend):
     ) -> None:
         """Start one worker per constructor, all at once; wait until their envs are built.
 
-        Every worker maps the arrays :meth:`allocate` made so far. If one env cannot be
-        built, every worker is stopped and the error raised.
+        Each maps the arrays :meth:`allocate` made; if one env fails, all are stopped.
         """
         # A method asked for is kept; the default is chosen by each worker at each start.
         mp_context = mp.get_context(context) if context is not None else None
-        # Workers must share the caller's resource tracker (inherited when it runs before
-        # they start); with one of their own, a worker's exit would unlink live buffers.
+        # Workers inherit the caller's tracker (one of their own would unlink live buffers).
         resource_tracker.ensure_running()
         remove_dead_callers_blocks()
         workers = self._resources.workers
@@ -283,8 +281,7 @@ _LONGEST_POLL_MS = 2**31 - 1  # about 24.8 days
 def readable(workers_by_fd: dict[int, int], timeout: float | None) -> list[int]:
     """Return the workers whose pipe holds a reply or was closed (died), within ``timeout``.
 
-    A bare ``poll(2)``: ``multiprocessing.connection.wait`` builds a selector per call,
-    about 50 us of the caller's CPU, and a batch waits once per chunk.
+    A bare ``poll(2)``: ``multiprocessing.connection.wait`` costs ~50 us per call.
     """
     poller = select.poll()
     for fd in workers_by_fd:
@@ -306,8 +303,7 @@ class _Resources:
         self.actions: SharedArray | None = None
         self.actions_specs: dict[str, tuple] = {}
         self.state_bytes = 0  # size of the last new state seen, to size the arena
-        # A child forked from the caller inherits this finalizer and runs it at its exit:
-        # only the process that started the workers may stop them and free the buffers.
+        # A forked child inherits the finalizer: only the owner may stop and free.
         self.owner_pid = os.getpid()
 
     def owned(self) -> bool:
@@ -325,9 +321,8 @@ class _Resources:
     def release(self) -> None:
         """Stop every worker (all asked first, so they exit together) and free the buffers.
 
-        This runs once (it is a finalizer): interrupted by Ctrl-C while workers exit, it
-        still kills the rest and frees the buffers before the KeyboardInterrupt goes on.
-        In a forked child it leaves them to the caller.
+        A finalizer (runs once): on Ctrl-C it still kills the rest and frees the buffers;
+        in a forked child it leaves them to the caller.
         """
         if not self.owned():
             return

@@ -45,15 +45,13 @@ RAY_AVAILABLE = importlib.util.find_spec("ray") is not None
 
 
 def __getattr__(name: str) -> Any:
-    # plangym 0.1's module attribute ``ray``: the ray module, or None without Ray. Loaded on
-    # first use, so that importing plangym does not load Ray.
+    # plangym 0.1's module attribute ``ray`` (None without Ray), loaded on first use.
     if name == "ray":
         return import_ray() if RAY_AVAILABLE else None
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Actors are placed on as many nodes as possible; they reserve no CPU while they run, so
-# more actors than cores still start (override with RayEnv(actor_options=...)).
+# Actors spread over the nodes and reserve no CPU, so more actors than cores still start.
 DEFAULT_ACTOR_OPTIONS: dict[str, Any] = {"scheduling_strategy": "SPREAD"}
 
 
@@ -73,10 +71,9 @@ _CONNECTING = threading.Lock()  # held while this process connects to Ray
 def connect(address: str | None = None) -> ModuleType:
     """Connect this process to Ray unless it already is; return the ``ray`` module.
 
-    ``address`` (or else the ``RAY_ADDRESS`` environment variable) names an existing
-    cluster, e.g. ``"10.0.0.5:6379"``. Without either, Ray looks for a cluster started on
-    this machine with ``ray start`` and otherwise starts a local one. A process already
-    connected (``ray.init`` called before) keeps its connection and ``address`` is ignored.
+    ``address`` (else ``RAY_ADDRESS``) names a cluster, e.g. ``"10.0.0.5:6379"``; without
+    either, Ray finds one started here with ``ray start`` or starts a local one. A process
+    already connected keeps its connection and ``address`` is ignored.
     """
     ray = import_ray()
     with _CONNECTING:  # two threads' first envs would each start a cluster
@@ -89,9 +86,7 @@ class RayEnv(VectorizedEnv):
     """Steps batches on ``n_workers`` Ray actors, with the single env's exact results.
 
     A local env serves single steps, properties and input checks; each actor
-    (:class:`RemoteEnv`) builds its own env from the same constructor, on any node of the
-    cluster. A batch is split into contiguous chunks of similar size, one per actor, and
-    the results come back in input order.
+    (:class:`RemoteEnv`) builds its own env, on any node of the cluster.
 
     Takes :class:`VectorizedEnv`'s parameters (``env_class, name, frameskip, autoreset,
     delay_setup, n_workers, blocking``, then the env's keywords), plus:
@@ -115,7 +110,6 @@ class RayEnv(VectorizedEnv):
         actor_options: dict | None = None,
         **kwargs: Any,
     ):
-        # The other parameters, positional ones included, are VectorizedEnv's.
         self._address = address
         options = DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options
         self._actor_options = checked_actor_options(options)

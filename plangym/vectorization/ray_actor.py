@@ -42,11 +42,9 @@ def import_ray() -> ModuleType:
 class PackedError(Exception):
     """An exception raised in an actor, pickled by plangym rather than by Ray.
 
-    Ray pickles task errors with its own copy of cloudpickle, which turns a class pickled
-    by value (an env class defined in a notebook or registered with
-    ``cloudpickle.register_pickle_by_value``) into a new, different class in the caller.
-    Pickled with the same cloudpickle as the env constructor, the caller gets its own
-    class back, and :meth:`unpack` returns the original error with the actor's traceback.
+    Ray's own cloudpickle copy turns a class pickled by value (defined in a notebook) into
+    a new class in the caller; pickled like the env constructor, the caller gets its own
+    class back. :meth:`unpack` returns the error with the actor's traceback.
     """
 
     def __init__(self, blob: bytes):
@@ -82,15 +80,13 @@ def reports_errors(method: Callable) -> Callable:
 class RemoteEnv:
     """The one Ray actor class: a worker holding one handler, for both faces.
 
-    A plain class (:func:`remote_env_class` makes it a Ray actor class), so it also runs
-    in-process. Errors come out of every method as :class:`PackedError`, an error while
-    building the env included (every call raises it again).
+    A plain class (:func:`remote_env_class` makes it an actor class). Every method raises
+    errors as :class:`PackedError`, including (on every call) the env's build error.
 
     Args:
-        env_callable: An env constructor (plangym 0.1's way) or a
+        env_callable: An env constructor or a
             :class:`~plangym.vectorization.handler.HandlerFactory`, or ``cloudpickle.dumps``
-            of either (how :class:`RayEnv` sends it: Ray's own pickler would turn a class
-            defined in a notebook into another class).
+            of either (as :class:`RayEnv` sends it; see :class:`PackedError`).
     """
 
     OBS_IS_ARRAY = PlanEnv.OBS_IS_ARRAY
@@ -106,8 +102,7 @@ class RemoteEnv:
             factory = as_handler_factory(env_callable)
             self._handler = factory(AttachedOutputs())  # no shared memory across a cluster
         except Exception as error:
-            # Raised from ready(): an error in an actor's constructor would reach the
-            # caller as ActorDiedError, without its type.
+            # Raised from ready(): from the constructor it would be a bare ActorDiedError.
             self._build_error = PackedError.current(error)
 
     @property
@@ -123,10 +118,7 @@ class RemoteEnv:
         """The env the handler serves."""
         return self.handler.env
 
-    @property
-    def unwrapped(self) -> Any:
-        """The env the handler serves (plangym 0.1's name)."""
-        return self.env
+    unwrapped = env  # plangym 0.1's name
 
     @reports_errors
     def setup(self) -> None:

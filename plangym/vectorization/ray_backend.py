@@ -1,11 +1,9 @@
 """The Ray backend: one :class:`~plangym.vectorization.ray_actor.RemoteEnv` actor per worker.
 
-Requests and answers are objects of their own in Ray's object store. An actor still on a
-call given up on (Ctrl-C) is replaced, as a worker process is, so the next call does not
-wait for it. A dead actor (SIGKILL, ``ray.kill``, a lost node) is killed for good and
-replaced. Once ``ray.shutdown()`` has ended the connection the actors are gone: calls
-raise :class:`RayShutDownError`, and closing has nothing left to do (any Ray call would
-start a new local cluster).
+Requests and answers are objects in Ray's object store. An actor still on a call given up
+on (Ctrl-C), or dead (SIGKILL, ``ray.kill``, a lost node), is killed for good and replaced.
+After ``ray.shutdown()`` the actors are gone: calls raise :class:`RayShutDownError` and
+closing does nothing (any Ray call would start a new local cluster).
 """
 
 from __future__ import annotations
@@ -69,9 +67,8 @@ class RayBackend(Backend):
     def wait_ready(self) -> list[int]:
         """Wait until every env is built; return the actors' process ids.
 
-        Raises TimeoutError after ``process.READY_TIMEOUT`` seconds: actors the cluster
-        cannot place (more CPUs asked for than it has free, for good: the actors of one env
-        keep theirs while it lives) would otherwise wait for ever.
+        TimeoutError after ``process.READY_TIMEOUT`` s: actors the cluster cannot place
+        (asking more CPUs than it has free) would otherwise wait for ever.
         """
         pids = self._get([actor.ready.remote() for actor in self.actors])
         self._pids = pids
@@ -100,8 +97,7 @@ class RayBackend(Backend):
         return tuple(self._pids)
 
     def kill(self, actor: Any) -> None:
-        """Kill one actor; an actor that is already dead is fine."""
-        # A dead actor, or a Ray already shut down, has nothing left to kill.
+        """Kill one actor; one already dead (or a Ray shut down) is fine."""
         with contextlib.suppress(Exception):
             self.ray.kill(actor, no_restart=True)
 

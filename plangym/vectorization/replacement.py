@@ -1,9 +1,8 @@
 """How the scheduler replaces workers: a fresh one that steps as the one it replaces.
 
-A replacement builds its env from scratch, so before anything else it is given again the
-attributes ``set_attr`` set on the worker it replaces, then the recovery request of the
-call (a vector sub-env is reset). Workers left on a call given up on (Ctrl-C, a timeout)
-are all started before any is waited for.
+A replacement builds its env from scratch: first it is given the attributes ``set_attr``
+set on the worker it replaces, then the call's recovery request (a sub-env is reset).
+Workers left on a call given up on are all started before any is waited for.
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ class Replacements:
     def replace(self, worker: int, label: str) -> Any:
         """Restart ``worker`` (it died in a ``label`` call); return the recovery's answer.
 
-        Started again if the replacement dies before it is ready: that is no fault of the
-        tasks it would run, so it does not count as their re-run.
+        A replacement dying before it is ready is started again (not a re-run of tasks).
         """
         for _ in range(STARTS_AFTER_A_DEATH):
             try:

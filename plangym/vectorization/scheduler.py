@@ -1,13 +1,11 @@
 """The one gather / recover / timeout loop, for every backend and both faces.
 
-A call is a :class:`~plangym.vectorization.calls.Batch` of tasks, each one request for one
-worker: the chunks of a ``step_batch`` (:meth:`Scheduler.dispatch`; how a batch is cut is
-:mod:`plangym.vectorization.chunks`), or one request per worker named
-(:meth:`Scheduler.send`). What a dead worker means is the call's
-:class:`~plangym.vectorization.calls.OnCrash` policy. An env's error is raised once every
-other task is back, so every worker is idle again. A timeout or Ctrl-C gives the call up
-and replaces the workers still on it; their late answers are dropped. Results come back
-in input order.
+A call is a :class:`~plangym.vectorization.calls.Batch` of tasks, one request each: the
+chunks of a ``step_batch`` (:meth:`Scheduler.dispatch`), or one per worker named
+(:meth:`Scheduler.send`); its :class:`~plangym.vectorization.calls.OnCrash` says what a
+dead worker means. An env's error is raised once every other task is back (every worker
+idle again). A timeout or Ctrl-C gives the call up and replaces the workers still on it.
+Results come back in input order.
 """
 # Batch, OnCrash and Task (plangym.vectorization.calls) are imported from here too.
 
@@ -20,7 +18,7 @@ from typing import Any
 from plangym.core.obs_pool import ObservationPool
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.calls import UNSENT, Batch, OnCrash, Task
-from plangym.vectorization.chunks import CHUNKS_PER_WORKER, one_chunk_at_a_time, plan_chunks
+from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
 from plangym.vectorization.errors import (
     CLOSED_WHILE_WAITING,
     CallTimeoutError,
@@ -42,12 +40,11 @@ class Scheduler:
         backend: The workers.
         chunks_per_worker: At most this many chunks per worker in a batch with states.
         queue_depth: How many chunks of a given size each worker is sent at once (default:
-            one). A second one keeps a worker busy while the caller reads the results of
-            its first, which pays off for short chunks.
+            one); a second keeps a worker busy while the caller reads its first.
         unit: What a worker is called in messages ("worker", "sub-env").
-        recovery: Builds the request every replaced worker runs before anything else (a
-            sub-env is reset; see :mod:`plangym.vectorization.replacement`); its answer is
-            the result of a task lost under ``OnCrash.REPORT``.
+        recovery: Builds the request a replaced worker runs first (see
+            :mod:`plangym.vectorization.replacement`); its answer is the result of a task
+            lost under ``OnCrash.REPORT``.
         crash_error: The class of the error a lost task raises.
     """
 
@@ -63,7 +60,7 @@ class Scheduler:
         self.backend = backend
         self.obs_pool = ObservationPool()  # the arrays batches' observations are copied into
         self.chunks_per_worker = chunks_per_worker
-        self._queue_depth = queue_depth or one_chunk_at_a_time
+        self._queue_depth = queue_depth
         self.unit, self.crash_error = unit, crash_error
         self.replacements = Replacements(backend, recovery)
 
@@ -73,7 +70,8 @@ class Scheduler:
         backend, n_workers = self.backend, self.backend.n_workers
         has_states = inputs.states is not None
         bounds = plan_chunks(len(inputs), n_workers, has_states, self.chunks_per_worker)
-        depth = self._queue_depth(bounds[0][1] - bounds[0][0]) if bounds else 1
+        queue_depth = self._queue_depth  # None: one chunk per worker at a time
+        depth = queue_depth(bounds[0][1] - bounds[0][0]) if queue_depth and bounds else 1
         on_crash = OnCrash.RERUN if has_states else OnCrash.RAISE
         batch = Batch(
             [], "step_batch", on_crash, inputs.want_state, copy_observs=inputs.copy_observs
@@ -83,8 +81,7 @@ class Scheduler:
             for index, (start, stop) in enumerate(bounds):
                 task = Task(backend.encode(inputs, layout, index, start, stop), start, stop)
                 batch.tasks.append(task)
-                # The first chunks leave as soon as they are encoded: the workers start
-                # while the caller encodes the next ones.
+                # Sent as soon as encoded: the workers start while the next ones are.
                 if index < n_workers * depth:
                     self._submit(task, index % n_workers, batch)
                 else:
@@ -99,8 +96,7 @@ class Scheduler:
     ) -> Batch:
         """Send ``requests[worker]`` to each worker named; collect with :meth:`gather`.
 
-        With a ``limit``, at most that many run at once: the others are sent as earlier
-        ones are answered.
+        With a ``limit``, at most that many run at once, the rest as earlier ones end.
         """
         # All built before the first is sent: a woken worker competes for the caller's core.
         tasks = [Task(request, home=worker) for worker, request in requests.items()]
@@ -120,9 +116,8 @@ class Scheduler:
     def gather(self, batch: Batch, timeout: float | None = None, raise_errors: bool = True):
         """Collect every task of ``batch``; then raise the first error (see :meth:`raise_first`).
 
-        On timeout the workers still busy are replaced and :class:`CallTimeoutError`
-        raised; on Ctrl-C, or any other exception raised while gathering, they are given
-        up (:meth:`abandon`) and the exception goes on.
+        On timeout the busy workers are replaced and :class:`CallTimeoutError` raised; on
+        any other exception (Ctrl-C) they are given up (:meth:`abandon`) and it goes on.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -135,8 +130,7 @@ class Scheduler:
             else:
                 in_flight = batch.in_flight()
             while in_flight:
-                # A worker answers in the order it was sent its tasks: its next answer is
-                # for the oldest one it holds.
+                # A worker answers in order: its next answer is for its oldest task.
                 oldest: dict[int, Task] = {}
                 for task in in_flight:
                     oldest.setdefault(task.worker, task)
@@ -200,8 +194,7 @@ class Scheduler:
         busy = self._drop(batch)
         if self.backend.closing:
             return
-        # A second Ctrl-C must not leave a worker on the abandoned call: its late answer
-        # would be read as the next call's.
+        # A second Ctrl-C must not leave a worker whose late answer the next call reads.
         with interrupts_deferred():
             self.replacements.replace_busy(busy)
 
@@ -258,9 +251,8 @@ class Scheduler:
     def _hand_out_observs(self, result: ChunkResult, batch: Batch) -> None:
         """Turn a chunk's rows of a shared buffer into its observations, one per element.
 
-        Copied as each chunk arrives, while the workers compute the others (every
-        observation then owns its memory, recycled by :attr:`obs_pool`), or, for a batch
-        that asked for no copies, views of the rows, valid until the next batch.
+        Copies (recycled by :attr:`obs_pool`) made while the workers compute the other
+        chunks, or views valid until the next batch if the batch asked for no copies.
         """
         column = 1 if batch.want_state else 0
         rows = result.columns[column]

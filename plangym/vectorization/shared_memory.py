@@ -40,10 +40,9 @@ except ImportError:  # pragma: no cover - Windows
 def interrupts_deferred() -> Iterator[None]:
     """Hold back Ctrl-C (SIGINT) until the block is done, then deliver it.
 
-    Creating and registering a block (or removing and unregistering it) are two steps: an
-    interrupt between them would leak a block or leave a name the tracker warns about.
-    Only the main thread runs signal handlers. The signal is also blocked at the OS level,
-    so a worker started meanwhile inherits it blocked until it decides what Ctrl-C means.
+    Creating and registering a block (or removing and unregistering it) are two steps that
+    an interrupt must not split. The signal is also blocked at the OS level, so a worker
+    started meanwhile inherits it blocked until it decides what Ctrl-C means.
     """
     handler = signal.getsignal(signal.SIGINT)
     # Not the main thread, or SIGINT ignored or at its default action: nothing to hold back.
@@ -85,9 +84,8 @@ class _UntrackedMapping:
 def attach_untracked(name: str) -> Any:
     """Map the block ``name`` (created by another process) without telling the tracker.
 
-    The caller and its workers share one tracker, which keeps a *set* of names: a worker
-    unregistering a block would drop the caller's entry, so the caller's own unregister
-    fails (a ``KeyError`` traceback on stderr) and the block leaks if the caller dies.
+    The shared tracker keeps a *set* of names: a worker unregistering a block would drop
+    the caller's entry (a ``KeyError`` on stderr, and a leak if the caller dies).
     """
     if sys.version_info >= (3, 13):
         return shared_memory.SharedMemory(name=name, track=False)
@@ -99,8 +97,7 @@ def attach_untracked(name: str) -> Any:
 def remove_orphaned(name: str) -> None:
     """Remove the block ``name`` of a caller that died, and its entry in the tracker.
 
-    Run by its workers: the one whose removal succeeds also unregisters the name, so the
-    tracker (exiting after them) warns only of blocks the workers never heard of.
+    Run by its workers: the one whose removal succeeds also unregisters the name.
     """
     if _posixshmem is None:  # pragma: no cover - Windows: blocks go with their handles
         return
@@ -124,8 +121,8 @@ _OWN_REFERENCES = 4
 class SharedArray:
     """A NumPy array in a named shared-memory block that other processes can attach to.
 
-    The creator registers the block with the resource tracker and removes it, once; if the
-    caller dies, its workers remove it (:func:`remove_orphaned`), or else the tracker.
+    The creator registers and removes the block, once; if it dies, its workers
+    (:func:`remove_orphaned`) or the tracker do.
     """
 
     def __init__(self, shape: tuple[int, ...], dtype: DTypeLike, name: str | None = None):
@@ -156,9 +153,8 @@ class SharedArray:
     def close(self) -> None:
         """Detach; the creator also removes the block (once: closing again does nothing).
 
-        The mapping goes with the last array viewing it (their base is the mmap): unmapping
-        it under a view a caller still holds (``copy=False`` observations) would crash the
-        interpreter on the next read. SharedMemory.close() then closes only the descriptor.
+        A mapping still viewed (``copy=False`` observations) is left to its last array:
+        unmapping it would crash the next read. SharedMemory.close() then closes the fd.
         """
         self.array = None
         memory: Any = self._memory
@@ -200,7 +196,7 @@ class SharedOutputs:
     def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
         """Make the state arenas ("states_in", "states_out") hold at least these many bytes.
 
-        An arena that grows is replaced: workers attach to the new one with their next chunk.
+        A grown arena is replaced: workers attach to it with their next chunk.
         """
         for field, needed in (("states_in", in_bytes), ("states_out", out_bytes)):
             current = self.buffers.get(field)
