@@ -169,8 +169,10 @@ class SubEnvHandler(Handler):
             arrays = self.buffers.arrays
             fields = [key for key in arrays if key.startswith("batch:")]
             specs = iter(sorted(fields, key=lambda key: int(key.split(":")[1])))
-            # Allocated by the caller already: each array is the next of its fields.
-            allocated = lambda shape, dtype: arrays[next(specs)]  # noqa: E731
+
+            def allocated(shape: tuple, dtype: Any) -> np.ndarray:
+                return arrays[next(specs)]  # allocated by the caller: the next of its fields
+
             self._outputs = BatchOutputs(space, num_envs, allocated, in_place=obs_shared)
         return self._outputs
 
