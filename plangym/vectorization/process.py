@@ -219,7 +219,9 @@ class WorkerProcess:
     def pid(self) -> int | None:
         """Process id of the worker."""
         process = self._process  # read once: close() in another thread may reap it
-        return None if process is None else process.pid
+        with contextlib.suppress(ValueError):  # reaped (closed) by close() in another thread
+            return None if process is None else process.pid
+        return None
 
     @property
     def is_alive(self) -> bool:

@@ -24,6 +24,22 @@ def test_a_worker_without_a_pipe_raises_worker_crashed():
         worker.close()
 
 
+def test_a_worker_reaped_by_another_thread_is_reported_dead():
+    """close() in another thread closes the process object while a call still reads the
+    pipe: describing the death must not raise (a ValueError hid ClosedEnvironmentError)."""
+    worker = WorkerProcess(lambda: ClassicControl("CartPole-v1"))
+    process = worker._process
+    try:
+        process.kill()
+        process.join()
+        process.close()  # as terminate() in close()'s thread does, before it drops it
+        assert worker.pid is None and not worker.is_alive
+        assert isinstance(worker.crashed(), WorkerCrashedError)
+    finally:
+        worker._process = None  # already reaped above
+        worker.terminate()
+
+
 def test_the_next_batch_replaces_a_worker_without_a_pipe():
     single = ClassicControl("CartPole-v1")
     env = ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, inline_small_batches=False)
