@@ -182,10 +182,17 @@ class DtypeChannel:
     dtype('uint8')
     >>> sender.encode_states(packed).dtype is None
     True
+    >>> sender.forget()  # that message was not sent: the next one carries the dtype
+    >>> sender.encode_states(packed).dtype
+    dtype('uint8')
     """
 
     def __init__(self) -> None:
         self._last: np.dtype | None = None
+
+    def forget(self) -> None:
+        """Send the dtype again next time: the message that carried it was not sent."""
+        self._last = None
 
     def encode_states(self, packed: PackedStates | None) -> PackedStates | None:
         """Replace the dtype of packed states by None when the other end knows it."""

@@ -295,7 +295,11 @@ class WorkerProcess:
     def send_step_chunk(self, request: StepChunk) -> int:
         """Send a chunk of a batch, its states' dtype only if the worker does not know it."""
         states = self._states_out.encode_states(request.states)
-        return self.send(replaced(request, states=states))
+        try:
+            return self.send(replaced(request, states=states))
+        except BaseException:  # e.g. an action that cannot be pickled: nothing was sent
+            self._states_out.forget()
+            raise
 
     def decode_step_reply(self, reply: StepChunkReply) -> StepChunkReply:
         """Return ``reply`` with its states' dtype restored."""

@@ -44,10 +44,12 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
                     payload = replaced(payload, states=outgoing.encode_states(payload.states))
                 message = encode(Reply(request_id, True, payload))  # raises if unpicklable
             except BaseException as error:
+                outgoing.forget()  # an error goes out instead of the states' dtype
                 message = encode(error_reply(request_id, error))
             try:
                 conn.send_bytes(message)
             except ValueError as error:  # too large for one pipe message
+                outgoing.forget()
                 conn.send_bytes(encode(error_reply(request_id, error)))
     except OSError:  # a reply the caller is no longer there to read
         return True

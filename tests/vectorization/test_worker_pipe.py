@@ -1,5 +1,7 @@
 """A worker left without a pipe counts as dead, and error notes work on Python 3.10 too."""
 
+import os
+import threading
 import types
 
 import pytest
@@ -77,3 +79,38 @@ def test_a_worker_whose_env_is_never_built_times_out(monkeypatch):
     finally:
         worker.terminate()
     assert not worker.is_alive
+
+
+class InfoWithALock(ClassicControl):
+    """CartPole whose infos cannot be pickled while the file ``poison`` exists."""
+
+    def __init__(self, *args, poison: str = "", **kwargs):
+        self.poison = poison
+        super().__init__(*args, **kwargs)
+
+    def process_info(self, info, **kwargs):
+        info = super().process_info(info, **kwargs)
+        if os.path.exists(self.poison):
+            info["lock"] = threading.Lock()
+        return info
+
+
+def test_a_reply_that_cannot_be_pickled_leaves_the_pipe_usable(tmp_path):
+    """The worker's first states announce their dtype; when their reply could not be sent,
+    the next one must announce it again (every later batch failed on an assertion)."""
+    poison = tmp_path / "poison"
+    poison.touch()
+    single = ClassicControl("CartPole-v1")
+    env = ParallelEnv(InfoWithALock, "CartPole-v1", n_workers=2, poison=str(poison))
+    try:
+        state, *_ = single.reset()
+        actions, states = [0, 1] * 4, [state] * 8
+        with pytest.raises(TypeError, match="lock"):
+            env.step_batch(actions, states)
+        poison.unlink()
+        for _ in range(2):
+            assert_identical(
+                env.step_batch(actions, states), single.step_batch(actions, states), "batch"
+            )
+    finally:
+        env.close()
