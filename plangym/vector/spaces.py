@@ -31,9 +31,16 @@ def autoreset_mode_of(value: str | AutoresetMode) -> AutoresetMode:
 
 
 def observation_spaces(
-    observation_mode: str | tuple, first: gymnasium.Env, env_fns: Sequence[Callable]
+    observation_mode: str | tuple,
+    first: gymnasium.Env,
+    env_fns: Sequence[Callable],
+    built: Sequence[gymnasium.Env] = (),
 ) -> tuple[Space, Space]:
-    """``(single, batched)`` observation spaces for ``observation_mode``, as gymnasium."""
+    """``(single, batched)`` observation spaces for ``observation_mode``, as gymnasium.
+
+    Under "different" each sub-env's space is read: off ``built``, the sub-envs when they
+    are already built, else off an env each ``env_fns`` builds (and closes) for it.
+    """
     if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
         batched, single = observation_mode
         if not isinstance(batched, Space) or not isinstance(single, Space):
@@ -45,12 +52,24 @@ def observation_spaces(
     if observation_mode == "same":
         return first.observation_space, batch_space(first.observation_space, len(env_fns))
     if observation_mode == "different":
-        spaces = [first.observation_space] + [fn().observation_space for fn in env_fns[1:]]
+        others = [env.observation_space for env in built[1:]] or list(
+            map(observation_space_of, env_fns[1:])
+        )
+        spaces = [first.observation_space, *others]
         return spaces[0], batch_differing_spaces(spaces)
     raise ValueError(  # gymnasium's words (code written for it may match them)
         "Invalid `observation_mode`, expected: 'same' or 'different' or tuple of single and "
         f"batch observation space, actual got {observation_mode}"
     )
+
+
+def observation_space_of(env_fn: Callable) -> Space:
+    """Return the observation space of an env ``env_fn`` builds (its probe, if any), closed."""
+    env = getattr(env_fn, "probe", env_fn)()
+    try:
+        return env.observation_space
+    finally:
+        env.close()
 
 
 def space_mismatch(envs: Any, answers: list[tuple[Any, Any]]) -> str:

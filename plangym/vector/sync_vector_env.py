@@ -41,7 +41,7 @@ class SyncVectorEnv(PlanVectorEnv):
         env_fns = list(env_fns)  # gymnasium's SyncVectorEnv takes any iterable, a generator too
         self._take_arguments(env_fns, copy, observation_mode, autoreset_mode)
         envs = [env_fn() for env_fn in env_fns]
-        single, batched = observation_spaces(observation_mode, envs[0], env_fns)
+        single, batched = observation_spaces(observation_mode, envs[0], env_fns, envs)
         outputs = BatchOutputs(single, len(envs))
         mode = self.autoreset_mode
         factories = [

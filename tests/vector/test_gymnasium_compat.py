@@ -305,6 +305,37 @@ def test_a_single_action_for_a_batch_is_gymnasiums_type_error(built, flavour, ac
 ACROBOT = functools.partial(make_gym_env, "Acrobot-v1")  # other spaces than CartPole's
 
 
+class CountedCartPole(gymnasium.Wrapper):
+    """CartPole that counts, in this process, the envs built and closed."""
+
+    built = closed = 0
+
+    def __init__(self):
+        super().__init__(CARTPOLE())
+        CountedCartPole.built += 1
+
+    def close(self):
+        CountedCartPole.closed += 1
+        super().close()
+
+
+@pytest.mark.parametrize("flavour", list(PAIRS))
+def test_observation_mode_different_closes_every_env_it_builds(flavour):
+    """Reading each sub-env's space must not leave envs open in the caller (the sync face
+    built N - 1 more envs for it and never closed them)."""
+    ours_class, _ = PAIRS[flavour]
+    CountedCartPole.built = CountedCartPole.closed = 0
+    envs = ours_class([CountedCartPole] * N, observation_mode="different")
+    try:
+        assert envs.single_observation_space == CARTPOLE().observation_space
+        in_caller = N if flavour == "sync" else 0  # the sync sub-envs; async ones are away
+        assert CountedCartPole.built - CountedCartPole.closed == in_caller
+        assert flavour != "sync" or CountedCartPole.built == N  # as gymnasium's: no extra
+    finally:
+        envs.close()
+    assert CountedCartPole.built == CountedCartPole.closed
+
+
 @pytest.mark.parametrize("flavour", list(PAIRS))
 def test_sub_envs_with_other_spaces_are_refused_naming_both(flavour):
     ours_class, their_class = PAIRS[flavour]
