@@ -18,6 +18,7 @@ from plangym.validation import (
     check_batch_dt,
     check_batch_states,
     check_return_state,
+    check_timeout,
     is_integer,
 )
 from plangym.vectorization.backend import BatchInputs
@@ -32,10 +33,22 @@ class Promise:
 
     def __init__(self, worker: WorkerProcess, request_id: int):
         self.worker, self.request_id = worker, request_id
+        self._result: tuple[bool, Any] | None = None  # (ok, value or error), once received
 
     def __call__(self, timeout: float | None = None) -> Any:
-        """Block until the result is there and return it."""
-        return self.worker.receive(self.request_id, timeout=timeout)
+        """Block until the result is there and return it (again on later calls)."""
+        timeout = check_timeout(timeout)  # a bad one consumes nothing
+        if self._result is None:
+            try:
+                self._result = True, self.worker.receive(self.request_id, timeout=timeout)
+            except TimeoutError:  # still to come: a later call waits again
+                raise
+            except Exception as error:
+                self._result = False, error
+        ok, value = self._result
+        if not ok:
+            raise value
+        return value
 
 
 class ExternalProcess(WorkerProcess):

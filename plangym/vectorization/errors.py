@@ -80,6 +80,20 @@ def with_remote_traceback(error: BaseException, text: str) -> BaseException:
     return error
 
 
+def held_back(error: BaseException) -> bool:
+    """Whether ``error`` waits for the rest of a call: not this process's own Ctrl-C or exit.
+
+    A KeyboardInterrupt or SystemExit that an env raised in a worker arrives with the
+    worker's traceback: it is that env's error, like any other.
+
+    >>> held_back(ValueError()), held_back(KeyboardInterrupt())
+    (True, False)
+    >>> held_back(with_remote_traceback(KeyboardInterrupt(), "in the env's step"))
+    True
+    """
+    return isinstance(error, Exception) or isinstance(error.__cause__, RemoteTraceback)
+
+
 def add_note(error: BaseException, note: str) -> None:
     """``error.add_note(note)``, also on Python 3.10 (no ``add_note``: same ``__notes__`` list).
 
@@ -121,7 +135,9 @@ def run_all(steps: Iterable[Callable[[], object]]) -> None:
     for step in steps:
         try:
             step()
-        except Exception as error:
+        except BaseException as error:
+            if not held_back(error):
+                raise
             failures.append(error)
     if failures:
         raise failures[0]

@@ -213,7 +213,11 @@ class DtypeChannel:
             return packed
         if packed.dtype is not None:
             self._last = intern_dtype(packed.dtype)
-        assert self._last is not None, "the first states on a pipe carry their dtype"
+        if self._last is None:
+            raise RuntimeError(
+                "states arrived without their dtype: the reply that carried it was lost (an "
+                "earlier error on this pipe); the next call sends it again"
+            )
         return replaced(packed, dtype=self._last)
 
 

@@ -27,7 +27,12 @@ import cloudpickle
 from plangym.core import PlanEnv
 from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
-from plangym.vectorization.errors import WorkerCrashedError, note_build, with_remote_traceback
+from plangym.vectorization.errors import (
+    WorkerCrashedError,
+    add_note,
+    note_build,
+    with_remote_traceback,
+)
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
@@ -264,11 +269,17 @@ class WorkerProcess:
         timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if request_id not in self._awaiting:  # a reply read before, or never asked
+                raise RuntimeError(
+                    f"worker {self.index}: request {request_id} has no reply to wait for: it "
+                    "was read already (a later request's reply was waited for first: wait "
+                    "for replies in the order the requests were sent)"
+                )
             # Without a deadline, a blocking read returns on a reply or on EOF (a death).
             left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             if left is not None and not self.connection.poll(left):
                 raise TimeoutError(f"worker {self.index}: no reply within {timeout} s")
-            reply = decode_reply(*self.read_blob())
+            reply = self.read_reply(*self.read_blob())
             if reply.request_id == request_id:
                 return unwrap_reply(reply)
 
@@ -282,6 +293,33 @@ class WorkerProcess:
             return self.connection.recv_bytes(), self._awaiting.popleft()
         except (EOFError, OSError) as error:
             raise self.crashed() from error
+
+    def read_reply(self, blob: bytes, request_id: int) -> Reply:
+        """Decode the reply to ``request_id``; after an error, send the pipe's state anew.
+
+        An error may leave the two ends disagreeing: buffers the worker could not map, or
+        the states' dtype in a reply this process could not unpickle.
+        """
+        try:
+            reply = decode_reply(blob, request_id)
+        except Exception as error:
+            add_note(
+                error,
+                f"worker {self.index}'s reply could not be read in this process (it holds an "
+                "object this process cannot unpickle, such as one of a class only the worker "
+                "imported)",
+            )
+            self._states_in.forget()  # that reply may have carried the states' dtype
+            self._send_state_again()
+            raise
+        if not reply.ok:
+            self._send_state_again()
+        return reply
+
+    def _send_state_again(self) -> None:
+        """Send every shared buffer again; the worker then also sends the dtype again."""
+        with contextlib.suppress(WorkerCrashedError):  # the next request finds out
+            self.send(Attach(dict(self._sent_specs)))
 
     def crashed(self) -> WorkerCrashedError:
         """Return the error that describes this worker's death."""

@@ -29,7 +29,7 @@ from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_re
 from plangym.vectorization.shared_memory import SharedArray, SharedOutputs, interrupts_deferred
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
-from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER, decode_reply
+from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER
 
 
 @dataclass
@@ -230,7 +230,7 @@ class ProcessBackend(Backend):
             return STALE  # a late reply to a request given up on
         if blob == EMPTY_INFO:  # a vector step's hot path: nothing to decode
             return {}
-        payload = unwrap_reply(decode_reply(blob, request_id))
+        payload = unwrap_reply(process.read_reply(blob, request_id))
         if type(request) is not StepChunk or request.offset is None:
             return payload
         reply = process.decode_step_reply(payload)

@@ -25,6 +25,7 @@ from plangym.vectorization.errors import (
     ClosedEnvironmentError,
     WorkerCrashedError,
     add_note,
+    held_back,
 )
 from plangym.vectorization.messages import SetAttr
 from plangym.vectorization.replacement import Replacements
@@ -161,7 +162,10 @@ class Scheduler:
         assert error is not None  # errors() lists the tasks that have one
         where = first.describe(self.unit)
         others = sorted({task.worker for task in failed[1:]})
-        note = f"raised by {where} during {batch.label}"
+        if first.ticket is None:
+            note = f"{batch.label} could not be sent to {where}, so it did not run there"
+        else:
+            note = f"raised by {where} during {batch.label}"
         if others:
             note += f" ({self.unit}s {others} raised too)"
         add_note(error, note + "; the env is still usable")
@@ -229,6 +233,9 @@ class Scheduler:
         except WorkerCrashedError as crash:  # found dead on sending
             self._recover(task, batch, crash)
             return False
+        except Exception as error:  # not encoded (say, an argument that cannot be pickled)
+            # Nothing was sent (no ticket): the worker is idle and keeps its env.
+            task.done, task.error = True, error
         return True
 
     def _collect(self, task: Task, batch: Batch) -> None:
@@ -237,7 +244,9 @@ class Scheduler:
         except WorkerCrashedError as crash:
             self._recover(task, batch, crash)
             return
-        except Exception as error:  # the env's error: raised once the others are back
+        except BaseException as error:  # the env's error: raised once the others are back
+            if not held_back(error):  # this process's own Ctrl-C
+                raise
             task.done, task.error = True, error
             self._send_next(batch, task.worker)
             return

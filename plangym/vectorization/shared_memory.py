@@ -238,7 +238,7 @@ class AttachedOutputs:
     def attach(self, specs: dict[str, tuple]) -> None:
         """Map every buffer ``specs`` names not mapped as it describes yet (replaced ones anew)."""
         for field, spec in specs.items():
-            if self._specs.get(field) == spec:
+            if self._specs.get(field) == spec and field in self._buffers:
                 continue
             old = self._buffers.pop(field, None)
             self.arrays.pop(field, None)

@@ -72,7 +72,11 @@ def error_payload(error: BaseException) -> tuple[BaseException, str]:
     try:
         pickle.loads(dumps(error))
     except Exception:
-        error = RuntimeError(f"{type(error).__name__}: {error}")
+        try:
+            message = str(error)
+        except Exception:  # its __str__ fails too: the traceback text still tells
+            message = "<the message could not be read>"
+        error = RuntimeError(f"{type(error).__name__}: {message}")
     return error, text
 
 

@@ -12,31 +12,63 @@ from multiprocessing.connection import Connection
 
 import cloudpickle
 
+from plangym.vectorization.errors import add_note
 from plangym.vectorization.handler import Handler, as_handler_factory
-from plangym.vectorization.messages import READY_ID, Attach, Close, Reply, StepChunk, StepChunkReply
+from plangym.vectorization.messages import (
+    READY_ID,
+    Attach,
+    Call,
+    Close,
+    GetAttr,
+    Location,
+    Reply,
+    SetAttr,
+    StepChunk,
+    StepChunkReply,
+)
 from plangym.vectorization.orphans import caller_gone, guard_worker
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import AttachedOutputs
 from plangym.vectorization.wire import decode, encode, error_reply
 
+# The requests that read or write no shared buffer: they run while one is not mapped.
+BUFFERLESS = (Call, GetAttr, SetAttr, Location)
+
 
 def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
     """Answer requests until told to close; return whether the caller was lost."""
     incoming, outgoing = DtypeChannel(), DtypeChannel()  # the states' dtype tokens
+    unmapped: dict | None = None  # the buffers last sent, if they could not all be mapped
     try:
         while True:
             try:
-                request_id, body = decode(conn.recv_bytes())
+                blob = conn.recv_bytes()
             except (EOFError, OSError):
                 return True  # the caller closed the pipe or is gone
+            try:
+                request_id, body = decode(blob)
+            except Exception as error:  # e.g. a class the worker cannot import: say so
+                conn.send_bytes(encode(error_reply(READY_ID, error)))  # the id is not read
+                continue
             if type(body) is Close:
                 conn.send_bytes(encode(Reply(request_id, True, None)))
                 return False
             if type(body) is Attach:  # not answered: the next request says if it failed
-                with contextlib.suppress(Exception):
-                    buffers.attach(body.specs)
+                # Also sent after any error: the caller may have missed the dtype too.
+                outgoing.forget()
+                unmapped = body.specs
+                with contextlib.suppress(Exception):  # tried again when they are needed
+                    buffers.attach(unmapped)
+                    unmapped = None
                 continue
             try:
+                if unmapped is not None and type(body) not in BUFFERLESS:
+                    try:  # say why a request that needs them cannot run (say, no fd left)
+                        buffers.attach(unmapped)
+                    except Exception as error:
+                        add_note(error, "the worker could not map the caller's shared buffers")
+                        raise
+                    unmapped = None
                 if type(body) is StepChunk:
                     body = replaced(body, states=incoming.decode_states(body.states))
                 payload = handler.handle(body)

@@ -1,0 +1,70 @@
+"""CartPole that misbehaves on request, for the tests of the worker pipe's error paths.
+
+``mode`` (set with ``set_attr``) says what :meth:`PipeEnv.process_info` does:
+
+* ``"worker_only"``: the info holds an object of module ``worker_only_thing``, found in
+  ``module_dir``, which only the process that steps imports (the caller cannot unpickle it).
+* ``"interrupt"``: the env raises KeyboardInterrupt, as an env stopped by a signal would.
+* anything else: nothing special.
+
+:meth:`PipeEnv.limit_fds` lowers the process's limit of open files to what it uses, as an env
+that leaks file descriptors does; no new shared-memory block can be mapped until it is lifted.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from typing import Any
+
+from plangym.control import ClassicControl
+from plangym.vector.gym_plan_env import GymPlanEnv
+
+THING_MODULE = "worker_only_thing"
+
+
+def write_thing_module(directory: str) -> None:
+    """Write the module of the objects only the stepping process can import."""
+    path = os.path.join(directory, f"{THING_MODULE}.py")
+    with open(path, "w") as file:
+        file.write("class Thing:\n    pass\n")
+
+
+class PipeEnv(ClassicControl):
+    """CartPole whose infos or errors misbehave as ``mode`` says (see the module)."""
+
+    def __init__(self, *args: Any, module_dir: str = "", **kwargs: Any):
+        self.mode, self.module_dir, self._open_files = None, module_dir, None
+        super().__init__(*args, **kwargs)
+
+    def process_info(self, info: dict, **kwargs: Any) -> dict:
+        info = super().process_info(info, **kwargs)
+        if self.mode == "worker_only":
+            if self.module_dir not in sys.path:
+                sys.path.insert(0, self.module_dir)
+            thing = __import__(THING_MODULE)
+            info = {**info, "thing": thing.Thing()}
+        elif self.mode == "interrupt":
+            raise KeyboardInterrupt("raised by the env")
+        return info
+
+    def limit_fds(self, limit: bool) -> None:
+        """Allow no new open file (``limit``), or as many as before."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if limit:
+            self._open_files = soft
+            lowest_free = os.open(os.devnull, os.O_RDONLY)
+            os.close(lowest_free)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+        elif self._open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self._open_files, hard))
+
+    def pid(self) -> int:
+        """The process the env runs in."""
+        return os.getpid()
+
+
+def make_pipe_sub_env() -> GymPlanEnv:
+    """A :class:`PipeEnv` as a gymnasium sub-env of a vector env."""
+    return GymPlanEnv(PipeEnv("CartPole-v1", autoreset=False))
