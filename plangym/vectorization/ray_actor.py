@@ -71,7 +71,7 @@ def reports_errors(method: Callable) -> Callable:
             return method(self, *args, **kwargs)
         except PackedError:
             raise
-        except Exception as error:
+        except BaseException as error:  # KeyboardInterrupt, SystemExit: the env's errors too
             raise PackedError.current(error) from None
 
     return wrapper

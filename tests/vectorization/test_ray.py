@@ -632,3 +632,23 @@ def test_an_actor_whose_replacement_cannot_be_built_is_replaced_again_later(ray_
         assert rewards == [1.0, 1.0]
     finally:
         env.close()
+
+
+def test_a_keyboard_interrupt_raised_by_an_env_in_an_actor_is_its_error(ray_cluster):
+    """Ray took it for a cancellation (TaskCancelledError); it is the env's error, with its
+    type, and the actors stay."""
+    from tests.helpers.pipe_env import PipeEnv
+
+    env = RayEnv(PipeEnv, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    try:
+        pids = list(env.scheduler.backend.worker_pids)
+        state, *_ = env.reset()
+        env.set_attr("mode", "interrupt")
+        with pytest.raises(KeyboardInterrupt, match="raised by the env"):
+            env.step_batch([0, 1] * 4, states=[state] * 8)
+        env.set_attr("mode", None)
+        expected = env.plan_env.step_batch([0, 1] * 4, states=[state] * 8)
+        assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
+        assert list(env.scheduler.backend.worker_pids) == pids
+    finally:
+        env.close()
