@@ -36,7 +36,9 @@ from plangym.validation import (
 )
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
+from plangym.vectorization.calls import Batch
 from plangym.vectorization.env import columns_of
+from plangym.vectorization.errors import WorkerCrashedError
 from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState
 from plangym.vectorization.scheduler import OnCrash, Scheduler
@@ -51,7 +53,7 @@ class VectorPlanning:
     num_envs: int
     single_action_space: Space
     _ended: np.ndarray
-    _run_now: Callable[[dict[int, Any], str], list]
+    _run_now: Callable[..., list]
     _to_all: Callable[[Any], dict[int, Any]]
 
     if TYPE_CHECKING:  # PlanVectorEnv's
@@ -81,8 +83,12 @@ class VectorPlanning:
         indices = check_indices(indices, len(states), self.num_envs)
         states = self._checked("checked_states", list(states))
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
-        self._run_now(requests, "set_state")
-        self._ended[indices] = False
+        self._run_now(requests, "set_state", self._restored)
+
+    def _restored(self, batch: Batch) -> None:
+        # Those restored go on from their states; one whose worker died was rebuilt and reset.
+        fresh = [t.worker for t in batch.tasks if isinstance(t.error, WorkerCrashedError | None)]
+        self._ended[fresh] = False
 
     @one_thread_at_a_time
     def step_batch(

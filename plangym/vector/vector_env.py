@@ -223,8 +223,11 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         batch = self._gather(self.call_state.take("step"), timeout)
         outputs = self.outputs
         infos: dict[str, Any] = {}
+        failed = []
         for task in batch.tasks:
-            if task.error is None:
+            if task.error is not None:
+                failed.append(task.worker)
+            else:
                 worker, info = task.worker, task.result
                 if type(info) is not dict:  # answered, not written in place
                     info = outputs.absorb(worker, info)
@@ -235,7 +238,9 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
                 if info:
                     infos = self._add_info(infos, info, worker)
         terminations, truncations = outputs.terminations.copy(), outputs.truncations.copy()
+        kept = self._ended[failed]  # a step that raised ended nothing (its rows are stale)
         np.logical_or(terminations, truncations, out=self._ended)
+        self._ended[failed] = kept
         self._raise_errors(batch)
         return self._observations(), outputs.rewards.copy(), terminations, truncations, infos
 
@@ -276,8 +281,8 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
         values = check_values_per_env(values, self.num_envs)
         self.call_state.check_idle("set_attr")
         requests = {i: SetAttr(name, value) for i, value in enumerate(values)}
-        self._run_now(requests, "set_attr")
-        self._started.remember_attributes(requests)  # a rebuilt sub-env gets them again
+        limit = self.max_concurrency
+        self._raise_errors(self._started.set_attributes(requests, "set_attr", limit))
 
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's ``render()``."""
@@ -287,9 +292,19 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def _send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
         return self._started.send(requests, label, on_crash, limit=self.max_concurrency)
 
-    def _run_now(self, requests: dict[int, Any], label: str) -> list:
-        """Send ``requests``, wait for every answer, raise the first error; answers in order."""
+    def _run_now(
+        self,
+        requests: dict[int, Any],
+        label: str,
+        settle: Callable[[Batch], None] | None = None,
+    ) -> list:
+        """Send ``requests``, wait for every answer, raise the first error; answers in order.
+
+        ``settle`` sees the answers first, errors or not: what each worker did is booked.
+        """
         batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
+        if settle is not None:
+            settle(batch)
         self._raise_errors(batch)
         return [task.result for task in batch.tasks]
 

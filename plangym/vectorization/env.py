@@ -295,9 +295,11 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         if alike:
             setattr(self.plan_env, name, values[0])
         requests = {i: SetAttr(name, value) for i, value in enumerate(values)}
-        self.scheduler.broadcast(requests, name)
-        self.scheduler.remember_attributes(requests)  # for workers that replace these
-        self._differing = (self._differing - {name}) if alike else (self._differing | {name})
+        batch = self.scheduler.set_attributes(requests, name)
+        # A worker that refused its value keeps another: the workers and the local env differ.
+        same = alike and not batch.errors()
+        self._differing = (self._differing - {name}) if same else (self._differing | {name})
+        self.scheduler.raise_first(batch)
 
     def close(self) -> None:
         """Stop the workers and close the local env; later calls raise ClosedEnvironmentError."""

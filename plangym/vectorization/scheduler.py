@@ -182,9 +182,19 @@ class Scheduler:
         batch = self.gather(self.send(requests, label, on_crash))
         return [task.result for task in batch.tasks]
 
-    def remember_attributes(self, requests: dict[int, SetAttr]) -> None:
-        """Set these attributes again on any worker that replaces one of these."""
-        self.replacements.remember_attributes(requests)
+    def set_attributes(
+        self, requests: dict[int, SetAttr], label: str, limit: int | None = None
+    ) -> Batch:
+        """Set attributes on the workers; the errors are left for the caller to raise.
+
+        A worker that dies meanwhile is replaced and set again. Each value a worker took is
+        set again on any worker that replaces it later, even if another worker refused its
+        own value.
+        """
+        batch = self.gather(self.send(requests, label, OnCrash.RERUN, limit), None, False)
+        taken = {task.home: task.request for task in batch.tasks if task.error is None}
+        self.replacements.remember_attributes(taken)
+        return batch
 
     def broadcast_all(self, request: Any, label: str, on_crash: OnCrash = OnCrash.RAISE):
         """:meth:`broadcast` the same ``request`` to every worker."""
