@@ -238,9 +238,10 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
                 if info:
                     infos = self._add_info(infos, info, worker)
         terminations, truncations = outputs.terminations.copy(), outputs.truncations.copy()
-        kept = self._ended[failed]  # a step that raised ended nothing (its rows are stale)
+        kept = self._ended[failed] if failed else None  # a step that raised ended nothing
         np.logical_or(terminations, truncations, out=self._ended)
-        self._ended[failed] = kept
+        if failed:  # (its rows still hold the flags of the step before)
+            self._ended[failed] = kept
         self._raise_errors(batch)
         return self._observations(), outputs.rewards.copy(), terminations, truncations, infos
 
