@@ -53,7 +53,9 @@ class VectorPlanning:
     num_envs: int
     single_action_space: Space
     _ended: np.ndarray
-    _run_now: Callable[..., list]
+    _run_now: Callable[[dict[int, Any], str], list]
+    _gather: Callable[[Batch, float | None], Batch]
+    _raise_errors: Callable[[Batch], None]
     _to_all: Callable[[Any], dict[int, Any]]
 
     if TYPE_CHECKING:  # PlanVectorEnv's
@@ -83,12 +85,11 @@ class VectorPlanning:
         indices = check_indices(indices, len(states), self.num_envs)
         states = self._checked("checked_states", list(states))
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
-        self._run_now(requests, "set_state", self._restored)
-
-    def _restored(self, batch: Batch) -> None:
+        batch = self._gather(self._started.send(requests, "set_state", OnCrash.RAISE), None)
         # Those restored go on from their states; one whose worker died was rebuilt and reset.
         fresh = [t.worker for t in batch.tasks if isinstance(t.error, WorkerCrashedError | None)]
         self._ended[fresh] = False
+        self._raise_errors(batch)
 
     @one_thread_at_a_time
     def step_batch(

@@ -31,14 +31,7 @@ from plangym.vector.spaces import autoreset_mode_of, observation_spaces, space_m
 from plangym.vectorization.backend import Backend
 from plangym.vectorization.errors import SubEnvCrashedError
 from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
-from plangym.vectorization.messages import (
-    Call,
-    CheckSpaces,
-    Reset,
-    Restarted,
-    SetAttr,
-    Step,
-)
+from plangym.vectorization.messages import Call, CheckSpaces, Reset, Restarted, SetAttr, Step
 from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 
 __all__ = ["PlanVectorEnv", "autoreset_mode_of", "observation_spaces"]
@@ -293,19 +286,9 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def _send(self, requests: dict[int, Any], label: str, on_crash: OnCrash) -> Batch:
         return self._started.send(requests, label, on_crash, limit=self.max_concurrency)
 
-    def _run_now(
-        self,
-        requests: dict[int, Any],
-        label: str,
-        settle: Callable[[Batch], None] | None = None,
-    ) -> list:
-        """Send ``requests``, wait for every answer, raise the first error; answers in order.
-
-        ``settle`` sees the answers first, errors or not: what each worker did is booked.
-        """
+    def _run_now(self, requests: dict[int, Any], label: str) -> list:
+        """Send ``requests``, wait for every answer, raise the first error; answers in order."""
         batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
-        if settle is not None:
-            settle(batch)
         self._raise_errors(batch)
         return [task.result for task in batch.tasks]
 

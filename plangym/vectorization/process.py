@@ -31,7 +31,6 @@ from plangym.vectorization.errors import (
     WorkerCrashedError,
     add_note,
     note_build,
-    with_remote_traceback,
 )
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
@@ -45,7 +44,7 @@ from plangym.vectorization.messages import (
 )
 from plangym.vectorization.packing import DtypeChannel, replaced
 from plangym.vectorization.shared_memory import interrupts_deferred
-from plangym.vectorization.wire import decode_reply, encode
+from plangym.vectorization.wire import decode_reply, encode, unwrap_reply
 from plangym.vectorization.worker import run_worker
 
 CLOSE_TIMEOUT_S = 5.0
@@ -133,10 +132,9 @@ class WorkerProcess:
         self._attached: dict | None = None  # the specs dict last found attached
 
     def wait_ready(self) -> None:
-        """Block until the env is built in the worker; raise its error if building failed.
+        """Wait until the env is built; raise its error (TimeoutError after READY_TIMEOUT s).
 
-        TimeoutError after ``READY_TIMEOUT`` s (a worker forked after OpenGL or SDL started
-        threads can deadlock).
+        A worker forked after OpenGL or SDL started threads can deadlock.
         """
         try:
             self.receive(READY_ID, timeout=READY_TIMEOUT)
@@ -151,11 +149,11 @@ class WorkerProcess:
             raise
 
     def restart(self) -> None:
-        """Kill the process (whatever it is doing) and start a fresh one; wait for its env.
+        """Kill the process (whatever it does) and start a fresh one; wait for its env.
 
-        Ctrl-C waits until the new process runs (halfway, there would be no process and no
-        pipe). The new process maps the old one's shared buffers at once: its handler may
-        write there, and it knows which buffers to remove should the caller die.
+        Ctrl-C waits until the new process runs (halfway, there would be no process, no
+        pipe). It maps the old one's buffers at once: its handler may write there, and it
+        knows which buffers to remove should the caller die.
         """
         specs = self.relaunch()
         self.finish_restart(specs)
@@ -271,9 +269,8 @@ class WorkerProcess:
         while True:
             if request_id not in self._awaiting:  # a reply read before, or never asked
                 raise RuntimeError(
-                    f"worker {self.index}: request {request_id} has no reply to wait for: it "
-                    "was read already (a later request's reply was waited for first: wait "
-                    "for replies in the order the requests were sent)"
+                    f"worker {self.index}: the reply to request {request_id} was read already "
+                    "(a later one was waited for first: replies come in the requests' order)"
                 )
             # Without a deadline, a blocking read returns on a reply or on EOF (a death).
             left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
@@ -295,31 +292,23 @@ class WorkerProcess:
             raise self.crashed() from error
 
     def read_reply(self, blob: bytes, request_id: int) -> Reply:
-        """Decode the reply to ``request_id``; after an error, send the pipe's state anew.
+        """Decode the reply to ``request_id``.
 
-        An error may leave the two ends disagreeing: buffers the worker could not map, or
-        the states' dtype in a reply this process could not unpickle.
+        After an error the two ends may disagree (buffers the worker could not map, a dtype
+        in a reply not unpickled here): the buffers are sent again, then the dtype comes again.
         """
+        reply = None
         try:
             reply = decode_reply(blob, request_id)
-        except Exception as error:
-            add_note(
-                error,
-                f"worker {self.index}'s reply could not be read in this process (it holds an "
-                "object this process cannot unpickle, such as one of a class only the worker "
-                "imported)",
-            )
-            self._states_in.forget()  # that reply may have carried the states' dtype
-            self._send_state_again()
+        except Exception as error:  # say, an object of a class only the worker imported
+            add_note(error, f"worker {self.index}'s reply could not be unpickled here")
+            self._states_in.forget()
             raise
-        if not reply.ok:
-            self._send_state_again()
+        finally:
+            if reply is None or not reply.ok:
+                with contextlib.suppress(WorkerCrashedError):  # the next request finds out
+                    self.send(Attach(dict(self._sent_specs)))
         return reply
-
-    def _send_state_again(self) -> None:
-        """Send every shared buffer again; the worker then also sends the dtype again."""
-        with contextlib.suppress(WorkerCrashedError):  # the next request finds out
-            self.send(Attach(dict(self._sent_specs)))
 
     def crashed(self) -> WorkerCrashedError:
         """Return the error that describes this worker's death."""
@@ -342,13 +331,6 @@ class WorkerProcess:
     def decode_step_reply(self, reply: StepChunkReply) -> StepChunkReply:
         """Return ``reply`` with its states' dtype restored."""
         return replaced(reply, states=self._states_in.decode_states(reply.states))
-
-
-def unwrap_reply(reply: Reply) -> Any:
-    """Return the payload of a successful reply; raise the worker's error otherwise."""
-    if reply.ok:
-        return reply.payload
-    raise with_remote_traceback(reply.payload, reply.traceback)
 
 
 def stop_workers(workers: list[WorkerProcess]) -> None:

@@ -25,11 +25,11 @@ from plangym.vectorization.errors import run_all
 from plangym.vectorization.leftover_blocks import remove_dead_callers_blocks
 from plangym.vectorization.messages import InBuffer, Step, StepChunk
 from plangym.vectorization.packing import PackedStates, pack_actions, pack_states, state_layout
-from plangym.vectorization.process import WorkerProcess, stop_workers, unwrap_reply
+from plangym.vectorization.process import WorkerProcess, stop_workers
 from plangym.vectorization.shared_memory import SharedArray, SharedOutputs, interrupts_deferred
 from plangym.vectorization.shared_states import aligned, states_nbytes, write_states
 from plangym.vectorization.transport import read_outputs
-from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER
+from plangym.vectorization.wire import EMPTY_INFO, STEP_FROM_BUFFER, unwrap_reply
 
 
 @dataclass

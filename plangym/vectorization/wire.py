@@ -17,6 +17,7 @@ from typing import Any
 
 import cloudpickle
 
+from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.messages import (
     VOCABULARY,
     InBuffer,
@@ -120,6 +121,13 @@ def decode_reply(blob: bytes, request_id: int) -> Reply:
         return Reply(request_id, True, {})
     _, ok, payload, wired, text = pickle.loads(blob)
     return Reply(request_id, ok, _typed(payload) if wired else payload, text)
+
+
+def unwrap_reply(reply: Reply) -> Any:
+    """Return the payload of a successful reply; raise the worker's error otherwise."""
+    if reply.ok:
+        return reply.payload
+    raise with_remote_traceback(reply.payload, reply.traceback)
 
 
 def decode(blob: bytes) -> Request:

@@ -369,10 +369,9 @@ def test_a_reset_whose_worker_died_is_run_again(make_lockstep, tmp_path, busy):
 
 
 # 3. A worker dies during a call ----------------------------------------------------------------
-CALLS = {
+CALLS = {  # set_attr is re-run on the replacement (tests/vectorization/test_partial_failures)
     "call": lambda envs: envs.call("pid"),
     "get_attr": lambda envs: envs.get_attr("resets"),
-    "set_attr": lambda envs: envs.set_attr("delay", 0.0),
 }
 
 

@@ -45,6 +45,9 @@ def test_a_set_attr_whose_worker_died_is_set_on_its_replacement(recwarn):
         kill(envs.worker_pids[1])
         envs.set_attr("frameskip", 4)
         assert envs.get_attr("frameskip") == (4, 4)
+        _, rewards, _, truncated, infos = envs.step(np.array([0, 0]))
+        assert truncated.tolist() == [False, True] and infos["worker_restarted"][1]
+        assert rewards.tolist() == [4.0, 0.0]  # the rebuilt one was reset in the call
     finally:
         envs.close()
 
