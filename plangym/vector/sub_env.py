@@ -46,7 +46,7 @@ class SubEnv:
     def __init__(self, env: gymnasium.Env, autoreset_mode: AutoresetMode):
         self.env = env
         self.autoreset_mode = autoreset_mode
-        self.episode_ended = False  # under NEXT_STEP: the next step resets
+        self.episode_ended = False  # NEXT_STEP: the next step resets; DISABLED: reset first
         # The reset (obs, info) of a restart the next step reports (see restarted), or None.
         self.unreported_restart: tuple[Any, dict] | None = None
 
@@ -63,12 +63,17 @@ class SubEnv:
             (obs, info), self.unreported_restart = self.unreported_restart, None
             self.episode_ended = mode is AutoresetMode.NEXT_STEP
             return obs, 0.0, False, True, {**info, "worker_restarted": True}
-        if mode is AutoresetMode.NEXT_STEP and self.episode_ended:
+        if self.episode_ended:
+            if mode is AutoresetMode.DISABLED:  # the step that ended it was lost on its way
+                raise RuntimeError(
+                    "step: this sub-env ended its episode and was not reset (the step that "
+                    "ended it raised); with autoreset_mode=DISABLED reset it first"
+                )
             obs, info = self.env.reset()
             self.episode_ended = False
             return obs, 0.0, False, False, info
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if mode is AutoresetMode.NEXT_STEP:
+        if mode is not AutoresetMode.SAME_STEP:
             self.episode_ended = bool(terminated or truncated)
         elif mode is AutoresetMode.SAME_STEP and (terminated or truncated):
             reset_obs, reset_info = self.env.reset()

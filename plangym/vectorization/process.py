@@ -30,6 +30,7 @@ from plangym.validation import check_timeout
 from plangym.vectorization.errors import (
     WorkerCrashedError,
     add_note,
+    held_back,
     note_build,
 )
 from plangym.vectorization.handler import HandlerFactory
@@ -144,8 +145,9 @@ class WorkerProcess:
                 "constructor that blocks, or a worker forked after a library started threads "
                 "it needs, such as OpenGL or SDL: try start_method='spawn')"
             ) from None
-        except Exception as error:  # the constructor's own error: say whose it was
-            note_build(error, self.index, self._start_method)
+        except BaseException as error:  # the constructor's own error: say whose it was
+            if held_back(error):
+                note_build(error, self.index, self._start_method)
             raise
 
     def restart(self) -> None:

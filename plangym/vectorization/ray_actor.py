@@ -101,7 +101,7 @@ class RemoteEnv:
                 env_callable = cloudpickle.loads(env_callable)
             factory = as_handler_factory(env_callable)
             self._handler = factory(AttachedOutputs())  # no shared memory across a cluster
-        except Exception as error:
+        except BaseException as error:  # KeyboardInterrupt, SystemExit: the build's errors
             # Raised from ready(): from the constructor it would be a bare ActorDiedError.
             self._build_error = PackedError.current(error)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from plangym.vectorization import process
 from plangym.vectorization.backend import Backend, packed_result
-from plangym.vectorization.errors import WorkerCrashedError, run_all
+from plangym.vectorization.errors import WorkerCrashedError, add_note, run_all
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
 
 
@@ -143,6 +143,8 @@ class RayBackend(Backend):
             value = ray.get(ticket)
         except ray.exceptions.RayTaskError as error:
             env_error = remote_error(error)  # raised below, with its own cause kept
+        except ray.exceptions.RaySystemError as error:
+            env_error = error
         except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
             lines = str(error).strip().splitlines()
             raise WorkerCrashedError(
@@ -151,6 +153,12 @@ class RayBackend(Backend):
             ) from error
         else:
             env_error = None
+        if isinstance(env_error, ray.exceptions.RaySystemError):
+            # An object one end could not unpickle (in a reply, or in the actor's arguments).
+            inner = getattr(env_error, "client_exc", None)
+            if isinstance(inner, BaseException):
+                add_note(inner, f"an object of {self.unit} {worker}'s call could not be unpickled")
+                env_error = inner
         if env_error is not None:
             raise env_error
         return packed_result(value, request)
@@ -177,7 +185,7 @@ class RayBackend(Backend):
     def _wait_ready(self, worker: int, ready: Any) -> None:
         try:
             self._pids[worker] = self._get([ready])[0]
-        except Exception:
+        except BaseException:  # its build's error, whatever its type, or a Ctrl-C
             # Killed, so the next call finds it dead and replaces it again.
             self.kill(self.actors[worker])
             self._pids[worker] = None

@@ -296,7 +296,9 @@ class Scheduler:
             answer = self.replacements.replace(worker, batch.label)
         except ClosedEnvironmentError:  # close() in another thread: the whole call ends
             raise
-        except Exception as error:  # the rebuilt env failed too: report it, go on
+        except BaseException as error:  # the rebuilt env failed too: report it, go on
+            if not held_back(error):  # this process's own Ctrl-C
+                raise
             add_note(error, f"while replacing {self.unit} {worker}, which died ({crash})")
             for queued in lost:
                 queued.done, queued.error = True, error

@@ -5,7 +5,11 @@
 * ``"worker_only"``: the info holds an object of module ``worker_only_thing``, found in
   ``module_dir``, which only the process that steps imports (the caller cannot unpickle it).
 * ``"interrupt"``: the env raises KeyboardInterrupt, as an env stopped by a signal would.
+* ``"lock"``: the info holds a lock, which cannot be pickled (the reply cannot be sent).
 * anything else: nothing special.
+
+While the file ``interrupt_build`` names exists, building a :class:`PipeEnv` raises
+KeyboardInterrupt (as a constructor stopped by a signal would).
 
 :meth:`PipeEnv.limit_fds` lowers the process's limit of open files to what it uses, as an env
 that leaks file descriptors does; no new shared-memory block can be mapped until it is lifted.
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
+import threading
 from typing import Any
 
 from plangym.control import ClassicControl
@@ -34,7 +39,9 @@ def write_thing_module(directory: str) -> None:
 class PipeEnv(ClassicControl):
     """CartPole whose infos or errors misbehave as ``mode`` says (see the module)."""
 
-    def __init__(self, *args: Any, module_dir: str = "", **kwargs: Any):
+    def __init__(self, *args: Any, module_dir: str = "", interrupt_build: str = "", **kwargs: Any):
+        if interrupt_build and os.path.exists(interrupt_build):
+            raise KeyboardInterrupt("raised building the env")
         self.mode, self.module_dir, self._open_files = None, module_dir, None
         super().__init__(*args, **kwargs)
 
@@ -47,6 +54,8 @@ class PipeEnv(ClassicControl):
             info = {**info, "thing": thing.Thing()}
         elif self.mode == "interrupt":
             raise KeyboardInterrupt("raised by the env")
+        elif self.mode == "lock":
+            info = {**info, "lock": threading.Lock()}
         return info
 
     def limit_fds(self, limit: bool) -> None:
@@ -65,6 +74,6 @@ class PipeEnv(ClassicControl):
         return os.getpid()
 
 
-def make_pipe_sub_env() -> GymPlanEnv:
+def make_pipe_sub_env(interrupt_build: str = "") -> GymPlanEnv:
     """A :class:`PipeEnv` as a gymnasium sub-env of a vector env."""
-    return GymPlanEnv(PipeEnv("CartPole-v1", autoreset=False))
+    return GymPlanEnv(PipeEnv("CartPole-v1", autoreset=False, interrupt_build=interrupt_build))

@@ -4,6 +4,7 @@ ended their episodes, where a batch may run)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 
@@ -119,5 +120,53 @@ def test_under_disabled_set_states_that_lost_a_worker_keeps_the_restored_ones_go
         with pytest.raises(SubEnvCrashedError):
             envs.set_states(states)
         envs.step(np.array([0, 1]))  # sub-env 0 goes on from its restored state
+    finally:
+        envs.close()
+
+
+def test_under_disabled_an_episode_ended_by_a_step_whose_reply_was_lost_is_not_stepped(recwarn):
+    """The sub-env stepped and ended its episode, but its info could not be sent: the
+    caller could not know, and the next step stepped the finished episode on."""
+    reference = make_pipe_sub_env()
+    reference.reset(seed=7)
+    steps = 1
+    while not any(reference.step(0)[2:4]):
+        steps += 1
+    envs = AsyncVectorEnv([make_pipe_sub_env], autoreset_mode=AutoresetMode.DISABLED)
+    try:
+        envs.reset(seed=7)
+        for _ in range(steps - 1):
+            envs.step(np.array([0]))
+        envs.set_attr("mode", "lock")
+        with pytest.raises(TypeError, match="lock"):
+            envs.step(np.array([0]))  # the last step of the episode
+        envs.set_attr("mode", None)
+        with pytest.raises(RuntimeError, match="ended its episode and was not reset"):
+            envs.step(np.array([0]))
+        envs.reset(seed=7)
+        envs.step(np.array([0]))
+    finally:
+        envs.close()
+
+
+def test_a_replacement_whose_build_raises_keyboard_interrupt_costs_no_other_sub_env(
+    tmp_path, recwarn
+):
+    """The rebuilt env's KeyboardInterrupt is its error: it was taken for the caller's
+    Ctrl-C, and every busy sub-env was rebuilt (sub-env 0 lost its episode)."""
+    poison = tmp_path / "poison"
+    envs = AsyncVectorEnv([functools.partial(make_pipe_sub_env, str(poison))] * 2)
+    try:
+        envs.reset(seed=0)
+        for _ in range(3):
+            envs.step(np.array([0, 1]))
+        poison.touch()
+        kill(envs.worker_pids[1])
+        with pytest.raises(KeyboardInterrupt, match="raised building the env") as raised:
+            envs.step(np.array([0, 1]))
+        assert "while replacing sub-env 1" in "\n".join(raised.value.__notes__)
+        poison.unlink()
+        _, _, _, truncated, _ = envs.step(np.array([0, 1]))
+        assert truncated.tolist() == [False, True]  # sub-env 0 kept its episode
     finally:
         envs.close()

@@ -6,6 +6,7 @@ pytest-xdist each worker process that runs these tests starts its own (about 4 s
 parallel). The tests that need no cluster exercise the actor class in-process.
 """
 
+import functools
 import gc
 import importlib.util
 import os
@@ -44,6 +45,7 @@ from tests.helpers.faulty_env import (
     FaultyCartPole,
     faulty_state,
 )
+from tests.helpers.pipe_env import PipeEnv
 from tests.helpers.processes import wait_dead
 from tests.helpers.subprocess_runs import run_python
 from tests.helpers.vectorized_contract import random_states
@@ -637,8 +639,6 @@ def test_an_actor_whose_replacement_cannot_be_built_is_replaced_again_later(ray_
 def test_a_keyboard_interrupt_raised_by_an_env_in_an_actor_is_its_error(ray_cluster):
     """Ray took it for a cancellation (TaskCancelledError); it is the env's error, with its
     type, and the actors stay."""
-    from tests.helpers.pipe_env import PipeEnv
-
     env = RayEnv(PipeEnv, "CartPole-v1", n_workers=2, inline_small_batches=False)
     try:
         pids = list(env.scheduler.backend.worker_pids)
@@ -651,4 +651,49 @@ def test_a_keyboard_interrupt_raised_by_an_env_in_an_actor_is_its_error(ray_clus
         assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
         assert list(env.scheduler.backend.worker_pids) == pids
     finally:
+        env.close()
+
+
+def test_an_actor_whose_build_raises_keyboard_interrupt_reports_it(ray_cluster, tmp_path):
+    """It came back as an ActorDiedError ('was cancelled'); and once replaced, the actor
+    kept answering with the build's error after the cause was gone."""
+    from plangym.vector import RayVectorEnv
+    from tests.helpers.pipe_env import make_pipe_sub_env
+
+    poison = tmp_path / "poison"
+    poison.touch()
+    with pytest.raises(KeyboardInterrupt, match="raised building the env"):
+        RayVectorEnv([functools.partial(make_pipe_sub_env, str(poison))])
+    poison.unlink()
+    envs = RayVectorEnv([functools.partial(make_pipe_sub_env, str(poison))] * 2)
+    try:
+        envs.reset(seed=0)
+        poison.touch()
+        os.kill(envs.worker_pids[1], signal.SIGKILL)
+        with pytest.raises(KeyboardInterrupt, match="raised building the env"):
+            envs.step(np.array([0, 1]))
+        poison.unlink()
+        _, _, _, truncated, _ = envs.step(np.array([0, 1]))
+        assert truncated.tolist() == [False, True]
+    finally:
+        envs.close()
+
+
+def test_an_object_one_end_cannot_unpickle_raises_its_own_error(ray_cluster, tmp_path):
+    """Ray raised RaySystemError, which `except ImportError` does not catch."""
+    from tests.helpers.pipe_env import THING_MODULE, write_thing_module
+
+    env = RayEnv(PipeEnv, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    write_thing_module(str(tmp_path))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        thing = __import__(THING_MODULE).Thing()
+        with pytest.raises(ModuleNotFoundError, match=THING_MODULE):
+            env.call("process_info", {"thing": thing})
+        state, *_ = env.reset()
+        expected = env.plan_env.step_batch([0, 1], states=[state] * 2)
+        assert_identical(env.step_batch([0, 1], states=[state] * 2), expected)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(THING_MODULE, None)
         env.close()
