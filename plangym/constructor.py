@@ -64,22 +64,27 @@ def keyword_names(function: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(parameter.name for parameter in parameters if parameter.kind in keyword)
 
 
-def constructor_call(env: Any) -> tuple[tuple, dict[str, Any]]:
-    """Return the ``(args, kwargs)`` ``env`` was built with, its positional ones named.
+def constructor_call(env: Any, **overrides: Any) -> tuple[tuple, dict[str, Any]]:
+    """Return the ``(args, kwargs)`` ``env`` was built with, ``overrides`` replacing some.
 
     :class:`~plangym.core.PlanEnv` records the call when the env is created, so that
-    ``clone()`` and pickling can repeat it whatever parameters a subclass adds.
+    ``clone()`` and pickling can repeat it whatever parameters a subclass adds. Positional
+    arguments are named, unless the constructor takes ``*args`` (a value given by position
+    then stays there: named, it would be given twice).
     """
     args = getattr(env, "_init_args", ())
     kwargs = dict(getattr(env, "_init_kwargs", {}))
     parameters = list(inspect.signature(type(env).__init__).parameters.values())[1:]
-    named = []
-    for parameter, value in zip(parameters, args, strict=False):
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            break
-        named.append((parameter.name, value))
-    kwargs.update(named)
-    return tuple(args[len(named) :]), kwargs
+    kinds = [parameter.kind for parameter in parameters]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        before = parameters[: kinds.index(inspect.Parameter.VAR_POSITIONAL)]
+        position = {parameter.name: i for i, parameter in enumerate(before) if i < len(args)}
+        args = list(args)
+        for name in [name for name in overrides if name in position]:
+            args[position[name]] = overrides.pop(name)
+        return tuple(args), {**kwargs, **overrides}
+    kwargs.update(zip((parameter.name for parameter in parameters), args, strict=False))
+    return (), {**kwargs, **overrides}
 
 
 @functools.cache

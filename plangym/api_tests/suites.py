@@ -67,11 +67,14 @@ class TestPlanEnv:
         assert isinstance(info, dict)
         obs_only, info_only = env.reset(return_state=False)
         assert isinstance(info_only, dict)
-        if env.OBS_IS_ARRAY:
-            assert obs.shape == env.obs_shape
-            assert obs_only.shape == env.obs_shape
+        if env.OBS_IS_ARRAY:  # np.shape: a Discrete space's observations are ints
+            assert np.shape(obs) == env.obs_shape
+            assert np.shape(obs_only) == env.obs_shape
         if env.STATE_IS_ARRAY:
-            assert isinstance(state, np.ndarray)
+            assert isinstance(state, np.ndarray), (
+                f"the state is a {type(state).__name__}, not an array: set the class "
+                "attribute STATE_IS_ARRAY = False for states of another kind"
+            )
 
     def test_step_tuple_follows_return_state(self, env):
         state, *_ = env.reset()
@@ -109,6 +112,18 @@ class TestPlanEnv:
         env.step(env.sample_action())
         env.set_state(state)
         assert_identical(env.get_state(), state)
+
+    def test_each_step_returns_an_observation_of_its_own(self, env):
+        state = _warm_state(env)
+        observation = env.step(env.sample_action(), state=state)[1]
+        kept = copy.deepcopy(observation)
+        following = env.step(env.sample_action())[0]
+        changed = difference(observation, kept, "observation")
+        shared = isinstance(observation, np.ndarray) and np.shares_memory(observation, following)
+        assert changed is None and not shared, (
+            "the next step's observation is the same array, filled in place: return a new "
+            "observation each step (step_batch keeps each element's)"
+        )
 
     def test_step_batch_equals_repeated_step(self, env):
         state = _warm_state(env)
@@ -269,8 +284,8 @@ class TestPlangymEnv(TestPlanEnv):
     def test_observations_fit_the_space(self, env):
         _, obs, _ = env.reset()
         *_, info = env.step(env.sample_action())
-        assert obs.shape == env.observation_space.shape
-        assert obs.dtype == env.observation_space.dtype
+        assert np.shape(obs) == env.observation_space.shape
+        assert np.asarray(obs).dtype == env.observation_space.dtype
 
     def test_seed_makes_runs_repeatable(self, env):
         # A singleton repeats the run in itself: its process may hold only one instance.

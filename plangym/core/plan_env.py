@@ -39,6 +39,14 @@ from plangym.validation import (
 )
 
 
+def not_implemented(env: Any, name: str) -> NotImplementedError:
+    """Return the error of a member that a subclass of :class:`PlanEnv` must write."""
+    return NotImplementedError(
+        f"{type(env).__name__}.{name} is not implemented: a PlanEnv subclass writes it "
+        "(docs/extending.md says which members a new environment needs)"
+    )
+
+
 class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     """Base class of every plannable environment.
 
@@ -122,12 +130,12 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     @property
     def obs_shape(self) -> tuple[int, ...]:
         """Shape of the observations."""
-        raise NotImplementedError
+        raise not_implemented(self, "obs_shape")
 
     @property
     def action_shape(self) -> tuple[int, ...]:
         """Shape of the actions."""
-        raise NotImplementedError
+        raise not_implemented(self, "action_shape")
 
     @property
     def unwrapped(self) -> PlanEnv:
@@ -280,17 +288,16 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         The clone starts from its own reset, not from this env's state: use
         ``clone().set_state(env.get_state())`` to copy the state too.
         """
-        args, init_kwargs = self._constructor_call()
-        init_kwargs.update(kwargs)
+        args, init_kwargs = self._constructor_call(**kwargs)
         return type(self)(*args, **init_kwargs)
 
     def sample_action(self) -> Any:
         """Return a random valid action."""
-        raise NotImplementedError
+        raise not_implemented(self, "sample_action")
 
     def get_image(self) -> np.ndarray | None:
         """Return an RGB picture (height, width, 3) of the environment."""
-        raise NotImplementedError
+        raise not_implemented(self, "get_image")
 
     def setup(self) -> None:
         """Build whatever cannot be pickled (the simulator). Called by ``__init__``."""
@@ -335,11 +342,11 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     # To implement ---------------------------------------------------------------------------
     def apply_action(self, action: Any) -> tuple:
         """Advance one underlying step: ``(obs, reward, terminal, truncated, info)``."""
-        raise NotImplementedError
+        raise not_implemented(self, "apply_action")
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new episode of the simulator: ``(obs, info)``."""
-        raise NotImplementedError
+        raise not_implemented(self, "apply_reset")
 
     def seed_episode(self, seed: int) -> None:
         """Seed the env so that its next episode is the first one of ``seed``.
@@ -374,16 +381,16 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
 
     def get_state(self) -> Any:
         """Return everything that decides the future of the environment."""
-        raise NotImplementedError
+        raise not_implemented(self, "get_state")
 
     def set_state(self, state: Any) -> None:
         """Restore a state returned by :meth:`get_state`."""
-        raise NotImplementedError
+        raise not_implemented(self, "set_state")
 
     # Construction bookkeeping ---------------------------------------------------------------
-    def _constructor_call(self) -> tuple[tuple, dict[str, Any]]:
-        """Return the (args, kwargs) this env was built with, positional ones named."""
-        return constructor_call(self)
+    def _constructor_call(self, **overrides: Any) -> tuple[tuple, dict[str, Any]]:
+        """Return the (args, kwargs) this env was built with, ``overrides`` replacing some."""
+        return constructor_call(self, **overrides)
 
 
 show_init_signature(PlanEnv)

@@ -42,6 +42,12 @@ def check_plan_env(env: Any, needs: Sequence[str] = ("step_batch", "action_space
             "holds one action per sub-env"
         )
     missing = [name for name in needs if not _has(env, name)]
+    if missing == ["action_space"]:  # a plannable env of the user's own, without the space
+        raise TypeError(
+            f"env: the planners sample and check actions with a gymnasium action_space; the "
+            f"{type(env).__name__} has none (give it one, e.g. gymnasium.spaces.Discrete(2): "
+            "see docs/extending.md)"
+        )
     if missing:
         if env is None:
             raise TypeError(f"{expected}, received None")

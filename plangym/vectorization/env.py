@@ -127,8 +127,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """Build the local env (a ``SINGLETON`` env's in a worker process), then the workers."""
         plan_env = build_local_env(self.create_env_callable(), self._env_class, self._start_method)
         self._plan_env = plan_env
-        # The built env's own values, whatever its signature says (frameskip: LocalEnvAPI).
-        self.autoreset = plan_env.autoreset
+        # The built env's own values, whatever its signature says (frameskip and autoreset
+        # are read from it: LocalEnvAPI).
         self._return_image = plan_env.return_image
         self._scheduler = self.create_scheduler(self.create_backend())
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from plangym.core import PlanEnv, PlangymEnv
 from plangym.forwarding import forwarded_method, forwarded_property
-from plangym.validation import check_return_state
+from plangym.validation import check_flag, check_return_state
 from plangym.vectorization.lifecycle import CallState, idle_only
 
 T = TypeVar("T")
@@ -121,6 +121,22 @@ class LocalEnvAPI:
         PlanEnv.frameskip.fset(self, value)  # type: ignore[attr-defined]
         if not first:  # set before a delayed setup: the envs are built with it
             self._env_kwargs["frameskip"] = self._frameskip
+
+    @property
+    def autoreset(self) -> bool:
+        """Whether an episode's end resets the env: the local env's, and every worker's."""
+        return self._autoreset if self._plan_env is None else self._plan_env.autoreset
+
+    @autoreset.setter
+    def autoreset(self, value: bool) -> None:
+        value = check_flag("autoreset", value)
+        if self._plan_env is not None:  # as frameskip: the local env and the workers alike
+            self.set_attr("autoreset", value)
+            return
+        first = not hasattr(self, "_autoreset")  # the constructor's, else the user's
+        self._autoreset = value
+        if not first:
+            self._env_kwargs["autoreset"] = value
 
     @property
     def gym_env(self) -> Any:

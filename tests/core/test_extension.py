@@ -135,6 +135,23 @@ def test_clone_keeps_constructor_parameters():
     assert other.obs_shape == (11,)
 
 
+class BonusCorridor(Corridor):
+    """A subclass whose own parameter comes first, the rest passed on by ``*args``."""
+
+    def __init__(self, bonus=0.5, *args, **kwargs):
+        self.bonus = bonus
+        super().__init__(*args, **kwargs)
+
+
+def test_clone_and_pickle_repeat_a_call_through_star_args():
+    """A positional argument was also named: 'got multiple values for argument'."""
+    env = BonusCorridor(0.25, "Bonus", 5, seed=1)
+    for copy_of in (env.clone(), pickle.loads(pickle.dumps(env)), env.clone(delay_setup=True)):
+        assert (copy_of.bonus, copy_of.name, copy_of.length, copy_of.seed) == (0.25, "Bonus", 5, 1)
+    other = env.clone(bonus=0.75, slip=0.1)
+    assert (other.bonus, other.name, other.length, other.slip) == (0.75, "Bonus", 5, 0.1)
+
+
 def test_clone_replays_a_state_exactly():
     env = Corridor(slip=0.5, seed=3)
     env.reset()

@@ -159,6 +159,27 @@ def test_a_frameskip_set_before_a_delayed_setup_builds_every_env():
         env.close()
 
 
+def test_autoreset_set_on_the_env_reaches_the_local_env_and_every_worker():
+    """It stayed on the ParallelEnv object: the envs went on resetting after an end."""
+    env = plangym.make("CartPole-v1", n_workers=2)
+    delayed = plangym.make("CartPole-v1", n_workers=2, delay_setup=True)
+    try:
+        env.autoreset = False
+        assert (env.autoreset, env.plan_env.autoreset, env.get_attr("autoreset")) == (
+            False,
+            False,
+            [False, False],
+        )
+        delayed.autoreset = False
+        delayed.setup()
+        assert (delayed.plan_env.autoreset, delayed.get_attr("autoreset")) == (False, [False] * 2)
+        with pytest.raises(TypeError, match="autoreset"):
+            env.autoreset = "no"
+    finally:
+        env.close()
+        delayed.close()
+
+
 def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # Costs as measured on this machine, kept fixed: ~15 us per CartPole transition,
     # ~300 us per round trip to the workers.
