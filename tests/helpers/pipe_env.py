@@ -17,10 +17,12 @@ that leaks file descriptors does; no new shared-memory block can be mapped until
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from plangym.control import ClassicControl
@@ -34,6 +36,18 @@ def write_thing_module(directory: str) -> None:
     path = os.path.join(directory, f"{THING_MODULE}.py")
     with open(path, "w") as file:
         file.write("class Thing:\n    pass\n")
+
+
+@contextlib.contextmanager
+def caller_only_thing(directory: str) -> Iterator[Any]:
+    """Yield an object of a module only this process imports (its workers cannot)."""
+    write_thing_module(directory)
+    sys.path.insert(0, directory)
+    try:
+        yield __import__(THING_MODULE).Thing()
+    finally:
+        sys.path.remove(directory)
+        sys.modules.pop(THING_MODULE, None)
 
 
 class PipeEnv(ClassicControl):

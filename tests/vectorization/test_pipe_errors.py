@@ -19,7 +19,13 @@ from plangym.vectorization import ParallelEnv
 from plangym.vectorization.compat import ExternalProcess
 from plangym.vectorization.messages import GetAttr
 from plangym.vectorization.wire import error_payload
-from tests.helpers.pipe_env import THING_MODULE, PipeEnv, make_pipe_sub_env, write_thing_module
+from tests.helpers.pipe_env import (
+    THING_MODULE,
+    PipeEnv,
+    caller_only_thing,
+    make_pipe_sub_env,
+    write_thing_module,
+)
 
 
 @pytest.fixture
@@ -46,7 +52,7 @@ def test_a_reply_the_caller_cannot_unpickle_leaves_the_pipe_usable(env_and_refer
     env.set_attr("mode", "worker_only")
     with pytest.raises(ModuleNotFoundError, match=THING_MODULE) as raised:
         env.step_batch(actions, states)
-    assert "reply could not be read in this process" in "\n".join(raised.value.__notes__)
+    assert "reply could not be unpickled here" in "\n".join(raised.value.__notes__)
     assert THING_MODULE not in sys.modules
     env.set_attr("mode", None)
     for _ in range(2):
@@ -86,15 +92,11 @@ def test_a_request_the_worker_cannot_unpickle_is_its_error(env_and_reference, tm
     the worker answers with the error, at once, and lives on."""
     env, single, actions, states = env_and_reference
     pids = worker_pids(env)
-    write_thing_module(str(tmp_path))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        thing = __import__(THING_MODULE).Thing()
-        with pytest.raises(ModuleNotFoundError, match=THING_MODULE):
-            env.call("process_info", {"thing": thing})
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop(THING_MODULE, None)
+    with (
+        caller_only_thing(str(tmp_path)) as thing,
+        pytest.raises(ModuleNotFoundError, match=THING_MODULE),
+    ):
+        env.call("process_info", {"thing": thing})
     assert worker_pids(env) == pids
     assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
 

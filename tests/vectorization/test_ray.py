@@ -681,19 +681,17 @@ def test_an_actor_whose_build_raises_keyboard_interrupt_reports_it(ray_cluster, 
 
 def test_an_object_one_end_cannot_unpickle_raises_its_own_error(ray_cluster, tmp_path):
     """Ray raised RaySystemError, which `except ImportError` does not catch."""
-    from tests.helpers.pipe_env import THING_MODULE, write_thing_module
+    from tests.helpers.pipe_env import THING_MODULE, caller_only_thing
 
     env = RayEnv(PipeEnv, "CartPole-v1", n_workers=2, inline_small_batches=False)
-    write_thing_module(str(tmp_path))
-    sys.path.insert(0, str(tmp_path))
     try:
-        thing = __import__(THING_MODULE).Thing()
-        with pytest.raises(ModuleNotFoundError, match=THING_MODULE):
+        with (
+            caller_only_thing(str(tmp_path)) as thing,
+            pytest.raises(ModuleNotFoundError, match=THING_MODULE),
+        ):
             env.call("process_info", {"thing": thing})
         state, *_ = env.reset()
         expected = env.plan_env.step_batch([0, 1], states=[state] * 2)
         assert_identical(env.step_batch([0, 1], states=[state] * 2), expected)
     finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop(THING_MODULE, None)
         env.close()

@@ -511,13 +511,30 @@ def test_a_failed_replacement_leaves_the_others_set_up_and_is_raised_after():
 
     backend = FailingAbandon(3)
     scheduler = Scheduler(backend, chunks_per_worker=4, recovery=lambda label: Recover())
-    scheduler.remember_attributes({2: SetAttr("frameskip", 3)})
+    scheduler.set_attributes({2: SetAttr("frameskip", 3)}, "frameskip")
+    backend.answered.clear()
     batch = scheduler.send({0: Call("step"), 2: Call("step")}, "step", OnCrash.REPORT)
 
     with pytest.raises(RuntimeError, match="could not be built"):
         scheduler.abandon(batch)
 
     assert backend.answered == [(0, Recover()), (2, SetAttr("frameskip", 3)), (2, Recover())]
+
+
+def test_set_attributes_keeps_what_each_worker_took_and_sets_a_dead_ones_replacement():
+    """A value refused by one worker, or lost with another, cost the others theirs."""
+    backend = FakeBackend(3, faults={(1, 0): "error", (2, 0): "die"})
+    scheduler = Scheduler(backend, chunks_per_worker=4)
+    requests = {worker: SetAttr("frameskip", 2 + worker) for worker in range(3)}
+
+    batch = scheduler.set_attributes(requests, "frameskip")
+
+    assert [type(task.error) for task in batch.tasks] == [type(None), ValueError, type(None)]
+    assert (2, requests[2]) in backend.answered  # set again on worker 2's replacement
+    backend.answered.clear()
+    for worker in range(3):
+        scheduler.replacements.replace(worker, "step")
+    assert backend.answered == [(0, requests[0]), (2, requests[2])]  # 1 refused its value
 
 
 # 6. Crash policies of send --------------------------------------------------------------------
