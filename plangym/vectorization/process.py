@@ -27,12 +27,7 @@ import cloudpickle
 from plangym.core import PlanEnv
 from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
-from plangym.vectorization.errors import (
-    WorkerCrashedError,
-    add_note,
-    held_back,
-    note_build,
-)
+from plangym.vectorization.errors import WorkerCrashedError, add_note, held_back, note_build
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
