@@ -75,16 +75,44 @@ def constructor_call(env: Any, **overrides: Any) -> tuple[tuple, dict[str, Any]]
     args = getattr(env, "_init_args", ())
     kwargs = dict(getattr(env, "_init_kwargs", {}))
     parameters = list(inspect.signature(type(env).__init__).parameters.values())[1:]
-    kinds = [parameter.kind for parameter in parameters]
-    if inspect.Parameter.VAR_POSITIONAL in kinds:
-        before = parameters[: kinds.index(inspect.Parameter.VAR_POSITIONAL)]
-        position = {parameter.name: i for i, parameter in enumerate(before) if i < len(args)}
+    if any(parameter.kind is inspect.Parameter.VAR_POSITIONAL for parameter in parameters):
+        position: dict[str, int] = {}
+        for index, name in enumerate(positional_names(type(env))[: len(args)]):
+            position.setdefault(name, index)
         args = list(args)
         for name in [name for name in overrides if name in position]:
             args[position[name]] = overrides.pop(name)
         return tuple(args), {**kwargs, **overrides}
     kwargs.update(zip((parameter.name for parameter in parameters), args, strict=False))
     return (), {**kwargs, **overrides}
+
+
+def positional_names(cls: type) -> tuple[str, ...]:
+    """Return the parameters that the positional arguments of ``cls(...)`` reach, in order.
+
+    A constructor's ``*args`` go on to the next one up the classes, as
+    ``super().__init__(*args, **kwargs)`` passes them, whose parameters come next.
+
+    >>> class Base:
+    ...     def __init__(self, name, length=3): ...
+    >>> class Bonus(Base):
+    ...     def __init__(self, bonus=0.5, *args, **kwargs): super().__init__(*args, **kwargs)
+    >>> positional_names(Bonus)
+    ('bonus', 'name', 'length')
+    """
+    names: list[str] = []
+    for klass in cls.__mro__[:-1]:  # not object's
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        for parameter in list(inspect.signature(init).parameters.values())[1:]:
+            if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+                break
+            if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+                names.append(parameter.name)
+        else:
+            break  # no *args: the positional arguments end at this constructor
+    return tuple(names)
 
 
 @functools.cache

@@ -119,7 +119,11 @@ class TestPlanEnv:
         kept = copy.deepcopy(observation)
         following = env.step(env.sample_action())[0]
         changed = difference(observation, kept, "observation")
-        shared = isinstance(observation, np.ndarray) and np.shares_memory(observation, following)
+        shared = (  # a read-only array may be shared: nothing writes it
+            isinstance(observation, np.ndarray)
+            and observation.flags.writeable
+            and np.shares_memory(observation, following)
+        )
         assert changed is None and not shared, (
             "the next step's observation is the same array, filled in place: return a new "
             "observation each step (step_batch keeps each element's)"

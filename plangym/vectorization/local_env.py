@@ -57,7 +57,7 @@ class LocalEnvAPI:
     call_state: CallState
     _frameskip: int  # until the local env is built
     _env_kwargs: dict[str, Any]
-    _plan_env: PlanEnv | None
+    _plan_env: PlanEnv | None = None  # also before __init__ (a subclass setting autoreset)
     _env_class: type[PlanEnv]
 
     def __getattr__(self, name: str) -> Any:

@@ -302,7 +302,8 @@ class WorkerProcess:
             self._states_in.forget()
             raise
         finally:
-            if reply is None or not reply.ok:
+            if reply is None or not reply.ok:  # the request may not have been unpickled
+                self._states_out.forget()
                 with contextlib.suppress(WorkerCrashedError):  # the next request finds out
                     self.send(Attach(dict(self._sent_specs)))
         return reply

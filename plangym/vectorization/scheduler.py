@@ -102,12 +102,10 @@ class Scheduler:
         # All built before the first is sent: a woken worker competes for the caller's core.
         tasks = [Task(request, home=worker) for worker, request in requests.items()]
         batch = Batch(tasks, label, on_crash, in_order=True)
+        batch.unsent.extend(tasks[limit:] if limit is not None else ())
         try:
-            for index, task in enumerate(batch.tasks):
-                if limit is not None and index >= limit:
-                    batch.unsent.append(task)
-                else:
-                    self._submit(task, task.home, batch)
+            for task in tasks[:limit]:  # each one that cannot be sent sends the next queued
+                self._submit(task, task.home, batch)
         except BaseException:
             self.abandon(batch)
             raise
@@ -192,7 +190,7 @@ class Scheduler:
         own value.
         """
         batch = self.gather(self.send(requests, label, OnCrash.RERUN, limit), None, False)
-        taken = {task.home: task.request for task in batch.tasks if task.error is None}
+        taken = {t.home: t.request for t in batch.tasks if t.done and t.error is None}
         self.replacements.remember_attributes(taken)
         return batch
 
@@ -246,6 +244,7 @@ class Scheduler:
         except Exception as error:  # not encoded (say, an argument that cannot be pickled)
             # Nothing was sent (no ticket): the worker is idle and keeps its env.
             task.done, task.error = True, error
+            self._send_next(batch, worker)
         return True
 
     def _collect(self, task: Task, batch: Batch) -> None:

@@ -148,8 +148,34 @@ def test_clone_and_pickle_repeat_a_call_through_star_args():
     env = BonusCorridor(0.25, "Bonus", 5, seed=1)
     for copy_of in (env.clone(), pickle.loads(pickle.dumps(env)), env.clone(delay_setup=True)):
         assert (copy_of.bonus, copy_of.name, copy_of.length, copy_of.seed) == (0.25, "Bonus", 5, 1)
-    other = env.clone(bonus=0.75, slip=0.1)
-    assert (other.bonus, other.name, other.length, other.slip) == (0.75, "Bonus", 5, 0.1)
+    other = env.clone(bonus=0.75, slip=0.1, length=7)  # length went through *args
+    assert (other.bonus, other.name, other.length, other.slip) == (0.75, "Bonus", 7, 0.1)
+
+
+class RefilledCorridor(Corridor):
+    """Fills one observation array in place: step_batch's observations are all the last."""
+
+    def _observe(self):
+        self._buffer = getattr(self, "_buffer", np.zeros(self.length, np.float32))
+        self._buffer[:] = super()._observe()
+        return self._buffer
+
+
+class BlindCorridor(Corridor):
+    """Sees nothing: one read-only array, returned by every step (nothing writes it)."""
+
+    NOTHING = np.zeros(1, np.float32)
+    NOTHING.flags.writeable = False
+
+    def _observe(self):
+        return self.NOTHING
+
+
+def test_the_suite_tells_an_observation_filled_in_place_from_a_shared_read_only_one():
+    check = api_tests.TestPlanEnv.test_each_step_returns_an_observation_of_its_own
+    check(None, BlindCorridor(slip=0.0, seed=1))
+    with pytest.raises(AssertionError, match="filled in place"):
+        check(None, RefilledCorridor(slip=0.0, seed=1))
 
 
 def test_clone_replays_a_state_exactly():

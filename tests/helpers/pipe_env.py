@@ -35,7 +35,7 @@ def write_thing_module(directory: str) -> None:
     """Write the module of the objects only the stepping process can import."""
     path = os.path.join(directory, f"{THING_MODULE}.py")
     with open(path, "w") as file:
-        file.write("class Thing:\n    pass\n")
+        file.write("class Thing(int):  # an action too\n    pass\n")
 
 
 @contextlib.contextmanager

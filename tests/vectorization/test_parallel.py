@@ -180,6 +180,22 @@ def test_autoreset_set_on_the_env_reaches_the_local_env_and_every_worker():
         delayed.close()
 
 
+def test_a_subclass_may_set_autoreset_before_the_env_is_built():
+    """plangym 0.1 code did (AttributeError: _plan_env); the constructor's value wins, as
+    in 0.1."""
+
+    class EarlyAutoreset(ParallelEnv):
+        def __init__(self, *args, **kwargs):
+            self.autoreset = False
+            super().__init__(*args, **kwargs)
+
+    env = EarlyAutoreset(ClassicControl, "CartPole-v1", n_workers=1, autoreset=True)
+    try:
+        assert (env.autoreset, env.get_attr("autoreset")) == (True, [True])
+    finally:
+        env.close()
+
+
 def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     # Costs as measured on this machine, kept fixed: ~15 us per CartPole transition,
     # ~300 us per round trip to the workers.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -168,5 +169,21 @@ def test_a_replacement_whose_build_raises_keyboard_interrupt_costs_no_other_sub_
         poison.unlink()
         _, _, _, truncated, _ = envs.step(np.array([0, 1]))
         assert truncated.tolist() == [False, True]  # sub-env 0 kept its episode
+    finally:
+        envs.close()
+
+
+def test_with_max_concurrency_a_value_that_cannot_be_sent_stops_no_other_sub_env(recwarn):
+    """The next sub-env's request waited for the first's answer, which never came: it was
+    never sent, yet its value was remembered for a replacement."""
+    envs = AsyncVectorEnv([make_pipe_sub_env] * 2, max_concurrency=1)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(TypeError, match="lock"):
+            envs.set_attr("frameskip", [threading.Lock(), 3])
+        assert envs.get_attr("frameskip") == (1, 3)
+        kill(envs.worker_pids[1])
+        envs.step(np.array([0, 0]))
+        assert envs.get_attr("frameskip") == (1, 3)
     finally:
         envs.close()

@@ -59,6 +59,21 @@ def test_a_reply_the_caller_cannot_unpickle_leaves_the_pipe_usable(env_and_refer
         assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
 
 
+def test_a_first_batch_the_worker_cannot_unpickle_leaves_the_pipe_usable(
+    env_and_reference, tmp_path
+):
+    """That request carried the states' dtype: the worker never learnt it, and every later
+    batch failed without it."""
+    env, single, actions, states = env_and_reference
+    with (
+        caller_only_thing(str(tmp_path)) as thing,
+        pytest.raises(ModuleNotFoundError, match=THING_MODULE),
+    ):
+        env.step_batch([thing] * len(states), states)
+    for _ in range(2):
+        assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
+
+
 def test_buffers_a_worker_could_not_map_are_mapped_once_it_can(env_and_reference):
     """An env out of file descriptors cannot map the grown shared buffers; once it has
     them back, the next batch must work (both ends had recorded the buffers as mapped)."""
