@@ -35,6 +35,15 @@ from plangym.vectorization.wire import decode, encode, error_reply
 BUFFERLESS = (Call, GetAttr, SetAttr, Location)
 
 
+def map_buffers(buffers: AttachedOutputs, specs: dict) -> None:
+    """Map the caller's buffers ``specs``; an error says that they could not be mapped."""
+    try:
+        buffers.attach(specs)
+    except Exception as error:
+        add_note(error, "the worker could not map the caller's shared buffers")
+        raise
+
+
 def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
     """Answer requests until told to close; return whether the caller was lost."""
     incoming, outgoing = DtypeChannel(), DtypeChannel()  # the states' dtype tokens
@@ -58,16 +67,12 @@ def serve(conn: Connection, handler: Handler, buffers: AttachedOutputs) -> bool:
                 outgoing.forget()
                 unmapped = body.specs
                 with contextlib.suppress(Exception):  # tried again when they are needed
-                    buffers.attach(unmapped)
+                    map_buffers(buffers, unmapped)
                     unmapped = None
                 continue
             try:
                 if unmapped is not None and type(body) not in BUFFERLESS:
-                    try:  # say why a request that needs them cannot run (say, no fd left)
-                        buffers.attach(unmapped)
-                    except Exception as error:
-                        add_note(error, "the worker could not map the caller's shared buffers")
-                        raise
+                    map_buffers(buffers, unmapped)  # else its error says why (no fd left)
                     unmapped = None
                 if type(body) is StepChunk:
                     body = replaced(body, states=incoming.decode_states(body.states))
