@@ -54,7 +54,7 @@ class VectorPlanning:
     single_action_space: Space
     _ended: np.ndarray
     _run_now: Callable[[dict[int, Any], str], list]
-    _gather: Callable[[Batch, float | None], Batch]
+    _run_batch: Callable[[dict[int, Any], str], Batch]
     _raise_errors: Callable[[Batch], None]
     _to_all: Callable[[Any], dict[int, Any]]
 
@@ -85,7 +85,7 @@ class VectorPlanning:
         indices = check_indices(indices, len(states), self.num_envs)
         states = self._checked("checked_states", list(states))
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
-        batch = self._gather(self._started.send(requests, "set_state", OnCrash.RAISE), None)
+        batch = self._run_batch(requests, "set_state")
         # Those restored go on from their states; one whose worker died was rebuilt and reset.
         fresh = [t.worker for t in batch.tasks if isinstance(t.error, WorkerCrashedError | None)]
         self._ended[fresh] = False

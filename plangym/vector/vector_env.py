@@ -288,9 +288,13 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
 
     def _run_now(self, requests: dict[int, Any], label: str) -> list:
         """Send ``requests``, wait for every answer, raise the first error; answers in order."""
-        batch = self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
+        batch = self._run_batch(requests, label)
         self._raise_errors(batch)
         return [task.result for task in batch.tasks]
+
+    def _run_batch(self, requests: dict[int, Any], label: str) -> Batch:
+        """Send ``requests`` and wait for every answer; the errors stay in the batch."""
+        return self._gather(self._started.send(requests, label, OnCrash.RAISE), None)
 
     def _raise_errors(self, batch: Batch) -> None:
         if self.LOG_WORKER_ERRORS:
