@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from plangym.core import PlanEnv, PlangymEnv
 from plangym.forwarding import forwarded_method, forwarded_property
-from plangym.validation import check_flag, check_return_state
+from plangym.validation import check_flag, check_positive_int, check_return_state
 from plangym.vectorization.lifecycle import CallState, idle_only
 
 T = TypeVar("T")
@@ -42,6 +42,31 @@ class WrappedClassAttribute(Generic[T]):
             return default
         wrapped = instance._plan_env if instance._plan_env is not None else instance._env_class
         return getattr(wrapped, self.name, default)
+
+
+def setting_of_every_env(name: str, check: Callable[[str, Any], Any], doc: str) -> property:
+    """Return the property of a setting every env shares, such as ``frameskip``.
+
+    Once the envs are built, setting it is :meth:`set_attr` (they must step alike); before
+    (``delay_setup``), the value is checked, kept and given to the envs when they are built.
+    """
+    private = f"_{name}"
+
+    def get(self: Any) -> Any:
+        plan_env = self._plan_env
+        return getattr(self, private) if plan_env is None else getattr(plan_env, name)
+
+    def put(self: Any, value: Any) -> None:
+        value = check(name, value)  # refused here, before any env sees it
+        if self._plan_env is not None:
+            self.set_attr(name, value)
+            return
+        first = not hasattr(self, private)  # the constructor's, else the user's
+        setattr(self, private, value)
+        if not first:
+            self._env_kwargs[name] = value
+
+    return property(get, put, doc=doc)
 
 
 class LocalEnvAPI:
@@ -106,37 +131,12 @@ class LocalEnvAPI:
         "remove_time_limit", "plan_env", "Whether the episodes have no time limit."
     )
 
-    @property
-    def frameskip(self) -> int:
-        """Underlying steps per agent step: the local env's, and every worker's."""
-        return self._frameskip if self._plan_env is None else self._plan_env.frameskip
-
-    @frameskip.setter
-    def frameskip(self, value: int) -> None:
-        # Once the envs are built, the local env and the workers must step alike.
-        if self._plan_env is not None:
-            self.set_attr("frameskip", value)
-            return
-        first = not hasattr(self, "_frameskip")  # the constructor's, else the user's
-        PlanEnv.frameskip.fset(self, value)  # type: ignore[attr-defined]
-        if not first:  # set before a delayed setup: the envs are built with it
-            self._env_kwargs["frameskip"] = self._frameskip
-
-    @property
-    def autoreset(self) -> bool:
-        """Whether an episode's end resets the env: the local env's, and every worker's."""
-        return self._autoreset if self._plan_env is None else self._plan_env.autoreset
-
-    @autoreset.setter
-    def autoreset(self, value: bool) -> None:
-        value = check_flag("autoreset", value)
-        if self._plan_env is not None:  # as frameskip: the local env and the workers alike
-            self.set_attr("autoreset", value)
-            return
-        first = not hasattr(self, "_autoreset")  # the constructor's, else the user's
-        self._autoreset = value
-        if not first:
-            self._env_kwargs["autoreset"] = value
+    frameskip = setting_of_every_env(
+        "frameskip", check_positive_int, "Underlying steps per agent step: every env's."
+    )
+    autoreset = setting_of_every_env(
+        "autoreset", check_flag, "Whether an episode's end resets the env: every env's."
+    )
 
     @property
     def gym_env(self) -> Any:
