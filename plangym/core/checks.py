@@ -78,6 +78,11 @@ class InputChecks:
         dts = check_batch_dt(dt, n)
         states = check_batch_states(states, n)
         self.check_actions(actions)
+        states = self.checked_batch_states(states)
+        return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
+
+    def checked_batch_states(self, states: Any) -> Any:
+        """Check a batch's states (None, a list or a record array), as :meth:`check_batch` does."""
         if is_record_block(states):
             self.check_record_block(states)
         elif states is not None:
@@ -90,7 +95,7 @@ class InputChecks:
                     raise
                 like = self.get_state()
                 states = self.checked_states([thawed(state, like) for state in states])
-        return discrete_as_int64(actions, getattr(self, "action_space", None)), states, dts
+        return states
 
     def checked_states(self, states: list) -> list | np.ndarray:
         """Check a batch's list of states; return them in the form the env steps fastest.

@@ -67,6 +67,8 @@ class GymPlanEnv(gymnasium.Env):
         self.action_space = plan_env.action_space
         self.metadata = dict(getattr(plan_env, "metadata", None) or {})
         self.render_mode = getattr(plan_env, "render_mode", None)
+        # Underlying steps (frames) stepped so far: step_batch through wrappers counts with it.
+        self.frames_stepped = 0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.plan_env!r})"
@@ -152,6 +154,7 @@ class GymPlanEnv(gymnasium.Env):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """One agent step: ``(obs, reward, terminated, truncated, info)``."""
         obs, reward, terminated, truncated, info = self.plan_env.step(action)
+        self.frames_stepped += info["n_step"]
         for key in BOOKKEEPING_KEYS:
             info.pop(key, None)
         return obs, reward, terminated, truncated, info
@@ -182,6 +185,10 @@ class GymPlanEnv(gymnasium.Env):
     def check_batch(self, actions: Any, states: Any, dt: Any) -> tuple[Any, Any, list]:
         """Check a ``step_batch``'s inputs as the plangym env does: ``(actions, states, dts)``."""
         return self.plan_env.check_batch(actions, states, dt)
+
+    def checked_batch_states(self, states: Any) -> Any:
+        """Check a ``step_batch``'s states alone (wrappers above check their actions)."""
+        return self.plan_env.checked_batch_states(states)
 
     def step_batch(
         self, actions: Sequence, states: Sequence, dt: Any = 1, return_state: bool = True

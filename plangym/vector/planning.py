@@ -50,6 +50,7 @@ class VectorPlanning:
     _checker: GymPlanEnv | None = None  # the plangym env that checks states here, if any
     call_state: CallState
     checks_actions: bool
+    _wrapped: bool
     num_envs: int
     single_action_space: Space
     _ended: np.ndarray
@@ -110,10 +111,13 @@ class VectorPlanning:
         want_state = check_return_state(return_state) is not False  # None: states passed
         arrays = check_flag("arrays", arrays)
         self.call_state.check_idle("step_batch")
-        if self.checks_actions:
+        if self.checks_actions and not self._wrapped:
             checked = self._checked("check_batch", actions, states, dt)
-        else:  # not plangym envs: their workers say they have no states
+        else:  # the wrappers' actions; envs that are not plangym's have no states to check
             checked = check_space_batch(self.single_action_space, actions, states, dt)
+            if self.checks_actions and checked[1] is not None:
+                states = self._checked("checked_batch_states", checked[1])
+                checked = (checked[0], states, checked[2])
         inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)
         return columns.as_arrays() if arrays else columns.as_lists()

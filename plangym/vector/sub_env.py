@@ -18,6 +18,7 @@ from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.batch_outputs import BatchOutputs
+from plangym.vector.wrapped_steps import WrappedSteps
 from plangym.vectorization.handler import Handler
 from plangym.vectorization.messages import (
     Call,
@@ -126,11 +127,16 @@ class SubEnv:
             ) from None
 
     def step_chunk(self, request: StepChunk, buffers: AttachedOutputs) -> Any:
-        """Step a chunk of ``step_batch``, then restore the sub-env's state: its episode goes on."""
+        """Step a chunk of ``step_batch``, then restore the sub-env's state: its episode goes on.
+
+        With wrappers, through them (see :mod:`plangym.vector.wrapped_steps`).
+        """
         plan_env = self.plan_env()
+        env = self.env
+        stepper = WrappedSteps(env, plan_env) if isinstance(env, gymnasium.Wrapper) else plan_env
         own_state = plan_env.get_state()
         try:
-            return step_chunk(plan_env, request, buffers)
+            return step_chunk(stepper, request, buffers)
         finally:
             plan_env.set_state(own_state)
 

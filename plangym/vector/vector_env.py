@@ -57,6 +57,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     LOG_WORKER_ERRORS = False
     # Whether actions are checked before a step: set for plangym's own sub-envs (see _start).
     checks_actions = False
+    _wrapped = False  # whether the sub-envs have wrappers above their plangym env
     max_concurrency: int | None = None  # how many sub-envs may reset or step at once
 
     def _take_arguments(
@@ -101,6 +102,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             # before any sub-env steps. Other envs get their actions as gymnasium hands them.
             face = probe.unwrapped
             self.checks_actions = isinstance(face, GymPlanEnv)
+            self._wrapped = probe is not face  # step_batch goes through the wrappers then
             # It checks states here, unless it is one emulator per process or shows a window.
             if isinstance(face, GymPlanEnv) and not face.plan_env.SINGLETON:
                 self._checker = face if face.render_mode != "human" else None

@@ -1,0 +1,105 @@
+"""``step_batch`` on a sub-env with wrappers: each element goes through them, as a step does.
+
+A vector env's ``step()`` steps a sub-env through its wrappers (``make_vec(...,
+wrappers=...)``), so ``step_batch`` does too: actions are the wrapped env's, observations
+and rewards are what the wrappers make of them. The states are the plangym env's, beneath
+the wrappers. Each element starts from the wrappers' own state (a frame stack, a TimeLimit's
+count, running statistics) as the sub-env has it now, and the sub-env gets it back
+afterwards, as it gets its own state back: its episode goes on undisturbed.
+
+>>> import gymnasium, plangym
+>>> envs = plangym.make_vec("Pendulum-v1", 1, vectorization_mode="sync",
+...     wrappers=[lambda env: gymnasium.wrappers.TransformReward(env, lambda r: 10 * r)])
+>>> _ = envs.reset(seed=0)
+>>> states = envs.get_states()
+>>> _, _, planned, *_ = envs.step_batch([[0.5]], states)
+>>> _, stepped, *_ = envs.step([[0.5]])
+>>> planned[0] == stepped[0]
+np.True_
+>>> envs.close()
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gymnasium
+
+from plangym.columns import BatchColumns, is_record_block, records_to_states
+from plangym.core.wrappers import added_wrappers
+
+
+class WrappedSteps:
+    """Steps ``step_batch``'s elements through ``env``'s wrappers onto ``plan_env``'s states.
+
+    It has the :meth:`run_batch_columns` of a plangym env, so a chunk of ``step_batch``
+    runs on it as on the plangym env itself.
+    """
+
+    def __init__(self, env: gymnasium.Wrapper, plan_env: Any):
+        self.env, self.plan_env = env, plan_env
+        self.wrappers = list(added_wrappers(env, env.unwrapped))
+        # What copies of the wrappers' state share, not copy: a wrapper keeping an env
+        # beneath it or the plangym env must keep that very object.
+        self.envs = {id(e): e for e in (*self.wrappers, env.unwrapped, plan_env)}
+
+    def run_batch_columns(
+        self,
+        actions: Any,
+        states: Any,
+        dts: list[int],
+        want_state: bool,
+        observs_out: Any = None,  # observations are the wrappers' own objects: a list
+    ) -> BatchColumns:
+        """Step each element; the wrappers get back their state as it was before."""
+        if is_record_block(states):
+            states = records_to_states(states)
+        before = self.wrappers_state()
+        rows = []
+        try:
+            for index, (action, dt) in enumerate(zip(actions, dts, strict=True)):
+                if states is not None:  # else each element goes on from the one before
+                    self.restore_wrappers(before)
+                    self.plan_env.set_state(states[index])
+                row = self.step(action, dt)
+                rows.append((self.plan_env.get_state(), *row) if want_state else row)
+        finally:
+            self.restore_wrappers(before)
+        return BatchColumns.from_rows(rows, want_state)
+
+    def step(self, action: Any, dt: int) -> tuple:
+        """``dt`` steps of the wrapped env, as a plangym env's ``step(action, dt=dt)`` sums them.
+
+        ``info["n_step"]`` counts the frames the plangym env stepped, however many times a
+        wrapper stepped it per step (AtariPreprocessing's ``frame_skip``).
+        """
+        face, total = self.env.unwrapped, 0.0
+        frames_before = face.frames_stepped
+        for _ in range(dt):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            total += float(reward)
+            if terminated or truncated:
+                break
+        frames = face.frames_stepped - frames_before
+        return obs, total, terminated, truncated, {**info, "n_step": frames, "dt": dt}
+
+    def wrappers_state(self) -> list[dict]:
+        """Return copies of what each wrapper keeps (the envs beneath it are shared, not copied)."""
+        return [
+            {name: _copied(value, self.envs) for name, value in vars(w).items() if name != "env"}
+            for w in self.wrappers
+        ]
+
+    def restore_wrappers(self, kept: list[dict]) -> None:
+        """Give each wrapper back (a copy of) what it kept: an element may change it again."""
+        for wrapper, saved in zip(self.wrappers, kept, strict=True):
+            vars(wrapper).update({name: _copied(v, self.envs) for name, v in saved.items()})
+
+
+def _copied(value: Any, shared: dict[int, Any]) -> Any:
+    """Return a deep copy of ``value`` that shares the objects in ``shared`` (by id)."""
+    try:
+        return copy.deepcopy(value, dict(shared))
+    except (TypeError, copy.Error):  # an emulator, a handle: kept as it is (ale-py's ALE)
+        return value

@@ -1,0 +1,165 @@
+"""``step_batch`` of a vector env whose sub-envs have wrappers: through them, as ``step``."""
+
+import functools
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.wrappers import (
+    AtariPreprocessing,
+    FrameStackObservation,
+    RescaleAction,
+    TimeLimit,
+    TransformReward,
+)
+
+import plangym
+
+SCALED = [
+    functools.partial(RescaleAction, min_action=-1.0, max_action=1.0),
+    functools.partial(TransformReward, func=lambda reward: 10.0 * reward),
+]
+
+
+def predicts_next_steps(envs, steps=5):
+    """Step each sub-env's state with its next action, then the vector env: the same."""
+    for _ in range(steps):
+        actions = envs.action_space.sample()
+        states = envs.get_states()
+        new_states, observs, rewards, terminals, _, infos = envs.step_batch(list(actions), states)
+        obs, vector_rewards, terminations, _, _ = envs.step(actions)
+        for planned, stepped in zip(observs, obs, strict=True):
+            np.testing.assert_array_equal(planned, stepped)
+            assert envs.single_observation_space.contains(planned)
+        assert rewards == list(vector_rewards)
+        assert terminals == list(terminations)
+        for planned, reached in zip(new_states, envs.get_states(), strict=True):
+            assert planned.tobytes() == reached.tobytes()
+    return infos
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_step_batch_takes_the_wrapped_actions_and_rewards(mode):
+    envs = plangym.make_vec("Pendulum-v1", 2, vectorization_mode=mode, wrappers=SCALED)
+    try:
+        envs.reset(seed=0)
+        assert envs.single_action_space.high.tolist() == [1.0]
+        infos = predicts_next_steps(envs)
+        assert infos[0] == {"n_step": 1, "dt": 1}
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_step_batch_through_a_frame_stack_predicts_the_next_stacks(mode):
+    stack = functools.partial(FrameStackObservation, stack_size=3)
+    envs = plangym.make_vec("CartPole-v1", 2, vectorization_mode=mode, wrappers=[stack])
+    try:
+        envs.reset(seed=1)
+        predicts_next_steps(envs, steps=4)
+        assert envs.single_observation_space.shape == (3, 4)
+    finally:
+        envs.close()
+
+
+def test_a_sub_envs_stack_after_planning_is_the_one_before():
+    stack = functools.partial(FrameStackObservation, stack_size=3)
+    envs = plangym.make_vec("CartPole-v1", 1, vectorization_mode="sync", wrappers=[stack])
+    try:
+        envs.reset(seed=2)
+        envs.step(np.array([1]))
+        states = envs.get_states()
+        envs.step_batch([0, 1, 0], [states[0]] * 3, dt=[5, 2, 9])
+        planned = envs.step(np.array([0]))[0]
+        envs.reset(seed=2)
+        envs.step(np.array([1]))
+        np.testing.assert_array_equal(planned, envs.step(np.array([0]))[0])
+    finally:
+        envs.close()
+
+
+def test_step_batch_does_not_count_against_a_wrappers_time_limit():
+    limit = functools.partial(TimeLimit, max_episode_steps=6)
+    envs = plangym.make_vec(
+        "CartPole-v1", 1, vectorization_mode="sync", wrappers=[limit], remove_time_limit=True
+    )
+    try:
+        envs.reset(seed=3)
+        states = envs.get_states()
+        *_, truncateds, _ = envs.step_batch([0, 1] * 4, states * 8, dt=2)
+        assert truncateds == [False] * 8  # 2 of the sub-env's 6 steps each
+        truncations = [bool(envs.step(np.array([t % 2]))[3][0]) for t in range(6)]
+        assert truncations == [False] * 5 + [True]
+    finally:
+        envs.close()
+
+
+def test_wrapped_actions_are_checked_before_anything_is_sent():
+    envs = plangym.make_vec("Pendulum-v1", 2, vectorization_mode="async", wrappers=SCALED)
+    try:
+        envs.reset(seed=0)
+        states = envs.get_states()
+        bad = r"actions\[1\]: expected finite values for Box\(-1.0, 1.0"
+        with pytest.raises(ValueError, match=bad):
+            envs.step_batch([[0.0], [np.nan]], states)
+        with pytest.raises(TypeError, match=r"states\[0\]: expected a Pendulum-v1 state"):
+            envs.step_batch([[0.0], [0.5]], ["not a state", states[1]])
+        assert envs.get_states()[0].tobytes() == states[0].tobytes()
+        predicts_next_steps(envs, steps=1)
+    finally:
+        envs.close()
+
+
+def test_bookkeeping_stays_in_step_batch_infos_only():
+    envs = plangym.make_vec("Pendulum-v1", 1, vectorization_mode="sync", wrappers=SCALED)
+    try:
+        envs.reset(seed=0)
+        infos = envs.step_batch([[0.1]], envs.get_states(), dt=3)[5]
+        assert infos[0] == {"n_step": 3, "dt": 3}
+        assert not set(envs.step(np.array([[0.1]]))[4]) & {"n_step", "dt"}
+    finally:
+        envs.close()
+
+
+def test_atari_preprocessing_on_the_vector_face_plans_what_it_steps():
+    preprocess = functools.partial(AtariPreprocessing, noop_max=0)
+    envs = plangym.make_vec(
+        "ALE/Pong-v5",
+        2,
+        vectorization_mode="sync",
+        wrappers=[preprocess],
+        frameskip=1,
+        repeat_action_probability=0.0,
+    )
+    try:
+        envs.reset(seed=0)
+        predicts_next_steps(envs, steps=3)
+        assert envs.single_observation_space.shape == (84, 84)
+        infos = envs.step_batch([0], envs.get_states()[:1], dt=2)[5]
+        assert (infos[0]["n_step"], infos[0]["dt"]) == (2 * 4, 2)  # AtariPreprocessing: 4 frames
+    finally:
+        envs.close()
+
+
+def test_make_vec_on_ray_plans_through_the_wrappers(ray_cluster):
+    envs = plangym.make_vec("Pendulum-v1", 2, vectorization_mode="ray", wrappers=SCALED)
+    try:
+        envs.reset(seed=0)
+        predicts_next_steps(envs, steps=2)
+    finally:
+        envs.close()
+
+
+def test_a_wrapper_reading_the_sub_envs_spec_plans_what_it_steps():
+    # TimeAwareObservation reads the sub-env's spec (its time limit) and counts steps.
+    envs = plangym.make_vec(
+        "CartPole-v1",
+        1,
+        vectorization_mode="sync",
+        wrappers=[gymnasium.wrappers.TimeAwareObservation],
+    )
+    try:
+        envs.reset(seed=0)
+        predicts_next_steps(envs, steps=2)
+    finally:
+        envs.close()
