@@ -15,7 +15,8 @@ adds the gymnasium-backed parts (spaces, seeding, input checks) and ``TestVideog
 emulator parts (RAM, lives). The fixture may also set ``env.api_test_steps`` (int) to change
 how many random steps each replay check takes.
 
-The helpers :func:`assert_identical` and :func:`replay` are usable on their own:
+The helpers :func:`assert_identical` and :func:`replay` are usable on their own, outside a
+suite (the package needs pytest, as the suite does):
 
 >>> import plangym
 >>> env = plangym.make("CartPole-v1")
@@ -28,6 +29,15 @@ with 0.1's signatures (:func:`generate_test_cases`, the ``batch_size`` and ``dis
 fixtures, :func:`step_tuple_test`, :func:`step_batch_tuple_test`, :func:`is_wsl` and
 :func:`skip_render`).
 """
+
+try:
+    import pytest  # noqa: F401  (the suite's fixtures and marks are pytest's)
+except ImportError as error:
+    raise ModuleNotFoundError(
+        "plangym.api_tests is a pytest suite, with its helpers: it needs pytest "
+        f'(pip install pytest, or pip install "plangym[notebooks]") ({error})',
+        name="pytest",
+    ) from error
 
 from plangym.api_tests.legacy import (
     batch_size,

@@ -42,10 +42,17 @@ def _warn(message: str) -> None:
     warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=2)
 
 
+# What else each extra brings that its envs import: gymnasium's MuJoCo renderer imports
+# imageio and packaging (another extra, dm-control, brings mujoco without them).
+COMPANIONS = {"mujoco": ("imageio", "packaging")}
+
+
 def load_mujoco(family: str, extra: str = "mujoco") -> ModuleType:
     """Choose the GL backend, import mujoco (or name the extra to install), route warnings."""
     choose_gl_backend()
     mujoco = require("mujoco", extra=extra, family=family)
+    for module in COMPANIONS.get(extra, ()):
+        require(module, extra=extra, family=family)
     if mujoco.get_mju_user_warning() is None:
         mujoco.set_mju_user_warning(_warn)
     return mujoco
