@@ -168,6 +168,10 @@ class BatchColumns:
             if dtype is not None and dtype.names is not None:
                 records = states_to_records(states, dtype)
             states = states if records is None else records
+        if is_record_block(states):
+            # Read-only like every record state (states.md), whichever path built the array
+            # (packed bytes are read-only, a NumPy-filled array is not): a flag, no copy.
+            states.flags.writeable = False
         return (states, *data)
 
     def as_lists(self) -> tuple[list, ...]:

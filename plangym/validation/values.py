@@ -14,6 +14,7 @@ import math
 import multiprocessing
 import numbers
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,60 @@ def describe(value: Any) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+# Letters whose English names start with a vowel sound ("an ALE state", "an NES game").
+_VOWEL_SOUND_LETTERS = frozenset("aefhilmnorsx")
+# Words that start with a vowel letter read with a consonant sound ("a uniform").
+_CONSONANT_SOUND_STARTS = ("uni", "use", "usu", "uti", "eu", "one")
+
+
+def with_article(name: str) -> str:
+    """Return ``name`` after "a" or "an", chosen by how it is read aloud (for messages).
+
+    A name starting with a capital not followed by a small letter is read letter by
+    letter (an acronym); a leading number, as a number.
+
+    >>> with_article("Acrobot-v1"), with_article("CartPole-v1"), with_article("ALE/Pong-v5")
+    ('an Acrobot-v1', 'a CartPole-v1', 'an ALE/Pong-v5')
+    >>> with_article("HalfCheetah-v5"), with_article("NES game"), with_article("UpNDown")
+    ('a HalfCheetah-v5', 'an NES game', 'an UpNDown')
+    """
+    first = name[:1]
+    if first.isdigit():
+        number = name[: len(name) - len(name.lstrip("0123456789"))]
+        vowel = number.startswith("8") or number in ("11", "18")
+    elif first.isupper() and not name[1:2].islower():
+        vowel = first.lower() in _VOWEL_SOUND_LETTERS
+    else:
+        word = name.lower()
+        vowel = word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(
+            _CONSONANT_SOUND_STARTS
+        )
+    return f"{'an' if vowel else 'a'} {name}"
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``, also on Python 3.10 (no ``add_note``: same ``__notes__`` list).
+
+    >>> error = ValueError("bad")
+    >>> add_note(error, "while stepping")
+    >>> error.__notes__
+    ['while stepping']
+    """
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:  # 3.10 prints no notes, but they are kept where 3.11 keeps them
+        vars(error).setdefault("__notes__", []).append(note)
+
+
+def counted(count: int, noun: str) -> str:
+    """Return ``count`` and ``noun``, plural unless the count is one (for messages).
+
+    >>> counted(1, "byte"), counted(0, "byte"), counted(16, "byte")
+    ('1 byte', '0 bytes', '16 bytes')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def is_integer(value: Any) -> bool:

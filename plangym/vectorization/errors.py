@@ -13,10 +13,11 @@ the caller with its type, the worker's traceback as its ``__cause__`` (a
 from __future__ import annotations
 
 import multiprocessing
-import sys
 from collections.abc import Callable, Iterable
 
 import gymnasium
+
+from plangym.validation.values import add_note
 
 
 class VectorizedEnvError(RuntimeError):
@@ -92,20 +93,6 @@ def held_back(error: BaseException) -> bool:
     True
     """
     return isinstance(error, Exception) or isinstance(error.__cause__, RemoteTraceback)
-
-
-def add_note(error: BaseException, note: str) -> None:
-    """``error.add_note(note)``, also on Python 3.10 (no ``add_note``: same ``__notes__`` list).
-
-    >>> error = ValueError("bad")
-    >>> add_note(error, "while stepping")
-    >>> error.__notes__
-    ['while stepping']
-    """
-    if sys.version_info >= (3, 11):
-        error.add_note(note)
-    else:  # 3.10 prints no notes, but they are kept where 3.11 keeps them
-        vars(error).setdefault("__notes__", []).append(note)
 
 
 def note_build(error: BaseException, worker: int, start_method: str) -> None:

@@ -20,6 +20,7 @@ from plangym.core.frame_loop import FrameRun, repeat_frames
 from plangym.core.plangym_env import PlangymEnv
 from plangym.core.wrappers import wrap_callable
 from plangym.validation import describe
+from plangym.validation.values import with_article
 
 LIFE_KEY = "lifes"  # the info key plangym 0.1 used; "lives" is set too
 
@@ -160,6 +161,6 @@ def check_uint8_vector(state: Any, name: str, game: str) -> None:
     """Raise TypeError unless ``state`` is a uint8 vector, as every game state is."""
     if not (isinstance(state, np.ndarray) and state.dtype == np.uint8 and state.ndim == 1):
         raise TypeError(
-            f"{name}: expected a {game} state (a uint8 vector from get_state()), "
+            f"{name}: expected {with_article(game)} state (a uint8 vector from get_state()), "
             f"received {describe(state)}"
         )

@@ -168,7 +168,7 @@ def test_bare_arrays_are_rejected_and_convert_explicitly():
     raw = state.array.copy()
     message = (
         r"^state: expected a LunarLander-v3 state \(a ReplayState from get_state\(\): a "
-        r"56-byte header, then 1 bytes per step\), received ndarray\(shape=\(60,\), "
+        r"56-byte header, then 1 byte per step\), received ndarray\(shape=\(60,\), "
         r"dtype=uint8\) \(a bare replay array, the states of earlier plangym versions: "
         r"convert it with env.state_from_array\(array\)\)$"
     )

@@ -229,7 +229,7 @@ def test_bad_actions_are_rejected_before_stepping(pong, action, error):
 def test_foreign_states_are_rejected(pong):
     state, *_ = pong.reset()
     cartpole_state = plangym.make("CartPole-v1").get_state()
-    with pytest.raises(TypeError, match="state: expected a ALE/Pong-v5 state"):
+    with pytest.raises(TypeError, match="state: expected an ALE/Pong-v5 state"):
         pong.step(0, state=cartpole_state)
     pacman_state = AtariEnv("ALE/MsPacman-v5").get_state()
     with pytest.raises(ValueError, match="state of another game"):

@@ -216,7 +216,7 @@ def test_states_kept_in_an_object_array_restore_as_in_plangym_01(n_workers):
         assert_identical(env.get_state(), states[2])
         bad = rows[0].copy()
         bad[-60] = 300  # no byte: refused as any foreign state is
-        with pytest.raises(TypeError, match=r"state: expected a ALE/Pong-v5 state"):
+        with pytest.raises(TypeError, match=r"state: expected an ALE/Pong-v5 state"):
             env.set_state(bad)
         with pytest.raises(TypeError, match=r"states\[1\]: expected"):
             env.step_batch([0, 0], states=np.asarray([states[0], bad], dtype=object))

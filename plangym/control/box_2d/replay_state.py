@@ -36,6 +36,7 @@ from gymnasium import spaces
 
 from plangym.control.box_2d.state import FINGERPRINT_BYTES, HEADER_BYTES, ReplayState
 from plangym.validation import describe
+from plangym.validation.values import counted, with_article
 
 __all__ = [
     "FINGERPRINT_BYTES",
@@ -163,8 +164,8 @@ class ReplayLayout:
     def expected(self) -> str:
         """Describe this env's states, for error messages."""
         return (
-            f"a {self.env_name} state (a ReplayState from get_state(): a {HEADER_BYTES}-byte "
-            f"header, then {self.codec.step_bytes} bytes per step)"
+            f"{with_article(self.env_name)} state (a ReplayState from get_state(): a "
+            f"{HEADER_BYTES}-byte header, then {counted(self.codec.step_bytes, 'byte')} per step)"
         )
 
     def check(self, state: Any, name: str = "state", values: bool = True) -> None:
@@ -184,7 +185,7 @@ class ReplayLayout:
                     "convert it with env.state_from_array(array))"
                 )
             raise TypeError(f"{name}: expected {self.expected()}, received {describe(state)}{hint}")
-        self.check_bytes(state.array, name=name, values=values)
+        self.check_bytes(state.array, name=name, values=values, owner=state.env_name)
 
     def from_array(self, replay: Any, name: str = "array") -> ReplayState:
         """Return a state holding a copy of ``replay``, a 1-D uint8 array of its bytes.
@@ -199,23 +200,39 @@ class ReplayLayout:
         self.check_bytes(replay, name=name)
         return ReplayState(replay, self.env_name, self.codec.step_bytes)
 
-    def check_bytes(self, replay: np.ndarray, name: str, values: bool = True) -> None:
-        """Raise ValueError unless a 1-D uint8 array holds a replay of this env."""
+    def check_bytes(
+        self, replay: np.ndarray, name: str, values: bool = True, owner: str | None = None
+    ) -> None:
+        """Raise ValueError unless a 1-D uint8 array holds a replay of this env.
+
+        ``owner``: the env the replay says it belongs to (a ReplayState's name), named in
+        the error when its fingerprint is not this env's. The fingerprint is compared
+        first: a replay of another env is called so whatever its length.
+        """
         length = len(replay)
+        fingerprint = replay[:FINGERPRINT_BYTES].tobytes()
+        if length >= FINGERPRINT_BYTES and fingerprint != self.fingerprint_bytes:
+            raise ValueError(f"{name}: expected {self.expected()}, received {self._foreign(owner)}")
         if length < HEADER_BYTES or (length - HEADER_BYTES) % self.codec.step_bytes:
             raise ValueError(
-                f"{name}: expected {self.expected()}, received {length} bytes, which is not "
-                f"a header plus whole steps"
-            )
-        if replay[:FINGERPRINT_BYTES].tobytes() != self.fingerprint_bytes:
-            raise ValueError(
-                f"{name}: expected {self.expected()}, received a state of another "
-                "environment or of other settings (its fingerprint differs)"
+                f"{name}: expected {self.expected()}, received {counted(length, 'byte')}, which "
+                "is not a header plus whole steps"
             )
         if values:
             problem = self.codec.invalid(replay[HEADER_BYTES:])
             if problem:
                 raise ValueError(f"{name}: expected {self.expected()}, received {problem}")
+
+    def _foreign(self, owner: str | None) -> str:
+        """Describe a replay whose fingerprint differs, made by the env named ``owner``."""
+        if owner is None:  # bare bytes: nothing says whose they are
+            return "a state of another environment or of other settings (its fingerprint differs)"
+        if owner != self.env_name:
+            return f"a state of another environment, {owner} (its fingerprint differs)"
+        return (
+            f"{with_article(owner)} state made with other dynamics settings or corrupt bytes "
+            "(its fingerprint differs)"
+        )
 
 
 def _is_replay_array(value: Any) -> bool:

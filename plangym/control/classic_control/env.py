@@ -36,6 +36,7 @@ from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bu
 from plangym.core import PlangymEnv
 from plangym.core.batch import Batch
 from plangym.validation import describe
+from plangym.validation.values import with_article
 
 __all__ = ["ClassicControl", "classic_state_dtype"]
 
@@ -306,7 +307,7 @@ class ClassicControl(PlangymEnv):
             ):
                 return
         raise TypeError(
-            f"{name}: expected a {self.name} state (a 0-d record array from get_state() or a "
-            f"record of a record array of states, or a float array of shape "
+            f"{name}: expected {with_article(self.name)} state (a 0-d record array from "
+            f"get_state() or a record of a record array of states, or a float array of shape "
             f"{expected['physics'].shape}), received {describe(state)}"
         )

@@ -45,6 +45,7 @@ from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.environment_names import DM_CONTROL_NAMES
 from plangym.rng import MT19937_KEY_WORDS, random_state_fields, restore_random_state
 from plangym.validation import describe
+from plangym.validation.values import with_article
 
 mujoco = load_mujoco(family="dm_control", extra="dm-control")
 
@@ -243,8 +244,8 @@ class DMControlStateCodec:
         if found is not None:
             error, received = found
             raise error(
-                f"{name}: expected a {self.env_name} state (a float64 vector of {self.size} "
-                f"values from get_state(), visualize_reward={self.visualize_reward}), "
+                f"{name}: expected {with_article(self.env_name)} state (a float64 vector of "
+                f"{self.size} values from get_state(), visualize_reward={self.visualize_reward}), "
                 f"received {received}"
             )
 

@@ -41,6 +41,7 @@ import numpy as np
 from plangym.control.shared.mujoco_runtime import load_mujoco
 from plangym.rng import N_WORDS, GeneratorWords
 from plangym.validation import describe
+from plangym.validation.values import with_article
 
 mujoco = load_mujoco(family="MuJoCo")
 INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -220,7 +221,9 @@ class MujocoStateCodec:
     # Checks ------------------------------------------------------------------------------
     def check(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this model (TypeError for a non-array)."""
-        expected = f"expected a {self.env_name} state (a float64 vector of {self.size} values"
+        expected = (
+            f"expected {with_article(self.env_name)} state (a float64 vector of {self.size} values"
+        )
         if not isinstance(state, np.ndarray):
             raise TypeError(f"{name}: {expected} from get_state()), received {describe(state)}")
         if state.dtype != FLOAT64 or state.shape != (self.size,):
@@ -249,7 +252,9 @@ class MujocoStateCodec:
     def _integer_problem(self, state: np.ndarray) -> str:
         tail = state[self.integers :]
         if tail[-1] != self.tag:
-            return f"a state of another MuJoCo model (model tag {tail[-1]!r}, not {self.tag})"
+            tag = float(tail[-1])  # a whole number in a state of any model, unless corrupt
+            shown = int(tag) if tag.is_integer() else repr(tag)
+            return f"a state of another MuJoCo model (model tag {shown}, not {self.tag})"
         good = (tail >= self.lower) & (tail < self.upper) & (np.floor(tail) == tail)
         index = int(np.argmin(good))
         what = "generator" if index < 2 * N_WORDS else "elapsed_steps"

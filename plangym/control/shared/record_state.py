@@ -11,10 +11,11 @@ as raw bytes and batch into one record array, like the classic control states.
 >>> state["qpos"], int(state["steps"]), state.flags.writeable
 (array([0., 1., 2.]), 7, False)
 >>> layout.check(state)
+>>> layout.check(np.stack([state, state])[1])  # a row of an archive of states: np.void
 >>> layout.check(np.zeros(3))
 Traceback (most recent call last):
 ...
-TypeError: state: expected a Demo-v0 state (a 0-d record array from get_state()), received ...
+TypeError: state: expected a Demo-v0 state (a 0-d record array from get_state() or a record ...
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from plangym.columns import intern_dtype
 from plangym.validation import describe
+from plangym.validation.values import with_article
 
 
 class RecordLayout:
@@ -52,16 +54,21 @@ class RecordLayout:
         return record
 
     def check(self, state: Any, name: str = "state") -> None:
-        """Raise TypeError unless ``state`` is a record of this layout."""
+        """Raise TypeError unless ``state`` is a record of this layout.
+
+        A 0-d record array (what ``get_state`` returns) or a record of a record array of
+        states (``np.void``: a row of ``np.stack`` or ``np.load`` of them), which holds the
+        same bytes.
+        """
         if (
-            isinstance(state, np.ndarray)
+            isinstance(state, np.ndarray | np.void)
             and state.shape == ()
             and (state.dtype is self.dtype or state.dtype == self.dtype)
         ):
             return
         raise TypeError(
-            f"{name}: expected a {self.env_name} state (a 0-d record array from get_state()), "
-            f"received {describe(state)}"
+            f"{name}: expected {with_article(self.env_name)} state (a 0-d record array from "
+            f"get_state() or a record of a record array of states), received {describe(state)}"
         )
 
     def check_all(self, states: list) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from plangym.rng import N_WORDS
+from plangym.validation.values import counted
 from plangym.videogames.env import check_uint8_vector
 
 _MD5 = re.compile(rb"[0-9a-f]{32}")
@@ -71,7 +72,8 @@ def cartridge_tag(reference: bytes, game: str) -> tuple[int, bytes]:
 def wrong_length(name: str, game: str, expected: int, received: int) -> ValueError:
     """Return the error for a state of ``game`` whose length is not its format's."""
     return ValueError(
-        f"{name}: expected a state of {game} of {expected} bytes, received {received} bytes: "
+        f"{name}: expected a state of {game} of {expected} bytes, received "
+        f"{counted(received, 'byte')}: "
         "truncated or corrupt, from other settings (clone_seeds) or from an older plangym"
     )
 
@@ -230,9 +232,10 @@ class StateCodec:
             return
         start, md5 = self.cartridge
         if len(state) < start + len(md5) or state[start : start + len(md5)].tobytes() != md5:
+            received = _tagged_kind(state) or "a state of another game or corrupt bytes"
             raise ValueError(
                 f"{name}: expected a state of {self.game} (cartridge md5 {md5.decode()}), "
-                "received a state of another game or corrupt bytes"
+                f"received {received}"
             )
         if len(state) != self.size:
             raise wrong_length(name, self.game, self.size, len(state))
@@ -270,6 +273,21 @@ class StateCodec:
                 f"{name}: expected a state of {self.game} whose sticky-action generator "
                 "is a PCG64 state, received corrupt bytes"
             )
+
+
+def _tagged_kind(state: np.ndarray) -> str | None:
+    """Name a state whose first bytes say what it is (a PlanMontezuma state's tag), or None."""
+    # Imported here: the Montezuma package builds on the Atari env, which imports this module.
+    from plangym.videogames.montezuma.state import PIXEL_STATE_TAG, STATE_TAG
+
+    tag = state[: len(STATE_TAG)].tobytes()
+    modes = {STATE_TAG: "RAM mode", PIXEL_STATE_TAG: "pixel mode (objects_from_pixels=True)"}
+    if tag not in modes:
+        return None
+    return (
+        f"a PlanMontezuma state in {modes[tag]} (starting with {tag!r}: a tracker's header "
+        "before the Atari state), which PlanMontezuma-v0 restores"
+    )
 
 
 def _whole_bytes(state: np.ndarray) -> bytes | None:

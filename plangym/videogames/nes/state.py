@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.validation.values import counted
 
 # "stage" is the stage a random-stages env is playing (NO_STAGE otherwise) and "stage_rng"
 # the generator that draws the next game's stage (an autoreset inside a replay draws from
@@ -113,8 +114,10 @@ def state_problem(
     """Say what is wrong with a uint8 vector offered as a ``game`` state (None: nothing)."""
     expected = HEADER_SIZE + emulator_size
     if len(state) != expected:
-        return f"{len(state)} bytes, where a state has {expected}"
-    header = state[:HEADER_SIZE].view(_HEADER)[0]
+        return f"{counted(len(state), 'byte')}, where a state has {expected}"
+    # A strided state (a row of a Fortran-ordered archive) holds the same bytes, but NumPy
+    # reads the header's wider fields only from contiguous ones: a copy of the header.
+    header = np.ascontiguousarray(state[:HEADER_SIZE]).view(_HEADER)[0]
     if header["magic"] != _MAGIC:
         return "bytes without plangym's NES header"
     owner = bytes(header["game"])

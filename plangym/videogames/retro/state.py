@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from plangym.validation.values import counted
+
 # State layout: header, then the indices of the emulator state's non-zero pages (uint32),
 # then those pages. The header names the game so a state of another game is refused before
 # the emulator sees it (the emulator accepts any bytes of the right length).
@@ -137,11 +139,21 @@ def encode_state(raw: np.ndarray, game: str, raw_size: int) -> np.ndarray:
     )
 
 
+def _read(state: np.ndarray, start: int, stop: int, dtype: Any) -> np.ndarray:
+    """Return the bytes ``state[start:stop]`` read as ``dtype``.
+
+    A state may be strided (a row of a Fortran-ordered archive, a slice with a step):
+    NumPy reads wider items only from contiguous bytes, so those few are copied first
+    (no copy for a contiguous state).
+    """
+    return np.ascontiguousarray(state[start:stop]).view(dtype)
+
+
 def decode_state(state: np.ndarray) -> bytes:
     """Return the emulator save state a checked ``state`` holds."""
-    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
+    header = _read(state, 0, HEADER_SIZE, _HEADER_DTYPE)[0]
     raw_size, n_kept = int(header["raw_size"]), int(header["n_pages"])
-    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
+    kept = _read(state, HEADER_SIZE, HEADER_SIZE + 4 * n_kept, "<u4")
     pages = np.zeros((-(-raw_size // PAGE_SIZE), PAGE_SIZE), dtype=np.uint8)
     pages[kept] = state[HEADER_SIZE + 4 * n_kept :].reshape(n_kept, PAGE_SIZE)
     return pages.reshape(-1)[:raw_size].tobytes()
@@ -150,8 +162,8 @@ def decode_state(state: np.ndarray) -> bytes:
 def state_problem(state: np.ndarray, game: str, raw_size: int) -> str | None:
     """Say what is wrong with a uint8 vector offered as a ``game`` state (None: nothing)."""
     if len(state) < HEADER_SIZE:
-        return f"{len(state)} bytes, shorter than a state's {HEADER_SIZE}-byte header"
-    header = state[:HEADER_SIZE].view(_HEADER_DTYPE)[0]
+        return f"{counted(len(state), 'byte')}, shorter than a state's {HEADER_SIZE}-byte header"
+    header = _read(state, 0, HEADER_SIZE, _HEADER_DTYPE)[0]
     if bytes(header["magic"]) != MAGIC:
         return "bytes without a plangym retro state header"
     owner = bytes(header["game"]).decode(errors="replace")
@@ -162,8 +174,9 @@ def state_problem(state: np.ndarray, game: str, raw_size: int) -> str | None:
     if int(header["raw_size"]) != raw_size or n_kept > n_total:
         return f"a state of {int(header['raw_size'])} emulator bytes, this one has {raw_size}"
     if len(state) != HEADER_SIZE + n_kept * (4 + PAGE_SIZE):
-        return f"{len(state)} bytes where the header announces {n_kept} pages (corrupt)"
-    kept = state[HEADER_SIZE : HEADER_SIZE + 4 * n_kept].view("<u4")
+        announced = counted(n_kept, "page")
+        return f"{counted(len(state), 'byte')} where the header announces {announced} (corrupt)"
+    kept = _read(state, HEADER_SIZE, HEADER_SIZE + 4 * n_kept, "<u4")
     if n_kept and (kept[-1] >= n_total or np.any(np.diff(kept.astype(np.int64)) <= 0)):
         return "page indices out of order or range (corrupt)"
     return None
