@@ -12,6 +12,7 @@ plus its current state.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
@@ -23,15 +24,17 @@ from gymnasium.wrappers import TimeLimit
 from plangym.constructor import read_only
 from plangym.core.plan_env import PlanEnv
 from plangym.core.wrappers import (
-    STATEFUL_WRAPPERS,
     added_wrappers,
     check_wrappers,
+    stateful_wrapper_names,
     wrap_callable,
     wrapper_call,
 )
-from plangym.utils import make_gym_env, to_grayscale
+from plangym.utils import find_time_limit, make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
+from plangym.utils.gym_envs import find_time_limits, registered_time_limit
 from plangym.validation import check_choice, check_flag, check_pictures_available, check_seed
+from plangym.validation.values import add_note
 
 
 class PlangymEnv(PlanEnv):
@@ -60,8 +63,15 @@ class PlangymEnv(PlanEnv):
     # render_mode="rgb_array"); emulators draw their screens whatever the render mode.
     SCREEN_FROM_RENDERER = True
     # Whether states hold the step count of a TimeLimit among the user's wrappers; the
-    # families whose states cannot hold it refuse such a wrapper.
+    # families whose states cannot hold it refuse such a wrapper, with this advice.
     TIME_LIMIT_IN_STATE = True
+    TIME_LIMIT_ADVICE = "use the env's own episode limit"
+    # The env init_gym_env built, under the user's wrappers (a weak reference: an emulator
+    # must go when the env is closed), and the registered step limit that build removed.
+    _bare_env: weakref.ref[gym.Env] | None = None
+    _removed_time_limit: int | None = None
+    # True while reset(seed=...) seeds the env: its reset then skips the user's wrappers.
+    _seeding_under_wrappers = False
 
     def __init__(
         self,
@@ -202,8 +212,13 @@ class PlangymEnv(PlanEnv):
         if self.render_mode == "rgb_array":  # pictures only: no window will be opened
             draw_off_screen_when_headless()
         self._gym_env = self.init_gym_env()
+        self._bare_env = weakref.ref(self._gym_env)
         if self._wrappers:
-            self.apply_wrappers(self._wrappers)
+            try:
+                self.apply_wrappers(self._wrappers)
+            except BaseException:
+                self.close()  # an emulator (one per process for stable-retro) is not left open
+                raise
             # Wrappers start their bookkeeping in reset (a TimeLimit's step count is None
             # until then): reset through them, as init_gym_env reset the bare env.
             self._gym_env.reset()
@@ -219,27 +234,28 @@ class PlangymEnv(PlanEnv):
         kwargs = dict(self._gym_env_kwargs)
         kwargs.setdefault("render_mode", self.render_mode)
         gym_env = make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
+        self._removed_time_limit = (
+            registered_time_limit(self.name) if self.remove_time_limit else None
+        )
         gym_env.reset()
         return gym_env
 
     def apply_wrappers(self, wrappers: Iterable[wrap_callable]) -> None:
         """Wrap the gymnasium env with each item of ``wrappers`` in order.
 
-        What an item adds is checked once applied: a lambda counts as what it builds.
+        What an item adds is checked once applied (:meth:`wrapper_problem`): a lambda
+        counts as what it builds.
         """
         for item in wrappers:
             wrapper, args, kwargs = wrapper_call(item)
             inner = self._gym_env
-            self.wrap(wrapper, *args, **kwargs)
-            added = {type(env) for env in added_wrappers(self._gym_env, inner)}
-            if not self.TIME_LIMIT_IN_STATE and any(issubclass(k, TimeLimit) for k in added):
+            self._wrap_explained(wrapper, args, kwargs)
+            added = list(added_wrappers(self._gym_env, inner))
+            problem = self.wrapper_problem(added)
+            if problem is not None:
                 self._gym_env = inner
-                raise ValueError(
-                    f"wrappers: {type(self).__name__} states do not hold a TimeLimit's step "
-                    "count, so steps from a state would truncate by the env's history; use "
-                    f"the env's own episode limit; received {wrapper!r}"
-                )
-            for name in sorted({kind.__name__ for kind in added} & STATEFUL_WRAPPERS):
+                raise ValueError(f"wrappers: {problem}; received {wrapper!r}")
+            for name in stateful_wrapper_names(type(env) for env in added):
                 warnings.warn(
                     f"wrappers: {name} keeps state of its own (history, running "
                     "statistics), which states do not hold: steps from a state will depend "
@@ -247,6 +263,58 @@ class PlangymEnv(PlanEnv):
                     UserWarning,
                     stacklevel=4,
                 )
+
+    def _wrap_explained(self, wrapper: Callable[..., gym.Wrapper], args: tuple, kwargs: dict):
+        """Wrap the env; a wrapper that fails to build is told that plangym removed a limit.
+
+        gymnasium's wrappers that need a TimeLimit (TimeAwareObservation) say so without
+        knowing that plangym took the registered one out (``remove_time_limit=True``).
+        """
+        try:
+            self.wrap(wrapper, *args, **kwargs)
+        except Exception as error:
+            if self._removed_time_limit is not None:
+                add_note(
+                    error,
+                    f"plangym removed {self.name}'s TimeLimit ({self._removed_time_limit} "
+                    "steps) because remove_time_limit=True, the default; pass "
+                    "remove_time_limit=False to keep it",
+                )
+            raise
+
+    def wrapper_problem(self, added: list[gym.Wrapper]) -> str | None:
+        """Say why the wrappers one item of ``wrappers`` built cannot be taken (None: they can).
+
+        ``added`` are those wrappers, outermost first, already around the env. A TimeLimit
+        is refused where states hold no step count (:attr:`TIME_LIMIT_IN_STATE`) and where
+        it would be the env's second (states hold one count). Families add rules of their own.
+        """
+        if not any(isinstance(env, TimeLimit) for env in added):
+            return None
+        name = type(self).__name__
+        if not self.TIME_LIMIT_IN_STATE:
+            return (
+                f"{name} states do not hold a TimeLimit's step count, so steps from a state "
+                f"would truncate by the env's history; {self.TIME_LIMIT_ADVICE}"
+            )
+        count = len(find_time_limits(added[0]))  # added[0] is the whole env now
+        if count > 1:
+            return (
+                f"{name} states hold one TimeLimit's step count (the outermost's) and the env "
+                f"would have {count} TimeLimits: the inner ones would truncate by the env's "
+                f"history; {self._keep_one()}"
+            )
+        return None
+
+    def _keep_one(self) -> str:
+        """Say how to keep one TimeLimit when the wrappers would give the env a second."""
+        bare = self._bare_env() if self._bare_env is not None else None
+        if bare is not None and find_time_limit(bare) is not None:
+            return (
+                "remove_time_limit=False keeps the registered one: pass "
+                "remove_time_limit=True to use yours, or drop yours"
+            )
+        return "keep one TimeLimit in wrappers"
 
     def wrap(self, wrapper: Callable[..., gym.Wrapper], *args: Any, **kwargs: Any) -> None:
         """Wrap the gymnasium env with one wrapper."""
@@ -294,17 +362,37 @@ class PlangymEnv(PlanEnv):
         """
         seed = check_seed(seed)
         self.generator_moves()
-        self.gym_env.reset(seed=seed)
+        self._env_to_seed().reset(seed=seed)
         self.action_space.seed(seed)
+
+    def _env_to_seed(self) -> gym.Env:
+        """Return the env :meth:`seed` resets (under the user's wrappers while told so)."""
+        gym_env = self.gym_env  # built first when setup was delayed
+        bare = self._bare_env() if self._bare_env is not None else None
+        return bare if self._seeding_under_wrappers and bare is not None else gym_env
+
+    def seed_under_wrappers(self, seed: int) -> None:
+        """Run :meth:`seed`, its reset reaching only the env under the user's wrappers.
+
+        ``reset(seed=seed)`` resets through the wrappers right after seeding: had seeding
+        reset through them too, a wrapper that draws in its reset (AtariPreprocessing's
+        no-ops) would draw twice, and the episode would not be gymnasium's first of ``seed``.
+        """
+        self._seeding_under_wrappers = True
+        try:
+            self.seed(seed)
+        finally:
+            self._seeding_under_wrappers = False
 
     def seed_episode(self, seed: int) -> None:
         """Seed every generator, then the gymnasium env's again, as gymnasium's reset does.
 
-        :meth:`seed` starts an episode; seeding the generator the episodes draw from once
-        more makes the next reset draw the first episode of ``seed``, as
-        ``gymnasium.make(name).reset(seed=seed)`` does.
+        :meth:`seed` starts an episode (here under the user's wrappers: the reset that
+        follows goes through them, see :meth:`seed_under_wrappers`); seeding the generator
+        the episodes draw from once more makes the next reset draw the first episode of
+        ``seed``, as ``gymnasium.make(name).reset(seed=seed)`` does.
         """
-        self.seed(seed)
+        self.seed_under_wrappers(seed)
         owner = getattr(self.gym_env, "unwrapped", None)
         if isinstance(owner, gym.Env):
             self.generator_moves()

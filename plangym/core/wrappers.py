@@ -21,19 +21,38 @@ from plangym.validation import describe
 
 wrap_callable = Callable[..., gym.Wrapper] | tuple[Callable[..., gym.Wrapper], Any]
 
-# gymnasium's wrappers that keep state of their own between steps.
+# gymnasium's wrappers that keep state of their own between steps (Autoreset: whether the
+# next step resets; RenderCollection: the frames render() returns).
 STATEFUL_WRAPPERS = frozenset(
     {
         "AtariPreprocessing",
+        "Autoreset",
         "DelayObservation",
         "FrameStackObservation",
         "NormalizeObservation",
         "NormalizeReward",
         "RecordEpisodeStatistics",
+        "RenderCollection",
         "StickyAction",
         "TimeAwareObservation",
     }
 )
+
+
+def stateful_wrapper_names(kinds: Iterable[type]) -> list[str]:
+    """Return the sorted names of the :data:`STATEFUL_WRAPPERS` that ``kinds`` are or derive from.
+
+    A subclass keeps the state its base keeps, so each class's whole MRO is looked at.
+
+    >>> from gymnasium.wrappers import ClipAction, FrameStackObservation, TimeLimit
+    >>> class PaddedStack(FrameStackObservation):
+    ...     pass
+    >>> stateful_wrapper_names([PaddedStack, ClipAction, TimeLimit])
+    ['FrameStackObservation']
+    >>> stateful_wrapper_names([ClipAction])
+    []
+    """
+    return sorted({base.__name__ for kind in kinds for base in kind.__mro__} & STATEFUL_WRAPPERS)
 
 
 def check_wrappers(wrappers: Any, pairs: bool = False) -> list | None:

@@ -127,3 +127,32 @@ def find_time_limit(gym_env: gym.Env) -> gym.wrappers.TimeLimit | None:
             return current
         current = current.env
     return None
+
+
+def find_time_limits(gym_env: gym.Env) -> list[gym.wrappers.TimeLimit]:
+    """Return every ``TimeLimit`` wrapper of ``gym_env``, outermost first.
+
+    >>> env = gym.wrappers.TimeLimit(gym.make("CartPole-v1"), max_episode_steps=50)
+    >>> [limit._max_episode_steps for limit in find_time_limits(env)]
+    [50, 500]
+    """
+    found = []
+    current = gym_env
+    while isinstance(current, gym.Wrapper):
+        if isinstance(current, gym.wrappers.TimeLimit):
+            found.append(current)
+        current = current.env
+    return found
+
+
+def registered_time_limit(name: str) -> int | None:
+    """Return the episode step limit gymnasium registers for ``name`` (None: none, or no id).
+
+    >>> registered_time_limit("CartPole-v1"), registered_time_limit("no-such-env-v0")
+    (500, None)
+    """
+    try:
+        spec = gym.spec(name)
+    except gym.error.Error:
+        return None
+    return spec.max_episode_steps

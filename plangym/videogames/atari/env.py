@@ -30,6 +30,7 @@ from typing import Any
 import ale_py
 import gymnasium as gym
 import numpy as np
+from gymnasium.wrappers import AtariPreprocessing
 
 from plangym.columns import BatchColumns
 from plangym.constructor import parent_arguments, read_only
@@ -205,6 +206,27 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
             keep_until_exit(getattr(self, "_gym_env", None))
         super().close()
 
+    def wrapper_problem(self, added: list[gym.Wrapper]) -> str | None:
+        """Refuse also an AtariPreprocessing that skips frames on top of ``frameskip``.
+
+        gymnasium's wrapper asks for an env that plays one frame a step, and checks the
+        ALE's frameskip, which is 1 here: plangym repeats the frames itself.
+        """
+        problem = super().wrapper_problem(added)
+        if problem is not None or self.frameskip == 1:
+            return problem
+        for env in added:
+            if isinstance(env, AtariPreprocessing) and env.frame_skip > 1:
+                return (
+                    f"AtariPreprocessing plays frame_skip={env.frame_skip} frames a step and "
+                    f"the env frameskip={self.frameskip} frames for each of them "
+                    f"({env.frame_skip * self.frameskip} frames a step, while info['n_step'] "
+                    f"would count {self.frameskip}); pass frameskip=1 (gymnasium's "
+                    "AtariPreprocessing asks for an env playing one frame a step) or "
+                    "frame_skip=1 to the wrapper"
+                )
+        return None
+
     # Emulator access ------------------------------------------------------------------------
     def get_lifes_from_info(self, info: dict[str, Any]) -> int:  # type: ignore[override]
         """Lives left according to a step's ``info``: gymnasium's ``ale.lives`` key first.
@@ -245,9 +267,10 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
 
         ale-py seeds its generator from a ``SeedSequence`` of the seed, and its resets draw
         nothing from it: seeding it again with the seed itself, as other families are,
-        would change what wrappers draw from it (AtariPreprocessing's no-op resets).
+        would change what wrappers draw from it (AtariPreprocessing's no-op resets). The
+        seeding reset skips the user's wrappers: they draw once, in the reset that follows.
         """
-        self.seed(seed)
+        self.seed_under_wrappers(seed)
 
     def apply_reset(self, **kwargs: Any) -> tuple:
         """Start a new game; the emulator forgets the last action, and so does plangym."""

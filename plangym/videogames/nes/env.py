@@ -125,6 +125,10 @@ class NesEnv(VideogameEnv):
     FAST_PATHS = True
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
     COORDS_KEYS: tuple[str, ...] = ()  # info entries of an obs_type="coords" observation
+    # States hold the emulator alone: no room for a TimeLimit wrapper's count, and the
+    # games have no episode limit of their own to use instead.
+    TIME_LIMIT_IN_STATE = False
+    TIME_LIMIT_ADVICE = "count the steps in your own loop instead"
 
     @takes_parameters_of(VideogameEnv.__init__)
     def __init__(self, *args: Any, **kwargs: Any):

@@ -77,6 +77,10 @@ class RetroEnv(VideogameEnv):
     AVAILABLE_OBS_TYPES = frozenset({"rgb", "grayscale", "ram"})
     AVAILABLE_RENDER_MODES = frozenset({"human", "rgb_array", None})
     SINGLETON = True
+    # States hold the emulator alone: no room for a TimeLimit wrapper's count, and the
+    # games have no episode limit of their own to use instead.
+    TIME_LIMIT_IN_STATE = False
+    TIME_LIMIT_ADVICE = "count the steps in your own loop instead"
 
     @takes_parameters_of(VideogameEnv.__init__)
     def __init__(self, *args: Any, state: str | None = None, **kwargs: Any):
