@@ -15,8 +15,12 @@ pip install "plangym[viz]" (from a clone of the repository: pip install ".[viz]"
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from types import ModuleType
+
+from gymnasium.error import DependencyNotInstalled
 
 
 def require(
@@ -49,3 +53,23 @@ def install_command(extra: str) -> str:
         f'pip install "plangym[{extra}]" (from a clone of the repository: '
         f'pip install ".[{extra}]" in its directory)'
     )
+
+
+@contextlib.contextmanager
+def extra_for(extra: str, feature: str) -> Iterator[None]:
+    """Within, gymnasium's ``DependencyNotInstalled`` becomes an ImportError naming ``extra``.
+
+    gymnasium imports pygame when it first draws (or builds some Box2D envs), and names
+    its own extra, which is not plangym's (and whose box2d needs swig).
+
+    >>> with extra_for("classic-control", "Drawing CartPole-v1"):
+    ...     raise DependencyNotInstalled("pygame is not installed")
+    Traceback (most recent call last):
+    ...
+    ImportError: Drawing CartPole-v1 needs the 'classic-control' extra: pip install ...
+    """
+    try:
+        yield
+    except DependencyNotInstalled as error:
+        message = f"{feature} needs the {extra!r} extra: {install_command(extra)} ({error})"
+        raise ImportError(message) from error

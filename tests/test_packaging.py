@@ -109,3 +109,26 @@ def test_mujoco_envs_without_imageio_name_the_mujoco_extra():
 def test_the_declared_license_files_exist():
     files = PYPROJECT["project"]["license-files"]
     assert files and all((REPO / name).is_file() for name in files)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "extra"),
+    [
+        ("CartPole-v1", {"obs_type": "rgb"}, "classic-control"),
+        ("LunarLander-v3", {"return_image": True}, "box2d"),
+    ],
+)
+def test_drawing_without_pygame_names_plangyms_extra(name, kwargs, extra):
+    if extra == "box2d":
+        pytest.importorskip("Box2D")
+    code = (
+        "import plangym\n"
+        "try:\n"
+        f"    env = plangym.make({name!r}, **{kwargs!r}); env.reset(); env.get_image()\n"
+        "except ImportError as error:\n"  # what users catch for a missing extra
+        "    print(error)\n"
+    )
+    result = run_without("pygame", code)
+    assert f'needs the {extra!r} extra: pip install "plangym[{extra}]"' in result.stdout, (
+        result.stdout + result.stderr
+    )

@@ -30,6 +30,7 @@ from plangym.core.wrappers import (
     wrap_callable,
     wrapper_call,
 )
+from plangym.extras import extra_for
 from plangym.utils import find_time_limit, make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
 from plangym.utils.gym_envs import find_time_limits, registered_time_limit
@@ -65,6 +66,8 @@ class PlangymEnv(PlanEnv):
     # Whether states hold the step count of a TimeLimit among the user's wrappers; the
     # families whose states cannot hold it refuse such a wrapper, with this advice.
     TIME_LIMIT_IN_STATE = True
+    # The extra that brings what gymnasium draws with (pygame), named when it is missing.
+    DRAWING_EXTRA = "classic-control"
     TIME_LIMIT_ADVICE = "use the env's own episode limit"
     # The env init_gym_env built, under the user's wrappers (a weak reference: an emulator
     # must go when the env is closed), and the registered step limit that build removed.
@@ -233,7 +236,8 @@ class PlangymEnv(PlanEnv):
         """Build and reset the gymnasium env."""
         kwargs = dict(self._gym_env_kwargs)
         kwargs.setdefault("render_mode", self.render_mode)
-        gym_env = make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
+        with extra_for(self.DRAWING_EXTRA, self.name):  # Box2D's CarRacing imports pygame
+            gym_env = make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
         self._removed_time_limit = (
             registered_time_limit(self.name) if self.remove_time_limit else None
         )
@@ -416,7 +420,8 @@ class PlangymEnv(PlanEnv):
     def _draw_picture(self) -> np.ndarray:
         """Draw one RGB picture for :meth:`get_image`, which checks the render mode first."""
         # gymnasium types render() for every mode; "rgb_array" draws one RGB frame.
-        return cast("np.ndarray", self.gym_env.render())
+        with extra_for(self.DRAWING_EXTRA, f"Drawing {self.name}"):
+            return cast("np.ndarray", self.gym_env.render())
 
     def check_can_draw(self) -> None:
         """Raise RuntimeError when the env was built without a render mode.
@@ -439,7 +444,8 @@ class PlangymEnv(PlanEnv):
         """
         if self.render_mode is None:
             return None
-        return self.gym_env.render()
+        with extra_for(self.DRAWING_EXTRA, f"Drawing {self.name}"):
+            return self.gym_env.render()
 
     def close(self) -> None:
         """Close the gymnasium env; a later use builds it again."""

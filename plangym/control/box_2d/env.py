@@ -43,6 +43,7 @@ from plangym.control.box_2d.state import ReplayState
 # world names the missing extra when Box2D is not installed.
 from plangym.control.box_2d.world import episode_generator, fresh_world, replaying
 from plangym.core import PlangymEnv, wrapper_call
+from plangym.extras import extra_for
 from plangym.rng import generator_words, restore_generator
 from plangym.utils import make_gym_env
 from plangym.validation import check_positive_int, check_seed
@@ -113,6 +114,7 @@ class Box2DEnv(PlangymEnv):
     """
 
     FAST_PATHS = True
+    DRAWING_EXTRA = "box2d"  # pygame comes with it
     # A replay grows with every step, so states have no fixed shape: not arrays.
     STATE_IS_ARRAY = False
 
@@ -133,7 +135,8 @@ class Box2DEnv(PlangymEnv):
     def make_physics_env(self) -> gym.Env:
         """Build the gymnasium env, without a render mode (pictures are drawn on request)."""
         kwargs = {**self._gym_env_kwargs, "render_mode": None}
-        return make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
+        with extra_for(self.DRAWING_EXTRA, self.name):  # CarRacing imports pygame
+            return make_gym_env(self.name, remove_time_limit=self.remove_time_limit, **kwargs)
 
     def dynamics_settings(self) -> str:
         """Text naming the settings that change the dynamics: part of every state."""
@@ -322,6 +325,7 @@ class Box2DEnv(PlangymEnv):
             unwrapped.lidar_render = (steps - 1) % 100
         unwrapped.render_mode = mode
         try:
-            return unwrapped.render()
+            with extra_for(self.DRAWING_EXTRA, f"Drawing {self.name}"):
+                return unwrapped.render()
         finally:
             unwrapped.render_mode = None
