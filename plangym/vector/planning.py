@@ -21,12 +21,15 @@ True
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium.spaces import Space
+from gymnasium.wrappers import TimeLimit
 
+from plangym.core.wrappers import stateful_wrapper_names
 from plangym.validation import (
     check_flag,
     check_indices,
@@ -50,7 +53,7 @@ class VectorPlanning:
     _checker: GymPlanEnv | None = None  # the plangym env that checks states here, if any
     call_state: CallState
     checks_actions: bool
-    _wrapped: bool
+    _wrapper_kinds: tuple[type, ...]
     num_envs: int
     single_action_space: Space
     _ended: np.ndarray
@@ -70,6 +73,7 @@ class VectorPlanning:
     def get_states(self) -> list:
         """Return the exact state of every sub-env (see :func:`plangym.make_vec`)."""
         self.call_state.check_idle("get_states")
+        self._warn_of_stateful_wrappers("get_states")
         return self._run_now(self._to_all(GetState()), "get_state")
 
     @one_thread_at_a_time
@@ -84,6 +88,7 @@ class VectorPlanning:
         if not (stacked or isinstance(states, Sequence)) or isinstance(states, str | bytes):
             raise TypeError(f"states: expected a list of states, received {describe(states)}")
         indices = check_indices(indices, len(states), self.num_envs)
+        self._warn_of_stateful_wrappers("set_states")
         states = self._checked("checked_states", list(states))
         requests = {int(i): SetState(state) for i, state in zip(indices, states, strict=True)}
         batch = self._run_batch(requests, "set_state")
@@ -111,7 +116,8 @@ class VectorPlanning:
         want_state = check_return_state(return_state) is not False  # None: states passed
         arrays = check_flag("arrays", arrays)
         self.call_state.check_idle("step_batch")
-        if self.checks_actions and not self._wrapped:
+        self._warn_of_stateful_wrappers("step_batch")
+        if self.checks_actions and not self._wrapper_kinds:
             checked = self._checked("check_batch", actions, states, dt)
         else:  # the wrappers' actions; envs that are not plangym's have no states to check
             checked = check_space_batch(self.single_action_space, actions, states, dt)
@@ -121,6 +127,20 @@ class VectorPlanning:
         inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)
         return columns.as_arrays() if arrays else columns.as_lists()
+
+    def _warn_of_stateful_wrappers(self, call: str) -> None:
+        """Warn that the states ``call`` uses leave out the sub-envs' wrappers' own state."""
+        kinds = self._wrapper_kinds
+        names = stateful_wrapper_names(kinds)
+        names += ["TimeLimit"] if any(issubclass(kind, TimeLimit) for kind in kinds) else []
+        if names:
+            warnings.warn(
+                f"{call}: the sub-envs' {', '.join(names)} keep state of their own, which "
+                "states do not hold: a restored sub-env keeps its wrappers' state, and "
+                "step_batch starts each element from that of the sub-env stepping it",
+                UserWarning,
+                stacklevel=4,  # the caller of get_states & co., past their decorator
+            )
 
     def _checked(self, name: str, *args: Any) -> Any:
         """Return the sub-envs' plangym env's ``name(*args)``: checked inputs.

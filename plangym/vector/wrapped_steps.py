@@ -74,8 +74,8 @@ class WrappedSteps:
         ``info["n_step"]`` counts the frames the plangym env stepped, however many times a
         wrapper stepped it per step (AtariPreprocessing's ``frame_skip``).
         """
-        face, total = self.env.unwrapped, 0.0
-        frames_before = face.frames_stepped
+        face: Any = self.env.unwrapped  # the GymPlanEnv that counts the frames it steps
+        frames_before, total = face.frames_stepped, 0.0
         for _ in range(dt):
             obs, reward, terminated, truncated, info = self.env.step(action)
             total += float(reward)

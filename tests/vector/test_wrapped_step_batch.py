@@ -1,6 +1,7 @@
 """``step_batch`` of a vector env whose sub-envs have wrappers: through them, as ``step``."""
 
 import functools
+import warnings
 
 import gymnasium
 import numpy as np
@@ -161,5 +162,32 @@ def test_a_wrapper_reading_the_sub_envs_spec_plans_what_it_steps():
     try:
         envs.reset(seed=0)
         predicts_next_steps(envs, steps=2)
+    finally:
+        envs.close()
+
+
+def test_planning_warns_of_wrappers_whose_state_states_do_not_hold():
+    stack = functools.partial(FrameStackObservation, stack_size=2)
+    limit = functools.partial(TimeLimit, max_episode_steps=9)
+    envs = plangym.make_vec("CartPole-v1", 2, vectorization_mode="sync", wrappers=[stack, limit])
+    try:
+        envs.reset(seed=0)
+        with pytest.warns(UserWarning, match="get_states: .*FrameStackObservation, TimeLimit"):
+            states = envs.get_states()
+        with pytest.warns(UserWarning, match="set_states: .*FrameStackObservation, TimeLimit"):
+            envs.set_states(states)
+        with pytest.warns(UserWarning, match="step_batch: .*FrameStackObservation, TimeLimit"):
+            envs.step_batch([0], states[:1])
+    finally:
+        envs.close()
+
+
+def test_wrappers_keeping_no_state_plan_without_a_warning():
+    envs = plangym.make_vec("Pendulum-v1", 1, vectorization_mode="sync", wrappers=SCALED)
+    try:
+        envs.reset(seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            envs.step_batch([[0.0]], envs.get_states())
     finally:
         envs.close()
