@@ -104,12 +104,47 @@ def extras() -> dict[str, list[str]]:
     except metadata.PackageNotFoundError:
         return dict(FALLBACK_EXTRAS)
     found: dict[str, list[str]] = {}
+    included: dict[str, list[str]] = {}  # plangym[a,b] inside an extra: a's and b's packages
     for requirement in requirements:
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
         name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-        if extra and name:
-            found.setdefault(normalize(extra.group(1)), []).append(name.group(0))
+        if not (extra and name) or not applies_here(requirement):
+            continue
+        key, package = normalize(extra.group(1)), name.group(0)
+        if normalize(package) == "plangym":
+            inner = re.search(r"\[([^\]]+)\]", requirement)
+            included[key] = [normalize(x) for x in inner.group(1).split(",")] if inner else []
+        else:
+            found.setdefault(key, []).append(package)
+    for key, others in included.items():
+        for other in others:
+            found.setdefault(key, []).extend(p for p in found.get(other, []) if p not in found[key])
     return found or dict(FALLBACK_EXTRAS)
+
+
+def applies_here(requirement: str) -> bool:
+    """Whether a requirement's markers other than its extra hold on this interpreter.
+
+    Evaluated with ``packaging`` where it is installed (it is no dependency of plangym's);
+    without it every requirement is listed.
+
+    >>> applies_here('setuptools; python_version >= "3.0" and extra == "nes"')
+    True
+    >>> applies_here('setuptools; python_version < "3.0" and extra == "nes"')
+    False
+    """
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:
+        return True
+    marker = Requirement(requirement).marker
+    return marker is None or marker.evaluate({"extra": marker_extra(requirement)})
+
+
+def marker_extra(requirement: str) -> str:
+    """Return the extra a requirement's marker names ("" if none)."""
+    extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
+    return extra.group(1) if extra else ""
 
 
 def installed_version(package: str) -> str | None:

@@ -72,6 +72,17 @@ def test_list_shows_families_names_and_extras():
         assert text in result.stdout
 
 
+def test_lists_extras_packages_as_pip_installs_them_here():
+    from plangym.cli.list_envs import extras
+
+    found = extras()
+    # plangym[viz] inside an extra is viz's packages, not plangym itself.
+    assert not any("plangym" in packages for packages in found.values()), found
+    assert {"pillow", "tqdm"} <= set(found["notebooks"])
+    # setuptools is in the nes extra for Python >= 3.12 only.
+    assert ("setuptools" in found["nes"]) == (sys.version_info >= (3, 12)), found["nes"]
+
+
 def test_list_one_family():
     result = run("list", "--family", "classic_control")
     assert result.returncode == 0
