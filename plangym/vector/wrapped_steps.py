@@ -5,7 +5,8 @@ wrappers=...)``), so ``step_batch`` does too: actions are the wrapped env's, obs
 and rewards are what the wrappers make of them. The states are the plangym env's, beneath
 the wrappers. Each element starts from the wrappers' own state (a frame stack, a TimeLimit's
 count, running statistics) as the sub-env has it now, and the sub-env gets it back
-afterwards, as it gets its own state back: its episode goes on undisturbed.
+afterwards, in the same objects (:mod:`plangym.vector.wrapper_state`), as it gets its own
+state back: its episode goes on undisturbed.
 
 >>> import gymnasium, plangym
 >>> envs = plangym.make_vec("Pendulum-v1", 1, vectorization_mode="sync",
@@ -21,13 +22,13 @@ np.True_
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gymnasium
 
 from plangym.columns import BatchColumns, is_record_block, records_to_states
 from plangym.core.wrappers import added_wrappers
+from plangym.vector.wrapper_state import SavedWrappers
 
 
 class WrappedSteps:
@@ -40,9 +41,6 @@ class WrappedSteps:
     def __init__(self, env: gymnasium.Wrapper, plan_env: Any):
         self.env, self.plan_env = env, plan_env
         self.wrappers = list(added_wrappers(env, env.unwrapped))
-        # What copies of the wrappers' state share, not copy: a wrapper keeping an env
-        # beneath it or the plangym env must keep that very object.
-        self.envs = {id(e): e for e in (*self.wrappers, env.unwrapped, plan_env)}
 
     def run_batch_columns(
         self,
@@ -55,18 +53,27 @@ class WrappedSteps:
         """Step each element; the wrappers get back their state as it was before."""
         if is_record_block(states):
             states = records_to_states(states)
-        before = self.wrappers_state()
+        saved = SavedWrappers(self.wrappers, shared=self.envs_beneath())
         rows = []
         try:
             for index, (action, dt) in enumerate(zip(actions, dts, strict=True)):
                 if states is not None:  # else each element goes on from the one before
-                    self.restore_wrappers(before)
+                    saved.restore()
                     self.plan_env.set_state(states[index])
                 row = self.step(action, dt)
                 rows.append((self.plan_env.get_state(), *row) if want_state else row)
         finally:
-            self.restore_wrappers(before)
+            saved.restore()
         return BatchColumns.from_rows(rows, want_state)
+
+    def envs_beneath(self) -> list[Any]:
+        """Return the envs under the wrappers, which wrappers may hold: never copied."""
+        face = self.env.unwrapped
+        inner = getattr(self.plan_env, "gym_env", None)
+        if not isinstance(inner, gymnasium.Env):  # dm_control's plangym env has none
+            return [face, self.plan_env]
+        below = [*added_wrappers(inner, None), inner.unwrapped]
+        return [face, self.plan_env, *below]
 
     def step(self, action: Any, dt: int) -> tuple:
         """``dt`` steps of the wrapped env, as a plangym env's ``step(action, dt=dt)`` sums them.
@@ -83,23 +90,3 @@ class WrappedSteps:
                 break
         frames = face.frames_stepped - frames_before
         return obs, total, terminated, truncated, {**info, "n_step": frames, "dt": dt}
-
-    def wrappers_state(self) -> list[dict]:
-        """Return copies of what each wrapper keeps (the envs beneath it are shared, not copied)."""
-        return [
-            {name: _copied(value, self.envs) for name, value in vars(w).items() if name != "env"}
-            for w in self.wrappers
-        ]
-
-    def restore_wrappers(self, kept: list[dict]) -> None:
-        """Give each wrapper back (a copy of) what it kept: an element may change it again."""
-        for wrapper, saved in zip(self.wrappers, kept, strict=True):
-            vars(wrapper).update({name: _copied(v, self.envs) for name, v in saved.items()})
-
-
-def _copied(value: Any, shared: dict[int, Any]) -> Any:
-    """Return a deep copy of ``value`` that shares the objects in ``shared`` (by id)."""
-    try:
-        return copy.deepcopy(value, dict(shared))
-    except (TypeError, copy.Error):  # an emulator, a handle: kept as it is (ale-py's ALE)
-        return value

@@ -1,6 +1,7 @@
 """``step_batch`` of a vector env whose sub-envs have wrappers: through them, as ``step``."""
 
 import functools
+import os
 import warnings
 
 import gymnasium
@@ -189,5 +190,65 @@ def test_wrappers_keeping_no_state_plan_without_a_warning():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             envs.step_batch([[0.0]], envs.get_states())
+    finally:
+        envs.close()
+
+
+class Bookkeeper(gymnasium.Wrapper):
+    """A user's wrapper: a model shared with the caller, a log, an open file, a counter."""
+
+    model = None
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.model = Bookkeeper.model
+        self.log = []
+        self.stats = {"file": open(os.devnull, "w"), "steps": 0}  # noqa: SIM115
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.log.append(action)
+        self.stats["steps"] += 1
+        self.last_action = action  # first set by a step
+        return obs, reward * self.model["scale"], terminated, truncated, info
+
+
+def test_planning_gives_a_wrapper_back_its_own_objects_as_they_were():
+    Bookkeeper.model = {"scale": 1.0}
+    envs = plangym.make_vec("CartPole-v1", 1, vectorization_mode="sync", wrappers=[Bookkeeper])
+    try:
+        envs.reset(seed=0)
+        keeper = envs.envs[0]
+        model, log, stats, file = keeper.model, keeper.log, keeper.stats, keeper.stats["file"]
+        envs.step_batch([1, 0, 1], envs.get_states() * 3, dt=4)
+        assert keeper.model is model and keeper.log is log and keeper.stats is stats
+        assert keeper.stats["file"] is file and not file.closed
+        assert (log, stats["steps"], hasattr(keeper, "last_action")) == ([], 0, False)
+        model["scale"] = 10.0  # the caller's model still drives the wrapper
+        assert envs.step_batch([1], envs.get_states())[2] == [10.0]
+        file.close()
+    finally:
+        envs.close()
+
+
+def test_a_wrapper_holding_mujocos_live_data_keeps_it():
+    pytest.importorskip("mujoco")
+
+    class ReadsData(gymnasium.Wrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.data = env.unwrapped.plan_env.gym_env.unwrapped.data
+
+        def step(self, action):
+            obs, _, terminated, truncated, info = self.env.step(action)
+            return obs, float(self.data.qpos[0]), terminated, truncated, info
+
+    envs = plangym.make_vec("Hopper-v5", 1, vectorization_mode="sync", wrappers=[ReadsData])
+    try:
+        envs.reset(seed=0)
+        data = envs.envs[0].data
+        envs.step_batch([envs.single_action_space.sample()], envs.get_states())
+        assert envs.envs[0].data is data
+        predicts_next_steps(envs, steps=2)
     finally:
         envs.close()
