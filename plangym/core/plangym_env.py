@@ -277,7 +277,9 @@ class PlangymEnv(PlanEnv):
         try:
             self.wrap(wrapper, *args, **kwargs)
         except Exception as error:
-            if self._removed_time_limit is not None:
+            # Only an error about a missing limit (gymnasium's TimeAwareObservation's words).
+            about_limit = any(word in str(error) for word in ("TimeLimit", "max_episode_steps"))
+            if self._removed_time_limit is not None and about_limit:
                 add_note(
                     error,
                     f"plangym removed {self.name}'s TimeLimit ({self._removed_time_limit} "

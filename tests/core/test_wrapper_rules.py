@@ -208,12 +208,22 @@ def broken_wrapper(env):
     raise TypeError("broken_wrapper: no env suits me")
 
 
+def wrapper_wanting_a_limit(env):
+    raise ValueError("wrapper_wanting_a_limit: wrap the env in a TimeLimit first")
+
+
 def test_a_failing_wrapper_keeps_its_error_and_gets_the_note_only_where_a_limit_was_removed():
+    with pytest.raises(ValueError, match="TimeLimit first") as caught:
+        plangym.make("CartPole-v1", wrappers=[wrapper_wanting_a_limit])
+    assert "remove_time_limit=False" in caught.value.__notes__[0]
+    with pytest.raises(ValueError, match="TimeLimit first") as caught:
+        plangym.make("CartPole-v1", remove_time_limit=False, wrappers=[wrapper_wanting_a_limit])
+    assert not hasattr(caught.value, "__notes__")
+
+
+def test_an_error_that_is_not_about_a_limit_gets_no_note():
     with pytest.raises(TypeError, match="no env suits me") as caught:
         plangym.make("CartPole-v1", wrappers=[broken_wrapper])
-    assert "remove_time_limit=False" in caught.value.__notes__[0]
-    with pytest.raises(TypeError, match="no env suits me") as caught:
-        plangym.make("CartPole-v1", remove_time_limit=False, wrappers=[broken_wrapper])
     assert not hasattr(caught.value, "__notes__")
 
 
