@@ -104,7 +104,7 @@ def extras() -> dict[str, list[str]]:
     except metadata.PackageNotFoundError:
         return dict(FALLBACK_EXTRAS)
     found: dict[str, list[str]] = {}
-    included: dict[str, list[str]] = {}  # plangym[a,b] inside an extra: a's and b's packages
+    included: dict[str, list[str]] = {}  # extras an extra includes (plangym itself, with extras)
     for requirement in requirements:
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
         name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)

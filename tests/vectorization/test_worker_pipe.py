@@ -8,8 +8,8 @@ import pytest
 
 from plangym.api_tests import assert_identical
 from plangym.control import ClassicControl
+from plangym.validation import values as values_module
 from plangym.vectorization import ParallelEnv, WorkerCrashedError
-from plangym.vectorization import errors as errors_module
 from plangym.vectorization.messages import GetAttr
 from plangym.vectorization.process import WorkerProcess
 
@@ -58,10 +58,10 @@ def test_the_next_batch_replaces_a_worker_without_a_pipe():
 
 def test_notes_are_kept_without_add_note(monkeypatch):
     # Python 3.10 has no BaseException.add_note: the notes go where 3.11 keeps them.
-    monkeypatch.setattr(errors_module, "sys", types.SimpleNamespace(version_info=(3, 10)))
+    monkeypatch.setattr(values_module, "sys", types.SimpleNamespace(version_info=(3, 10)))
     error = ValueError("bad")
-    errors_module.add_note(error, "first")
-    errors_module.add_note(error, "second")
+    values_module.add_note(error, "first")
+    values_module.add_note(error, "second")
     assert error.__notes__ == ["first", "second"]
 
 
