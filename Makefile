@@ -33,11 +33,11 @@ $(DEMO_INSTALLED): pyproject.toml
 	touch $(DEMO_INSTALLED)
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
+	PLANGYM_EVERY_EXTRA=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
 # The suite plus the long sweeps (every dm_control task, twice): about 2 more minutes.
 test-slow: $(INSTALLED)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q --run-slow
+	PLANGYM_EVERY_EXTRA=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q --run-slow
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check plangym tests benchmarks examples scripts
