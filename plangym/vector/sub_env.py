@@ -131,12 +131,12 @@ class SubEnv:
 
         With wrappers, through them (see :mod:`plangym.vector.wrapped_steps`).
         """
-        plan_env = self.plan_env()
-        env = self.env
-        stepper = WrappedSteps(env, plan_env) if isinstance(env, gymnasium.Wrapper) else plan_env
+        plan_env, env = self.plan_env(), self.env
+        if isinstance(env, gymnasium.Wrapper):  # it puts the sub-env back itself
+            return step_chunk(WrappedSteps(env, plan_env), request, buffers)
         own_state = plan_env.get_state()
         try:
-            return step_chunk(stepper, request, buffers)
+            return step_chunk(plan_env, request, buffers)
         finally:
             plan_env.set_state(own_state)
 

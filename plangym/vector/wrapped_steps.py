@@ -22,9 +22,11 @@ np.True_
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gymnasium
+import numpy as np
 
 from plangym.columns import BatchColumns, is_record_block, records_to_states
 from plangym.core.wrappers import added_wrappers
@@ -43,27 +45,35 @@ class WrappedSteps:
         self.wrappers = list(added_wrappers(env, env.unwrapped))
 
     def run_batch_columns(
-        self,
-        actions: Any,
-        states: Any,
-        dts: list[int],
-        want_state: bool,
-        observs_out: Any = None,  # observations are the wrappers' own objects: a list
+        self, actions: Any, states: Any, dts: list[int], want_state: bool, observs_out: Any = None
     ) -> BatchColumns:
-        """Step each element; the wrappers get back their state as it was before."""
+        """Step each element; the sub-env and its wrappers get back what they had before.
+
+        ``observs_out`` is not written: observations are the wrappers' own objects.
+        """
         if is_record_block(states):
             states = records_to_states(states)
-        saved = SavedWrappers(self.wrappers, shared=self.envs_beneath())
+        face, plan_env = self.env.unwrapped, self.plan_env
+        own_state = plan_env.get_state()
+        # The env's generator too: a wrapper may draw from it (StickyAction), and the states
+        # of some families (Atari, Box2D's replays) do not hold it.
+        generator = getattr(face, "_np_random", None)
+        words = None if generator is None else generator.bit_generator.state
+        saved = SavedWrappers(self.wrappers, shared=self.envs_beneath(), kept=[generator])
         rows = []
         try:
             for index, (action, dt) in enumerate(zip(actions, dts, strict=True)):
                 if states is not None:  # else each element goes on from the one before
                     saved.restore()
-                    self.plan_env.set_state(states[index])
+                    plan_env.set_state(states[index])
                 row = self.step(action, dt)
-                rows.append((self.plan_env.get_state(), *row) if want_state else row)
+                rows.append((plan_env.get_state(), *row) if want_state else row)
         finally:
+            plan_env.set_state(own_state)
             saved.restore()
+            now = getattr(face, "_np_random", None)  # a replay may have built another one
+            if words is not None and now is not None:
+                now.bit_generator.state = words
         return BatchColumns.from_rows(rows, want_state)
 
     def envs_beneath(self) -> list[Any]:
@@ -89,4 +99,17 @@ class WrappedSteps:
             if terminated or truncated:
                 break
         frames = face.frames_stepped - frames_before
-        return obs, total, terminated, truncated, {**info, "n_step": frames, "dt": dt}
+        # Detached: a wrapper may return what it keeps (a frame stack filled in place), which
+        # the next element's restore rewrites.
+        info = {**_detached(info), "n_step": frames, "dt": dt}
+        return _detached(obs), total, terminated, truncated, info
+
+
+def _detached(value: Any) -> Any:
+    """Return a copy of an observation or info that no wrapper holds (itself if uncopyable)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # a handle in an info: kept as it is
+        return value

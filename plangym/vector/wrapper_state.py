@@ -26,20 +26,28 @@ keeps what planning did to it.
 
 from __future__ import annotations
 
+import array
 import collections
 import copy
+import random
 from collections.abc import Iterable
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 _ATOMIC = (type(None), bool, int, float, complex, str, bytes, type)
+# Kept, not copied: simulators, and spaces, which steps leave alone.
+_SHARED = (gymnasium.Env, gymnasium.vector.VectorEnv, gymnasium.spaces.Space)
 
 
 class SavedWrappers:
-    """A snapshot of ``wrappers``' attributes; ``shared`` objects are never copied."""
+    """A snapshot of ``wrappers``' attributes and of ``kept`` objects (contents only).
 
-    def __init__(self, wrappers: Iterable[Any], shared: Iterable[Any]):
+    ``shared`` objects are never copied.
+    """
+
+    def __init__(self, wrappers: Iterable[Any], shared: Iterable[Any], kept: Iterable[Any] = ()):
         self.wrappers = list(wrappers)
         # deepcopy's memo: an object found here is not copied again. The wrappers and the
         # envs beneath them stand for themselves.
@@ -47,6 +55,9 @@ class SavedWrappers:
         self.attributes = [
             {name: _copy(value, memo) for name, value in vars(w).items()} for w in self.wrappers
         ]
+        for obj in kept:
+            if obj is not None:
+                _copy(obj, memo)
         originals = memo.get(id(memo), [])  # deepcopy keeps each object it copied alive here
         # (original, its copy) for every object copied, and each copy's original.
         self.pairs = [(obj, memo[id(obj)]) for obj in originals if memo.get(id(obj)) is not obj]
@@ -69,8 +80,15 @@ class SavedWrappers:
         """Write ``twin``'s contents (its copies as their originals) into ``original``."""
         back = self._back
         if isinstance(original, np.ndarray):
-            if original.flags.writeable and original.shape == twin.shape:
+            if not original.flags.writeable or original.shape != twin.shape:
+                return
+            if original.dtype.hasobject:  # its items are objects: the originals go back
+                for index, item in enumerate(twin.flat):
+                    original.flat[index] = back(item)
+            else:
                 original[...] = twin
+        elif isinstance(original, bytearray | array.array):
+            original[:] = twin
         elif isinstance(original, collections.deque):
             original.clear()
             original.extend(back(item) for item in twin)
@@ -85,10 +103,29 @@ class SavedWrappers:
             original.update(back(item) for item in twin)
         elif isinstance(original, np.random.Generator):
             original.bit_generator.state = twin.bit_generator.state
-        elif not isinstance(original, tuple | frozenset) and hasattr(original, "__dict__"):
+        elif isinstance(original, np.random.RandomState):
+            original.set_state(twin.get_state())
+        elif isinstance(original, random.Random):
+            original.setstate(twin.getstate())
+        elif not isinstance(original, tuple | frozenset):
+            self._refill_attributes(original, twin)
+
+    def _refill_attributes(self, original: Any, twin: Any) -> None:
+        """Write back an object's attributes, in its ``__dict__`` and its slots."""
+        back = self._back
+        if hasattr(original, "__dict__"):
             attributes = {name: back(value) for name, value in vars(twin).items()}
             vars(original).clear()
             vars(original).update(attributes)
+        for kind in type(original).__mro__:
+            slots = kind.__dict__.get("__slots__", ())
+            for name in [slots] if isinstance(slots, str) else slots:
+                if name in ("__dict__", "__weakref__"):
+                    continue
+                if hasattr(twin, name):
+                    setattr(original, name, back(getattr(twin, name)))
+                elif hasattr(original, name):
+                    delattr(original, name)
 
 
 def _copy(value: Any, memo: dict[int, Any]) -> Any:
@@ -98,7 +135,7 @@ def _copy(value: Any, memo: dict[int, Any]) -> Any:
     copied (a half-made copy's finalizer would complain); so is a read-only array. A
     container that cannot be copied whole is copied item by item, keeping only those items.
     """
-    if isinstance(value, _ATOMIC) or hasattr(type(value), "__del__"):
+    if isinstance(value, (*_ATOMIC, *_SHARED)) or hasattr(type(value), "__del__"):
         return value
     if isinstance(value, np.ndarray) and not value.flags.writeable:
         return value  # a table only read (nothing could write it back anyway): free
@@ -121,14 +158,20 @@ def _copy(value: Any, memo: dict[int, Any]) -> Any:
 
 def _copy_items(value: Any, memo: dict[int, Any]) -> Any:
     """Copy a container item by item (see :func:`_copy`), and remember it as copied."""
+    twin: Any
     if isinstance(value, tuple):
-        return tuple(_copy(item, memo) for item in value)
-    try:
-        twin = copy.copy(value)
-    except Exception:
-        return value
-    memo[id(value)] = twin
+        items = [_copy(item, memo) for item in value]
+        # A namedtuple is rebuilt from its fields, a plain tuple from its items.
+        twin = value._make(items) if hasattr(value, "_make") else type(value)(items)
+    else:
+        try:
+            twin = copy.copy(value)
+        except Exception:
+            return value
+    memo[id(value)] = twin  # so that the copy maps back to the original
     memo.setdefault(id(memo), []).append(value)  # as deepcopy keeps what it copied
+    if isinstance(value, tuple):
+        return twin
     if isinstance(value, dict):
         twin.update({key: _copy(item, memo) for key, item in value.items()})
     elif isinstance(value, list):
