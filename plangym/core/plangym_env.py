@@ -353,6 +353,13 @@ class PlangymEnv(PlanEnv):
         Families whose states cache the generator's words forget them here.
         """
 
+    def generator_shared(self) -> None:
+        """Say that others (wrappers above this env) may draw from its generator at any step.
+
+        Families whose states cache the generator's words between resets read and write
+        them with every state from now on, so that states hold what those draws did.
+        """
+
     def apply_action(self, action: Any) -> tuple:
         """Step the gymnasium env once."""
         return self.gym_env.step(action)

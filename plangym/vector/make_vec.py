@@ -46,8 +46,11 @@ def build_sub_env(
     """Build one sub-env: ``plangym.make(name, **env_kwargs)`` (or ``plan_env``), gymnasium's."""
     from plangym.registry import make
 
-    env: gymnasium.Env = GymPlanEnv(plan_env if plan_env is not None else make(name, **env_kwargs))
-    env.spec = sub_env_spec(name, env_kwargs)
+    face = GymPlanEnv(plan_env if plan_env is not None else make(name, **env_kwargs))
+    face.spec = sub_env_spec(name, env_kwargs)
+    if wrappers:  # they may draw from the env's generator (StickyAction): states hold it
+        getattr(face.plan_env, "generator_shared", lambda: None)()
+    env: gymnasium.Env = face
     for wrapper in wrappers:
         env = wrapper(env)
     return env

@@ -155,6 +155,11 @@ class ClassicControl(PlangymEnv):
         """Forget the generator words the state codec caches: a reset draws from it."""
         self._state_codec.forget_rng()
 
+    def generator_shared(self) -> None:
+        """Read and write the generator's words with every state (others draw from it)."""
+        self._state_codec.rng_words.cache = False
+        self._state_codec.forget_rng()
+
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
         codec = self._state_codec

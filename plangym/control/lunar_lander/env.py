@@ -326,6 +326,12 @@ class LunarLander(PlangymEnv):
         """Return the simulator under any wrappers (``unwrapped`` is typed a plain Env)."""
         return cast(LanderSim, self.gym_env.unwrapped)
 
+    def generator_shared(self) -> None:
+        """Read and write the generator's words with every state (others draw from it)."""
+        sim = self._sim()
+        sim.rng_words.cache = False
+        sim.rng_words.forget()
+
     def get_state(self) -> np.ndarray:
         """Return the exact state of the env as a read-only 0-d record array."""
         # A 0-d array over its own bytes object: read-only, and it keeps nothing else alive.

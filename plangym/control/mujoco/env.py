@@ -245,6 +245,11 @@ class MujocoEnv(PlangymEnv):
         """Forget the generator words the state codec caches: a reset draws from it."""
         self._state_codec.forget_rng()
 
+    def generator_shared(self) -> None:
+        """Read and write the generator's words with every state (others draw from it)."""
+        self._state_codec.rng_words.cache = False
+        self._state_codec.forget_rng()
+
     def _draw_picture(self) -> np.ndarray:
         """Draw an RGB picture of the env.
 
