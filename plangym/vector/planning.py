@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.wrappers import TimeLimit
 
-from plangym.core.wrappers import stateful_wrapper_names
+from plangym.core.wrappers import added_wrappers, stateful_wrapper_names
 from plangym.validation import (
     check_flag,
     check_indices,
@@ -53,7 +53,7 @@ class VectorPlanning:
     _checker: GymPlanEnv | None = None  # the plangym env that checks states here, if any
     call_state: CallState
     checks_actions: bool
-    _wrapper_kinds: tuple[type, ...]
+    _wrapper_kinds: tuple[type, ...] = ()  # the wrappers above each sub-env's plangym env
     num_envs: int
     single_action_space: Space
     _ended: np.ndarray
@@ -127,6 +127,10 @@ class VectorPlanning:
         inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)
         return columns.as_arrays() if arrays else columns.as_lists()
+
+    def _take_wrappers(self, probe: Any) -> None:
+        """Note the wrappers above the sub-envs' plangym env: step_batch goes through them."""
+        self._wrapper_kinds = tuple(type(w) for w in added_wrappers(probe, probe.unwrapped))
 
     def _warn_of_stateful_wrappers(self, call: str) -> None:
         """Warn that the states ``call`` uses leave out the sub-envs' wrappers' own state."""

@@ -15,7 +15,6 @@ from gymnasium import Space, logger
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from plangym.core.wrappers import added_wrappers
 from plangym.validation import (
     check_reset_mask,
     check_seed,
@@ -58,7 +57,6 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     LOG_WORKER_ERRORS = False
     # Whether actions are checked before a step: set for plangym's own sub-envs (see _start).
     checks_actions = False
-    _wrapper_kinds: tuple[type, ...] = ()  # the wrappers above each sub-env's plangym env
     max_concurrency: int | None = None  # how many sub-envs may reset or step at once
 
     def _take_arguments(
@@ -103,8 +101,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             # before any sub-env steps. Other envs get their actions as gymnasium hands them.
             face = probe.unwrapped
             self.checks_actions = isinstance(face, GymPlanEnv)
-            # step_batch goes through the wrappers, if any; planning warns of stateful ones.
-            self._wrapper_kinds = tuple(type(w) for w in added_wrappers(probe, face))
+            self._take_wrappers(probe)
             # It checks states here, unless it is one emulator per process or shows a window.
             if isinstance(face, GymPlanEnv) and not face.plan_env.SINGLETON:
                 self._checker = face if face.render_mode != "human" else None
