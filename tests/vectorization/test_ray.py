@@ -278,7 +278,8 @@ def test_the_cost_model_learns_from_the_actors(ray_cluster):
         assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
         costs = env.dispatch_costs  # the first batch went to the actors, which timed it
         assert costs.per_element is not None and 0 < costs.per_element < costs.overhead
-        assert costs.prefer_local(8)
+        # Where the next batch goes depends on those timings (a busy machine inflates them):
+        # either way it gives the same results. The choice itself is tested with set costs.
         assert_identical(env.step_batch([0, 1] * 4, states=[state] * 8), expected)
     finally:
         env.close()
