@@ -123,6 +123,7 @@ def test_bookkeeping_stays_in_step_batch_infos_only():
 
 
 def test_atari_preprocessing_on_the_vector_face_plans_what_it_steps():
+    pytest.importorskip("cv2", reason="AtariPreprocessing resizes frames with OpenCV")
     preprocess = functools.partial(AtariPreprocessing, noop_max=0)
     with closing(
         plangym.make_vec(
