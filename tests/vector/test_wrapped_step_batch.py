@@ -67,11 +67,14 @@ def test_step_batch_through_a_frame_stack_predicts_the_next_stacks(mode):
         assert envs.single_observation_space.shape == (3, 4)
 
 
+def one_sync_sub_env(name, *wrappers):
+    """A sync vector env of one sub-env with ``wrappers``, closed at the end of a ``with``."""
+    return closing(plangym.make_vec(name, 1, vectorization_mode="sync", wrappers=list(wrappers)))
+
+
 def test_a_sub_envs_stack_after_planning_is_the_one_before():
     stack = functools.partial(FrameStackObservation, stack_size=3)
-    with closing(
-        plangym.make_vec("CartPole-v1", 1, vectorization_mode="sync", wrappers=[stack])
-    ) as envs:
+    with one_sync_sub_env("CartPole-v1", stack) as envs:
         envs.reset(seed=2)
         envs.step(np.array([1]))
         states = envs.get_states()
@@ -343,9 +346,7 @@ def test_planning_leaves_the_generator_a_wrapper_draws_from_as_it_was(name):
 
 def test_states_hold_the_generator_a_wrapper_draws_from():
     sticky = functools.partial(StickyAction, repeat_action_probability=0.5)
-    with closing(
-        plangym.make_vec("CartPole-v1", 1, vectorization_mode="sync", wrappers=[sticky])
-    ) as envs:
+    with one_sync_sub_env("CartPole-v1", sticky) as envs:
         envs.reset(seed=0)
         states = envs.get_states()
         words = envs.envs[0].np_random.bit_generator.state
