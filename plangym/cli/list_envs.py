@@ -13,6 +13,8 @@ from plangym.cli.args import Command, Option
 
 # Used when plangym runs from a source tree that was never installed (no metadata).
 FALLBACK_EXTRAS = {"classic-control": ["pygame"]}
+# The extra a requirement of the installed metadata belongs to: `...; extra == "mujoco"`.
+EXTRA_MARKER = re.compile(r"extra\s*==\s*['\"]([^'\"]+)['\"]")
 # Keys as the installed metadata spells extras (PEP 685: lower case, "-" for "_" and ".").
 EXTRA_PURPOSES = {
     "classic-control": "draw classic control tasks (obs_type rgb/grayscale, GIFs)",
@@ -106,9 +108,9 @@ def extras() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     included: dict[str, list[str]] = {}  # extras an extra includes (plangym itself, with extras)
     for requirement in requirements:
-        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
+        extra = EXTRA_MARKER.search(requirement)
         name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-        if not (extra and name) or not applies_here(requirement):
+        if not (extra and name) or not applies_here(requirement, extra.group(1)):
             continue
         key, package = normalize(extra.group(1)), name.group(0)
         if normalize(package) == "plangym":
@@ -122,15 +124,15 @@ def extras() -> dict[str, list[str]]:
     return found or dict(FALLBACK_EXTRAS)
 
 
-def applies_here(requirement: str) -> bool:
-    """Whether a requirement's markers other than its extra hold on this interpreter.
+def applies_here(requirement: str, extra: str) -> bool:
+    """Whether the markers of a requirement of ``extra`` hold on this interpreter.
 
     Evaluated with ``packaging`` where it is installed (it is no dependency of plangym's);
     without it every requirement is listed.
 
-    >>> applies_here('setuptools; python_version >= "3.0" and extra == "nes"')
+    >>> applies_here('setuptools; python_version >= "3.0" and extra == "nes"', "nes")
     True
-    >>> applies_here('setuptools; python_version < "3.0" and extra == "nes"')
+    >>> applies_here('setuptools; python_version < "3.0" and extra == "nes"', "nes")
     False
     """
     try:
@@ -138,13 +140,7 @@ def applies_here(requirement: str) -> bool:
     except ImportError:
         return True
     marker = Requirement(requirement).marker
-    return marker is None or marker.evaluate({"extra": marker_extra(requirement)})
-
-
-def marker_extra(requirement: str) -> str:
-    """Return the extra a requirement's marker names ("" if none)."""
-    extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
-    return extra.group(1) if extra else ""
+    return marker is None or marker.evaluate({"extra": extra})
 
 
 def installed_version(package: str) -> str | None:

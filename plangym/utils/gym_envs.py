@@ -121,12 +121,8 @@ def remove_time_limit(gym_env: gym.Env) -> gym.Env:
 
 def find_time_limit(gym_env: gym.Env) -> gym.wrappers.TimeLimit | None:
     """Return the outermost ``TimeLimit`` wrapper of ``gym_env``, if any."""
-    current = gym_env
-    while isinstance(current, gym.Wrapper):
-        if isinstance(current, gym.wrappers.TimeLimit):
-            return current
-        current = current.env
-    return None
+    limits = find_time_limits(gym_env)
+    return limits[0] if limits else None
 
 
 def find_time_limits(gym_env: gym.Env) -> list[gym.wrappers.TimeLimit]:

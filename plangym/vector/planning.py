@@ -117,14 +117,14 @@ class VectorPlanning:
         arrays = check_flag("arrays", arrays)
         self.call_state.check_idle("step_batch")
         self._warn_of_stateful_wrappers("step_batch")
+        space = self.single_action_space
         if self.checks_actions and not self._wrapper_kinds:
-            checked = self._checked("check_batch", actions, states, dt)
+            checked_actions, checked_states, dts = self._checked("check_batch", actions, states, dt)
         else:  # the wrappers' actions; envs that are not plangym's have no states to check
-            checked = check_space_batch(self.single_action_space, actions, states, dt)
-            if self.checks_actions and checked[1] is not None:
-                states = self._checked("checked_batch_states", checked[1])
-                checked = (checked[0], states, checked[2])
-        inputs = BatchInputs(checked[0], checked[1], checked[2], want_state=want_state)
+            checked_actions, checked_states, dts = check_space_batch(space, actions, states, dt)
+            if self.checks_actions and checked_states is not None:
+                checked_states = self._checked("checked_batch_states", checked_states)
+        inputs = BatchInputs(checked_actions, checked_states, dts, want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)
         return columns.as_arrays() if arrays else columns.as_lists()
 
@@ -135,6 +135,8 @@ class VectorPlanning:
     def _warn_of_stateful_wrappers(self, call: str) -> None:
         """Warn that the states ``call`` uses leave out the sub-envs' wrappers' own state."""
         kinds = self._wrapper_kinds
+        if not kinds:  # the usual case, on every step_batch
+            return
         names = stateful_wrapper_names(kinds)
         names += ["TimeLimit"] if any(issubclass(kind, TimeLimit) for kind in kinds) else []
         if names:

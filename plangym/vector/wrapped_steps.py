@@ -53,28 +53,37 @@ class WrappedSteps:
         """
         if is_record_block(states):
             states = records_to_states(states)
-        face, plan_env = self.env.unwrapped, self.plan_env
+        plan_env = self.plan_env
         own_state = plan_env.get_state()
-        # The env's generator too: a wrapper may draw from it (StickyAction), and the states
-        # of some families (Atari, Box2D's replays) do not hold it.
-        generator = getattr(face, "_np_random", None)
-        words = None if generator is None else generator.bit_generator.state
-        saved = SavedWrappers(self.wrappers, shared=self.envs_beneath(), kept=[generator])
+        saved = SavedWrappers(self.wrappers, shared=self.envs_beneath())
+        words = self.generator_words()
         rows = []
         try:
             for index, (action, dt) in enumerate(zip(actions, dts, strict=True)):
                 if states is not None:  # else each element goes on from the one before
                     saved.restore()
+                    self.put_back_generator(words)
                     plan_env.set_state(states[index])
                 row = self.step(action, dt)
                 rows.append((plan_env.get_state(), *row) if want_state else row)
         finally:
             plan_env.set_state(own_state)
             saved.restore()
-            now = getattr(face, "_np_random", None)  # a replay may have built another one
-            if words is not None and now is not None:
-                now.bit_generator.state = words
+            self.put_back_generator(words)
         return BatchColumns.from_rows(rows, want_state)
+
+    # The env's generator: a wrapper may draw from it (StickyAction), and the states of some
+    # families (Atari, Box2D's replays) do not hold it.
+    def generator_words(self) -> dict | None:
+        """Return the state of the env's generator (None if it has none yet)."""
+        generator = getattr(self.env.unwrapped, "_np_random", None)
+        return None if generator is None else generator.bit_generator.state
+
+    def put_back_generator(self, words: dict | None) -> None:
+        """Give the env's generator (a replay may have built another one) ``words`` back."""
+        generator = getattr(self.env.unwrapped, "_np_random", None)
+        if words is not None and generator is not None:
+            generator.bit_generator.state = words
 
     def envs_beneath(self) -> list[Any]:
         """Return the envs under the wrappers, which wrappers may hold: never copied."""

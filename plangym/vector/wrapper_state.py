@@ -42,12 +42,9 @@ _SHARED = (gymnasium.Env, gymnasium.vector.VectorEnv, gymnasium.spaces.Space)
 
 
 class SavedWrappers:
-    """A snapshot of ``wrappers``' attributes and of ``kept`` objects (contents only).
+    """A snapshot of ``wrappers``' attributes; ``shared`` objects are never copied."""
 
-    ``shared`` objects are never copied.
-    """
-
-    def __init__(self, wrappers: Iterable[Any], shared: Iterable[Any], kept: Iterable[Any] = ()):
+    def __init__(self, wrappers: Iterable[Any], shared: Iterable[Any]):
         self.wrappers = list(wrappers)
         # deepcopy's memo: an object found here is not copied again. The wrappers and the
         # envs beneath them stand for themselves.
@@ -55,9 +52,6 @@ class SavedWrappers:
         self.attributes = [
             {name: _copy(value, memo) for name, value in vars(w).items()} for w in self.wrappers
         ]
-        for obj in kept:
-            if obj is not None:
-                _copy(obj, memo)
         originals = memo.get(id(memo), [])  # deepcopy keeps each object it copied alive here
         # (original, its copy) for every object copied, and each copy's original.
         self.pairs = [(obj, memo[id(obj)]) for obj in originals if memo.get(id(obj)) is not obj]
