@@ -125,6 +125,61 @@ def test_foreign_states_are_rejected_with_what_was_expected(env):
     assert_identical(env.get_state(), state)
 
 
+def test_states_leave_the_screen_out_and_replay_draws_it_whole():
+    """nes-py's dump is 98% screen; a step draws every pixel again, so states hold none."""
+    env = MarioEnv(NAME, frameskip=3)
+    state, *_ = env.reset()
+    for action in running_right(40):
+        env.step(action)
+    later = env.get_state()
+    assert env.state_size < 5_000  # 250,404 bytes with the screen
+    fresh = MarioEnv(NAME, frameskip=3)
+    try:
+        fresh.reset()
+        shown = fresh.get_image()
+        fresh.set_state(later)
+        # As the ALE: a restore keeps the screen the emulator shows until the next step.
+        assert_identical(fresh.get_image(), shown)
+        assert difference(env.step(3, state=later), fresh.step(3, state=later), "step") is None
+    finally:
+        fresh.close()
+        env.close()
+
+
+def test_a_longer_dump_stays_inside_its_state():
+    """A sprite on the scanline a frame ends on makes nes-py's dump a byte longer.
+
+    Standing still, 5,710 frames in, Mario's game has one there: the state used to take a
+    byte past its end (the next row of an array of states, or past its allocation).
+    """
+    env = MarioEnv("SuperMarioBros-v0", frameskip=1, obs_type="ram")
+    env.reset()
+    env.step(0, dt=5_710)
+    rows = np.full((2, env.state_size), 7, dtype=np.uint8)
+    state = env.get_state(rows[0])
+    assert (rows[1] == 7).all()
+    replays = [env.step(1, state=state, dt=40) for _ in range(2)]
+    fresh = MarioEnv("SuperMarioBros-v0", frameskip=1, obs_type="ram")
+    try:
+        fresh.reset()
+        replays.append(fresh.step(1, state=state.copy(), dt=40))
+        fresh.set_state(state)
+        assert_identical(fresh.get_state(), state)
+    finally:
+        fresh.close()
+        env.close()
+    assert difference(replays[0], replays[1], "step") is None
+    assert difference(replays[0], replays[2], "step") is None
+
+
+def test_a_state_of_the_earlier_format_is_refused_with_what_to_do(env):
+    env.reset()
+    old = np.zeros(250_404, dtype=np.uint8)
+    old[:6] = np.frombuffer(b"PGNES1", dtype=np.uint8)
+    with pytest.raises(ValueError, match=r"earlier NES format.*make it again"):
+        env.set_state(old)
+
+
 def test_states_are_values():
     env = MarioEnv(NAME, frameskip=3)
     state, *_ = env.reset()

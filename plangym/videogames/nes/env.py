@@ -40,6 +40,7 @@ from plangym.videogames.nes.gym_face import NesGymnasiumEnv
 from plangym.videogames.nes.state import (
     HEADER_SIZE,
     NO_STAGE,
+    EmulatorDumps,
     dump_state,
     load_state,
     new_header,
@@ -182,7 +183,7 @@ class NesEnv(VideogameEnv):
         self._lib = _nes_py()._LIB
         self._stage = self.first_stage()
         emulator = self._emulator(self._stage)
-        self._emulator_size = int(self._lib.StateSize(emulator._env))
+        self._dumps = EmulatorDumps(self._lib, emulator)
         self._action_bytes = self.action_bytes()
         base = NesGymnasiumEnv(self, self._observation_box(), self.observe, self.describe_step)
         return self.wrap_actions(base)
@@ -194,7 +195,7 @@ class NesEnv(VideogameEnv):
     def setup(self) -> None:
         """Build the emulator and the header that its states carry."""
         super().setup()
-        self._header = new_header(self.name, self._emulator_size)
+        self._header = new_header(self.name, self._dumps.area_size)
 
     def _observation_box(self) -> Box:
         if self.obs_type == "ram":
@@ -265,7 +266,7 @@ class NesEnv(VideogameEnv):
     def state_size(self) -> int:
         """Length of the uint8 vectors :meth:`get_state` returns."""
         self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
-        return HEADER_SIZE + self._emulator_size
+        return HEADER_SIZE + self._dumps.area_size
 
     def get_state(self, state: np.ndarray | None = None) -> np.ndarray:
         """Return header, Python-side bookkeeping and emulator dump as one uint8 vector.
@@ -279,7 +280,7 @@ class NesEnv(VideogameEnv):
         if state is not None:
             self._check_state_buffer(state)
         return dump_state(
-            self._header, self._stage, emulator, self._stage_rng, self._lib, out=state
+            self._header, self._stage, emulator, self._stage_rng, self._dumps, out=state
         )
 
     def _check_state_buffer(self, state: Any) -> None:
@@ -300,13 +301,13 @@ class NesEnv(VideogameEnv):
         """Restore a state returned by :meth:`get_state`."""
         state = self.thawed_state(state)
         self.check_state(state)
-        self._stage = load_state(state, self._emulator, self._stage_rng, self._lib)
+        self._stage = load_state(state, self._emulator, self._stage_rng, self._dumps)
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game (checked before anything runs)."""
         check_uint8_vector(state, name, self.name)
         self.gym_env  # noqa: B018 - builds the emulator when setup was delayed
-        problem = state_problem(state, self.name, self._emulator_size, self.random_stages)
+        problem = state_problem(state, self.name, self._dumps.area_size, self.random_stages)
         if problem:
             raise ValueError(f"{name}: expected a state of {self.name}, received {problem}")
 
