@@ -11,6 +11,10 @@ Then, per step, plain ``env.step`` (which records the action) against gymnasium'
 ``step``, and a planner-like ``step_batch`` of 8 walkers that each continue from the
 state the previous batch gave them (every restore an exact hit with 8 live envs).
 
+Last, stepping on from a state whose episode has ended (a crashed lander, a fallen walker),
+as tree planners do with terminal leaves: with ``autoreset=True`` each such step also
+starts a new episode, which must not cost the held history (a replay of the episode).
+
 Each figure is the median of several rounds, the cases interleaved round by round.
 Run: ``python benchmarks/box2d.py [--rounds N] [--games LunarLander-v3 ...]``.
 """
@@ -105,6 +109,34 @@ def step_rates(name: str, rounds: int, n_steps: int = 200) -> dict[str, float]:
     return {label: statistics.median(values) for label, values in samples.items()}
 
 
+def ended_episode_costs(name: str, rounds: int, n_steps: int = 20) -> dict[str, float]:
+    """Median seconds per step from an ended episode's state, with and without autoreset."""
+    envs = {reset: plangym.make(name, autoreset=reset) for reset in (True, False)}
+    ended = {}
+    for reset, env in envs.items():
+        env.seed(0)
+        env.action_space.seed(0)
+        state, *_ = env.reset()
+        terminal = truncated = False
+        while not (terminal or truncated):
+            state, _, _, terminal, truncated, _ = env.step(env.sample_action(), state=state)
+        ended[reset] = state
+
+    def step_on(reset: bool) -> None:
+        state = ended[reset]
+        for _ in range(n_steps):
+            state = envs[reset].step(envs[reset].sample_action(), state=state)[0]
+
+    samples: dict[str, list[float]] = {"autoreset": [], "no autoreset": []}
+    for round_ in range(rounds):
+        for reset in (True, False) if round_ % 2 == 0 else (False, True):
+            label = "autoreset" if reset else "no autoreset"
+            samples[label].append(timed(lambda r=reset: step_on(r)) / n_steps)
+    for env in envs.values():
+        env.close()
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -122,6 +154,14 @@ def main() -> None:
     print("Per step (ms, median): gymnasium, plangym step, 8 walkers via step_batch")
     for name in args.games:
         rates = step_rates(name, args.rounds)
+        text = "".join(f"{value * 1e3:>16.3f}" for value in rates.values())
+        print(f"{name:<18}{text}")
+    print()
+    print("Per step from an ended episode's state (ms, median): autoreset, no autoreset")
+    for name in args.games:
+        if name == "CarRacing-v3":  # its random episodes only end at the time limit
+            continue
+        rates = ended_episode_costs(name, args.rounds)
         text = "".join(f"{value * 1e3:>16.3f}" for value in rates.values())
         print(f"{name:<18}{text}")
 

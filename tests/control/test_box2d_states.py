@@ -72,6 +72,51 @@ def test_restores_and_replays_match_the_live_run(env):
     clone.close()
 
 
+def crash(env: Box2DEnv, seed: int) -> ReplayState:
+    """Play seeded random actions from a seeded reset until the episode ends; its last state."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    state = env.get_state()
+    terminal = truncated = False
+    while not (terminal or truncated):
+        state, _, _, terminal, truncated, _ = env.step(int(rng.integers(4)), state=state)
+    return state
+
+
+def test_stepping_on_from_an_ended_episode_steps_once_and_autoresets_exactly(monkeypatch):
+    """An autoreset used to start over in the env holding the state it handed out.
+
+    So each step from that state replayed its whole episode (about 100 steps here); the new
+    episode now starts in another live env, drawing from the same generator.
+    """
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    env, fresh = Box2DEnv("LunarLander-v3"), Box2DEnv("LunarLander-v3")
+    ended = crash(env, seed=3)
+    assert ended.n_steps > 50
+    stepped = []
+    original_step = LunarLander.step
+
+    def counted_step(self, action):
+        stepped.append(action)
+        return original_step(self, action)
+
+    monkeypatch.setattr(LunarLander, "step", counted_step)
+    state = ended
+    for _ in range(10):
+        state, *_, terminal, _, _ = env.step(0, state=state)
+        assert terminal
+    assert len(stepped) == 2 * 10  # the step, and the one LunarLander's reset takes
+    monkeypatch.undo()
+    # The episode an autoreset starts is the one a fresh env's autoreset starts.
+    for other in (env, fresh):
+        other.step(0, state=ended)
+    assert other.get_state() == env.get_state()
+    assert env.get_state().n_steps == 0
+    env.close()
+    fresh.close()
+
+
 def test_value_semantics(env):
     states = [step[0] for step in walk(env, 6, seed=1)]
     state = states[-1]

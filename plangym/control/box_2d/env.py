@@ -283,7 +283,26 @@ class Box2DEnv(PlangymEnv):
             raise TypeError(
                 f"apply_reset: expected no arguments (use seed() to seed), received {kwargs}"
             )
-        return self._start_episode(self._current_live())
+        current = self._current_live()
+        live = self._episode_env(current)
+        if live is not current:
+            # The new episode draws from the generator the env has been drawing from.
+            words = generator_words(episode_generator(current.gym_env.unwrapped))
+            restore_generator(episode_generator(live.gym_env.unwrapped), words)
+            self._activate(live)
+        return self._start_episode(live)
+
+    def _episode_env(self, current: LiveEnv) -> LiveEnv:
+        """Return the live env to start an episode in, keeping the histories it can.
+
+        The current history may be a state the caller holds (an autoreset hands out the
+        state that ended): starting over in its env would make that state's next restore
+        a replay of its whole episode, so an env holding no step goes first, then a spare.
+        """
+        for live in (current, *self._live):
+            if live.cursor is None or live.cursor.length <= HEADER_BYTES:
+                return live
+        return self._spare()
 
     def apply_action(self, action: Any) -> tuple:
         """Step the simulator once with ``action`` and record it in the history."""
