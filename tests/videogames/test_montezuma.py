@@ -77,14 +77,40 @@ def test_bookkeeping_is_restored(coords_env):
         env.step(RIGHT)
     state = env.get_state()
     tracker = env.tracker
-    before = (env.pos, tracker.rooms_visited, tracker.get_restore(), env.get_coords().tolist())
-    env.tracker.restore((123.0, 7, 1, 0b111))  # scramble what the RAM does not hold
+    before = (env.pos, tracker.rooms_visited, tracker.bookkeeping(), env.get_coords().tolist())
+    env.tracker.restore_bookkeeping((123.0, 7, 1, 0b111))  # scramble what the RAM does not hold
     env.reset()
     env.set_state(state)
-    after = (env.pos, tracker.rooms_visited, tracker.get_restore(), env.get_coords().tolist())
+    after = (env.pos, tracker.rooms_visited, tracker.bookkeeping(), env.get_coords().tolist())
     assert after == before
     assert_identical(env.get_state(), state)
-    assert env.tracker.get_restore()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
+    assert env.tracker.bookkeeping()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
+
+
+@pytest.mark.parametrize("objects_from_pixels", [False, True])
+def test_get_restore_and_restore_put_the_game_back_as_in_0_1(objects_from_pixels):
+    """0.1's snapshot: its tuple, and a restore of the emulator with the bookkeeping."""
+    tracker = CustomMontezuma(objects_from_pixels=objects_from_pixels, score_objects=True)
+    tracker.reset(seed=0)
+    for _ in range(30):
+        tracker.step(RIGHT)
+    snapshot = tracker.get_restore()
+    state, score, steps, pos, score_objects, lives = snapshot
+    assert (score, steps, pos, score_objects, lives) == (
+        tracker.cur_score,
+        tracker.cur_steps,
+        tracker.pos,
+        True,
+        tracker.cur_lives,
+    )
+    assert state.dtype == object and len(state) == 2
+    ahead = [tracker.step(LEFT) for _ in range(40)]
+    moved = (tracker.pos, tracker.bookkeeping())
+    tracker.restore(snapshot)
+    assert (tracker.pos, tracker.bookkeeping()) == (pos, state[1]) != moved
+    again = [tracker.step(LEFT) for _ in range(40)]
+    assert_identical(again, ahead)
+    tracker.close()
 
 
 @pytest.mark.parametrize("backend", ["processes", "ray"])

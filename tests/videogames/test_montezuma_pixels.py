@@ -143,12 +143,12 @@ def test_where_joe_was_last_seen_travels_in_the_state(key_states):
     try:
         state = key_states[True]
         env.set_state(state)
-        before = (env.pos, env.tracker.get_restore(), env.get_coords().tolist())
+        before = (env.pos, env.tracker.bookkeeping(), env.get_coords().tolist())
         assert before[0].score == ((40, 1),) and before[2][3] == 2
         elsewhere = MontezumaPosLevel(1, ((42, 3), (50, 4)), 3, 1.0, 2.0)
-        env.tracker.restore((5.0, 3, 5, 2, elsewhere, 65))  # scramble the bookkeeping
+        env.tracker.restore_bookkeeping((5.0, 3, 5, 2, elsewhere, 65))  # scramble the bookkeeping
         env.set_state(state)
-        assert (env.pos, env.tracker.get_restore(), env.get_coords().tolist()) == before
+        assert (env.pos, env.tracker.bookkeeping(), env.get_coords().tolist()) == before
         assert_identical(env.get_state(), state)
     finally:
         env.close()

@@ -217,7 +217,7 @@ class MontezumaEnv(AtariEnv):
     def _state_prefix(self) -> bytes:
         """Return the tracker's bookkeeping (not in the RAM), put before the Atari state."""
         tracker = self.tracker
-        data = tracker.get_restore()  # in pixel mode it ends with Joe as seen and his mask
+        data = tracker.bookkeeping()  # in pixel mode it ends with Joe as seen and his mask
         seen = (data[4], data[5]) if self.objects_from_pixels else None
         return pack_header(
             tracker.cur_score,
@@ -254,7 +254,9 @@ class MontezumaEnv(AtariEnv):
         """Restore a checked state: no reset, only the emulator and the bookkeeping."""
         super()._set_checked_state(state[self.header_size :])
         data = unpack_header(state)
-        self.tracker.restore((*data, *unpack_seen(state)) if self.objects_from_pixels else data)
+        self.tracker.restore_bookkeeping(
+            (*data, *unpack_seen(state)) if self.objects_from_pixels else data
+        )
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a PlanMontezuma state of this env's mode (RAM or pixels)."""

@@ -179,7 +179,7 @@ class CustomMontezuma(gym.Wrapper):
         """``[x, y, room, objects]`` as float32."""
         return self.coords_from_ram(self._ale.getRAM())
 
-    def get_restore(self) -> tuple:
+    def bookkeeping(self) -> tuple:
         """Return what the RAM does not hold: score, steps, most lives seen, rooms visited.
 
         In pixel mode also Joe as last seen and his objects mask.
@@ -187,8 +187,8 @@ class CustomMontezuma(gym.Wrapper):
         data = (self.cur_score, self.cur_steps, self.cur_lives, self.visited)
         return (*data, self._seen, self._seen_mask) if self.objects_from_pixels else data
 
-    def restore(self, data: tuple) -> None:
-        """Restore what :meth:`get_restore` returned (the emulator is restored apart).
+    def restore_bookkeeping(self, data: tuple) -> None:
+        """Restore what :meth:`bookkeeping` returned (the emulator is restored apart).
 
         :attr:`rooms` is kept: it is not part of the state.
         """
@@ -196,6 +196,30 @@ class CustomMontezuma(gym.Wrapper):
         self._entering = None  # the next frame is not the one after the last frame played
         if self.objects_from_pixels:
             self._seen, self._seen_mask = data[4:]
+
+    def get_restore(self) -> tuple:
+        """Return 0.1's snapshot ``(state, cur_score, cur_steps, pos, score_objects, cur_lives)``.
+
+        ``state`` is :meth:`state_to_numpy`'s ``[ALEState, None]`` with the
+        :meth:`bookkeeping` in place of None, so that :meth:`restore` puts the game back
+        exactly (0.1's snapshot lost the rooms visited and, in pixel mode, Joe as seen).
+        """
+        state = self.state_to_numpy()
+        state[1] = self.bookkeeping()
+        return (state, self.cur_score, self.cur_steps, self.pos, self.score_objects, self.cur_lives)
+
+    def restore(self, data: tuple) -> None:
+        """Put back the game a :meth:`get_restore` snapshot holds (0.1's API).
+
+        The emulator goes back to the snapshot's ALE state, generator included. 0.1 reset
+        the env first, which restoring the whole state makes needless.
+        """
+        state, score, steps, _pos, _score_objects, lives = data
+        self._ale.restoreState(state[0])
+        kept = state[1]
+        if kept is None:  # a snapshot of 0.1's shape: what it held
+            kept = (score, steps, lives, self.visited, *self.bookkeeping()[4:])
+        self.restore_bookkeeping(kept)
 
     def state_to_numpy(self) -> np.ndarray:
         """Return ``[ALEState, None]`` (object array) as 0.1 did; the ALE state has its RNG."""
