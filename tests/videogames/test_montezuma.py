@@ -87,6 +87,23 @@ def test_bookkeeping_is_restored(coords_env):
     assert env.tracker.bookkeeping()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
 
 
+def test_state_kept_keeps_the_rooms_too():
+    """A ParallelEnv runs small batches with states here, inside state_kept, or on workers.
+
+    Either way the local env's rooms (pictures outside states) must stay as they were.
+    """
+    env = plangym.make("PlanMontezuma-v0", frameskip=4)
+    state, *_ = env.reset(seed=0)
+    with env.state_kept():
+        for action, repeats in TO_ROOM_0:
+            for _ in range(repeats):
+                env.step(action)
+        assert 0 in env.rooms
+    assert sorted(env.rooms) == [1]
+    assert_identical(env.get_state(), state)
+    env.close()
+
+
 @pytest.mark.parametrize("objects_from_pixels", [False, True])
 def test_get_restore_and_restore_put_the_game_back_as_in_0_1(objects_from_pixels):
     """0.1's snapshot: its tuple, and a restore of the emulator with the bookkeeping."""

@@ -45,7 +45,8 @@ family's: exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -161,6 +162,21 @@ class MontezumaEnv(AtariEnv):
         entered this episode are ``info["rooms_visited"]``.
         """
         return self.tracker.rooms
+
+    @contextmanager
+    def state_kept(self) -> Iterator[None]:
+        """Leave the env in its state, and :attr:`rooms` as they are, whatever the block does.
+
+        The rooms are outside states: a batch a ``ParallelEnv`` runs here keeps them, as
+        one its workers run does.
+        """
+        rooms = dict(self.tracker.rooms)
+        try:
+            with super().state_kept():
+                yield
+        finally:
+            self.tracker.rooms.clear()
+            self.tracker.rooms.update(rooms)
 
     def get_coords(self) -> np.ndarray:
         """``[x, y, room, objects]`` now (the ``obs_type="coords"`` observation)."""
