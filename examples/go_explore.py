@@ -77,7 +77,8 @@ def go_explore(env: Any, budget: int, seed: int = 0) -> Result:
     """Explore ``env`` (a PlanMontezuma env) for ``budget`` steps; return what was found."""
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    state, _, info = env.reset()
+    # A seeded reset: a cell's actions replayed from it give its state byte for byte.
+    state, _, info = env.reset(seed=seed)
     archive = {cell_of(info): Cell(state, 0.0, ())}
     n_actions = env.n_actions
     steps = 0
