@@ -75,6 +75,36 @@ def test_a_step_from_a_finished_game_plays_no_frame_and_loses_no_life():
     env.close()
 
 
+def test_reset_infos_have_gymnasiums_lives_only_as_every_familys(env):
+    """0.1's ``lifes`` is a step entry; a vector env's reset infos had it from Mario only."""
+    _, _, info = env.reset()
+    assert info["lives"] > 0 and "lifes" not in info
+    step_info = env.step(1)[-1]
+    assert step_info["lifes"] == step_info["lives"] == info["lives"]
+
+
+def test_a_step_from_an_ended_game_shows_a_black_screen_whatever_was_drawn():
+    """No frame is played and states hold no screen: the last one drawn is history."""
+    env = MarioEnv(NAME, frameskip=5, autoreset=False)
+    start, *_ = env.reset()
+    state, terminal = start, False
+    for action in running_right(300):
+        state, _, _, terminal, _, _ = env.step(action, state=state)
+        if terminal:
+            break
+    assert terminal
+    observations = []
+    for elsewhere_dt in (10, 3):
+        env.step(1, state=start, dt=elsewhere_dt)  # something else on the screen
+        _, obs, _, terminal, _, info = env.step(0, state=state)
+        assert terminal and info["n_step"] == 0
+        observations += [obs, env.get_image()]
+    for obs in observations:
+        assert obs.shape == (240, 256, 3) and not obs.any()
+    assert env.step(1, state=start)[1].any()  # a step that plays frames draws again
+    env.close()
+
+
 @pytest.mark.parametrize("backend", ["parallel", "ray"])
 def test_workers_are_bit_identical_to_the_single_env(backend, request, env):
     kwargs = {"frameskip": 2}

@@ -35,7 +35,7 @@ from plangym.core.frame_loop import FrameRun
 from plangym.extras import require
 from plangym.utils import to_grayscale
 from plangym.validation import describe
-from plangym.videogames.env import LIFE_KEY, VideogameEnv, check_uint8_vector
+from plangym.videogames.env import VideogameEnv, check_uint8_vector
 from plangym.videogames.nes.gym_face import NesGymnasiumEnv
 from plangym.videogames.nes.state import (
     HEADER_SIZE,
@@ -130,6 +130,8 @@ class NesEnv(VideogameEnv):
     # games have no episode limit of their own to use instead.
     TIME_LIMIT_IN_STATE = False
     TIME_LIMIT_ADVICE = "count the steps in your own loop instead"
+    # After a step from an ended game (no frame played), see step_with_dt.
+    _screen_is_black = False
 
     @takes_parameters_of(VideogameEnv.__init__)
     def __init__(self, *args: Any, **kwargs: Any):
@@ -161,9 +163,11 @@ class NesEnv(VideogameEnv):
         raise NotImplementedError
 
     def describe_step(self) -> dict[str, Any]:
-        """Info entries read from the emulator after a step or a reset."""
-        lives = self.lives()
-        return {"lives": lives, LIFE_KEY: lives}
+        """Info entries read from the emulator after a step or a reset.
+
+        gymnasium's ``lives`` only: a step's info adds 0.1's ``lifes`` (as every family's).
+        """
+        return {"lives": self.lives()}
 
     # Setup ------------------------------------------------------------------------------------
     @property
@@ -230,7 +234,13 @@ class NesEnv(VideogameEnv):
     def get_image(self) -> np.ndarray:
         """Return the screen as an RGB array (240, 256, 3); render_mode=None refuses."""
         self.check_can_draw()
-        return self.nes_env.screen.copy()
+        return self.screen()
+
+    def screen(self) -> np.ndarray:
+        """Return a copy of the screen (240, 256, 3): black after a step from an ended game."""
+        if self._screen_is_black:
+            return np.zeros(_SCREEN_SHAPE, dtype=np.uint8)
+        return cast("np.ndarray", self._emulators[self._stage].screen.copy())
 
     def render(self, mode: str = _FOLLOW_RENDER_MODE) -> np.ndarray | None:
         """Return the screen as an RGB array, or show it in a pyglet window ("human").
@@ -244,7 +254,8 @@ class NesEnv(VideogameEnv):
             # gymnasium types render() for every mode: one RGB frame, or None for a window.
             return cast("np.ndarray | None", self.gym_env.render())
         if mode == "rgb_array":
-            return cast("np.ndarray", self.nes_env.screen.copy())
+            self.nes_env  # noqa: B018 - builds the emulator when setup was delayed
+            return self.screen()
         if mode == "human":
             self.nes_env.render(mode="human")
             return None
@@ -252,13 +263,12 @@ class NesEnv(VideogameEnv):
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
         """Return the observation of :attr:`obs_type`, a fresh array (``out`` unused)."""
-        emulator = self._emulators[self._stage]
         if self.obs_type == "rgb":
-            return emulator.screen.copy()
+            return self.screen()
         if self.obs_type == "grayscale":
-            return to_grayscale(emulator.screen)
+            return to_grayscale(self.screen())
         if self.obs_type == "ram":
-            return emulator.ram.copy()
+            return self._emulators[self._stage].ram.copy()
         return self.coords()
 
     # States -------------------------------------------------------------------------------------
@@ -315,6 +325,7 @@ class NesEnv(VideogameEnv):
     def reset_emulator(self) -> None:
         """Start a new game on the emulator of the stage :meth:`first_stage` picks."""
         self._stage = self.first_stage()
+        self._screen_is_black = False
         self._emulator(self._stage).reset()
 
     def apply_reset(self, **kwargs: Any) -> tuple:
@@ -353,10 +364,13 @@ class NesEnv(VideogameEnv):
         """Apply ``action`` for ``dt * frameskip`` frames, stopping when the game ends.
 
         A state whose game already ended steps no frame: it reports ``terminal`` again,
-        and no lost life (its lives do not change). The reward is :meth:`step_reward` of
-        the frames' summed reward.
+        and no lost life (its lives do not change). Its screen would be the last one the
+        emulator drew, which states do not hold (another history's after a restore), so
+        such a step shows a black screen, as Atari's do. The reward is
+        :meth:`step_reward` of the frames' summed reward.
         """
-        if self.nes_env.done:
+        ended = self._screen_is_black = bool(self.nes_env.done)
+        if ended:
             run = FrameRun(None, 0.0, True, False, None, n_step=0, lost_life=False)
         else:
             run = self.play(action, dt)

@@ -58,7 +58,7 @@ class NesGymnasiumEnv(gym.Env):
         if self.render_mode == "human":
             self.owner.nes_env.render(mode="human")
             return None
-        return self.owner.nes_env.screen.copy()
+        return self.owner.screen()
 
     def close(self) -> None:
         """Close the emulator(s)."""
