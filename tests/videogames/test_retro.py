@@ -123,6 +123,13 @@ def test_a_second_emulator_in_one_process_is_refused(env):
     other.close()
 
 
+def test_a_sync_vector_env_of_two_games_says_where_the_emulators_would_be():
+    """The caller holds no emulator: the message must not tell it to close one of its own."""
+    with pytest.raises(RuntimeError, match=r"sync vector env's sub-envs.*vectorization_mode"):
+        plangym.make_vec(NAME, 2, vectorization_mode="sync")
+    RetroEnv(NAME).close()  # the half-built vector env left the process's emulator free
+
+
 def test_reset_builds_a_delayed_emulator_and_setup_rebuilds_it_as_in_plangym_01(env):
     state, obs, _ = env.reset()
     env.setup()  # a new emulator in place of its own (0.1's TestRetro.test_init_env)

@@ -33,8 +33,9 @@ def claim_emulator(env: RetroEnv) -> None:
     holder = _EmulatorSlot.current()
     if holder is not None and holder is not env and holder._gym_env is not None:
         raise RuntimeError(
-            f"RetroEnv: stable-retro runs one emulator per process and {holder.name} holds "
-            "this one's; close() it first, or step the game in worker processes: "
+            f"RetroEnv: stable-retro runs one emulator per process, and another RetroEnv "
+            f"of {holder.name} holds this one's (a sync vector env's sub-envs all live in "
+            "this process); close() that env first, or step the games in worker processes: "
             "plangym.make(name, n_workers=N) or plangym.make_vec(name, n, "
             'vectorization_mode="async"), which build no emulator in this process'
         )
