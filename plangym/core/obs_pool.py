@@ -60,6 +60,10 @@ class ObservationPool:
         """Return how many arrays the pool holds (handed out or free)."""
         return len(self._arrays)
 
+    def clear(self) -> None:
+        """Let go of every array (an env's ``close()``: its batches' memory goes back)."""
+        self._arrays, self._kind, self._limit = [], None, 0
+
     def copies(self, rows: np.ndarray) -> list[np.ndarray]:
         """Return one array per row of ``rows``, each owning its memory."""
         if not len(rows) or rows[0].nbytes < MIN_BYTES:

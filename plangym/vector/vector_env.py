@@ -329,7 +329,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             terminate = True
             raise
         finally:
-            self._backend.close(terminate=terminate)
+            self._scheduler.close(terminate=terminate)
             self.outputs = None  # type: ignore[assignment]  # rows go with their last view
         if self._kept_probe is not None:
             self._kept_probe.close()

@@ -254,4 +254,4 @@ class BatchEnv:
 
     def close(self) -> None:
         """Stop every worker and free the shared buffers."""
-        self.scheduler.backend.close()
+        self.scheduler.close()

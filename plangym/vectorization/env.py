@@ -308,7 +308,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             return
         call_state.close()
         if self._scheduler is not None:
-            self._scheduler.backend.close()
+            self._scheduler.close()
         if self._plan_env is not None:
             self._plan_env.close()
 

@@ -65,6 +65,11 @@ class Scheduler:
         self.unit, self.crash_error = unit, crash_error
         self.replacements = Replacements(backend, recovery)
 
+    def close(self, terminate: bool = False) -> None:
+        """Stop the backend's workers and let go of the observation arrays kept for reuse."""
+        self.backend.close(terminate=terminate)
+        self.obs_pool.clear()
+
     # Sending ------------------------------------------------------------------------------
     def dispatch(self, inputs: BatchInputs) -> Batch:
         """Encode a checked batch and send every worker its first chunks."""

@@ -94,7 +94,7 @@ class WorkerEnv:
     def close(self) -> None:
         """Close the env and stop its worker."""
         if self._scheduler is not None:
-            self._scheduler.backend.close()
+            self._scheduler.close()
             self._scheduler = None
 
 

@@ -83,3 +83,21 @@ def test_read_outputs_gives_the_shared_rows_to_copy_or_hand_out():
     fallback = {**dict.fromkeys(arrays), "observs": [np.ones(3)] * 2}  # did not fit
     (observs, *_), shared = read_outputs(arrays, 1, 2, fallback)
     assert not shared and observs is fallback["observs"]
+
+
+@pytest.mark.parametrize("face", ["single", "parallel", "make_vec"])
+def test_close_lets_go_of_the_arrays_kept_for_reuse(face):
+    """A 4,000-screen batch kept up to twice its memory for the env's life, past close()."""
+    if face == "single":
+        env = plangym.make("ALE/MsPacman-v5")
+    elif face == "parallel":
+        env = plangym.make("ALE/MsPacman-v5", n_workers=2, inline_small_batches=False)
+    else:
+        env = plangym.make_vec("ALE/MsPacman-v5", 2, vectorization_mode="async")
+    states = [env.get_state()] * 8 if face != "make_vec" else env.get_states() * 4
+    kept = env.step_batch([0] * 8, states=states)[1]
+    pool = env._observation_pool if face == "single" else env._scheduler.obs_pool
+    assert len(pool) >= 8
+    env.close()
+    assert len(pool) == 0 and (face != "single" or "_observation_pool" not in vars(env))
+    assert all(obs.shape == (210, 160, 3) for obs in kept)  # what the user kept stays

@@ -204,6 +204,9 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         """Close the env; a human-mode emulator stays alive until exit (:mod:`.human_mode`)."""
         if self.render_mode == "human":
             keep_until_exit(getattr(self, "_gym_env", None))
+        pool = vars(self).pop("_observation_pool", None)  # screens: up to twice a batch's
+        if pool is not None:
+            pool.clear()
         super().close()
 
     def wrapper_problem(self, added: list[gym.Wrapper]) -> str | None:
