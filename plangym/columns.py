@@ -191,6 +191,29 @@ class BatchColumns:
         return (states, *data)
 
 
+def empty_arrays(space: Any, state_dtype: np.dtype | None, want_state: bool) -> tuple:
+    """Return ``step_batch(..., arrays=True)``'s tuple for an empty batch: no row of each.
+
+    The rows would say the observations' shape and the states' dtype; with none, the env's
+    observation space and state dtype do, so that array code needs no case for no walkers.
+
+    >>> from gymnasium.spaces import Box
+    >>> states, observs, *_, infos = empty_arrays(Box(0, 1, (4,)), np.dtype([("x", "f8")]), True)
+    >>> states.shape, states.dtype.names, observs.shape, infos
+    ((0,), ('x',), (0, 4), {})
+    """
+    shape = getattr(space, "shape", None)
+    observs: np.ndarray | list = [] if shape is None else np.empty((0, *shape), space.dtype)
+    data = (observs, np.empty(0), np.empty(0, np.bool_), np.empty(0, np.bool_), {})
+    if not want_state:
+        return data
+    if state_dtype is None or state_dtype.names is None:  # states that are not records
+        return ([], *data)
+    states = np.empty(0, state_dtype)
+    states.flags.writeable = False  # read-only, as every record state
+    return (states, *data)
+
+
 def _as_list(column: list | np.ndarray) -> list:
     """Return a column of flags as a list: an array's ``tolist()``, a list as it is."""
     return column.tolist() if isinstance(column, np.ndarray) else column

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from plangym.columns import empty_arrays
 from plangym.constructor import constructor_call, read_only, show_init_signature
 from plangym.core.batch_paths import BatchPaths
 from plangym.core.checks import InputChecks
@@ -279,6 +280,9 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         return_state = check_return_state(return_state)
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
+        if arrays and not len(actions):
+            state_dtype = getattr(self, "state_dtype", None)
+            return empty_arrays(self.observation_space, state_dtype, want_state)
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
 

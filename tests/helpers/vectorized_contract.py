@@ -229,6 +229,12 @@ def check_the_array_form_equals_the_single_env(env) -> None:
         assert_same_array_form(viewed, expected)  # views where a backend has shared rows
         no_states = env.step_batch(actions, states=given, dt=dts, arrays=True, return_state=False)
         assert_same_array_form(no_states, expected[1:])
+    # No walker left: arrays of no row, of the same dtypes and row shapes, as the single env's.
+    for stepper in (env, env.plan_env):
+        nothing = stepper.step_batch([], states=[], arrays=True)
+        for column, full in zip(nothing[:-1], expected[:-1], strict=True):
+            assert (column.shape, column.dtype) == ((0, *full.shape[1:]), full.dtype)
+        assert nothing[0].flags.writeable is False and nothing[-1] == {}
 
 
 def assert_same_array_form(result: tuple, expected: tuple) -> None:
