@@ -204,7 +204,7 @@ def empty_arrays(space: Any, state_dtype: np.dtype | None, want_state: bool) -> 
     """
     shape = getattr(space, "shape", None)
     observs: np.ndarray | list = [] if shape is None else np.empty((0, *shape), space.dtype)
-    data = (observs, np.empty(0), np.empty(0, np.bool_), np.empty(0, np.bool_), {})
+    data: tuple[Any, ...] = (observs, np.empty(0), np.empty(0, np.bool_), np.empty(0, np.bool_), {})
     if not want_state:
         return data
     if state_dtype is None or state_dtype.names is None:  # states that are not records

@@ -280,9 +280,9 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         return_state = check_return_state(return_state)
         actions, states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else states is not None
-        if arrays and not len(actions):
-            state_dtype = getattr(self, "state_dtype", None)
-            return empty_arrays(self.observation_space, state_dtype, want_state)
+        if arrays and not dts:  # an empty batch: the env says what its rows would be
+            space = getattr(self, "observation_space", None)
+            return empty_arrays(space, getattr(self, "state_dtype", None), want_state)
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
 
