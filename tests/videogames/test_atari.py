@@ -392,6 +392,17 @@ def test_a_step_from_a_game_over_shows_a_black_screen_whatever_came_before(kwarg
     env.close()
 
 
+def test_after_a_black_step_a_restore_shows_the_last_frame_drawn_on_every_reader():
+    """get_image() stayed black after set_state while render() showed the last frame."""
+    env, over, last = pong_game_over()
+    env.step(0, state=over)
+    assert not env.get_image().any()
+    env.set_state(over)
+    assert_identical(env.get_image(), env.render())
+    assert_identical(env.get_image(), last)
+    env.close()
+
+
 def test_steps_from_a_game_over_are_identical_on_workers():
     _, over, _ = pong_game_over()
     single = AtariEnv("ALE/Pong-v5", frameskip=20, autoreset=False)

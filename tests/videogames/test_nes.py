@@ -101,6 +101,9 @@ def test_a_step_from_an_ended_game_shows_a_black_screen_whatever_was_drawn():
         observations += [obs, env.get_image()]
     for obs in observations:
         assert obs.shape == (240, 256, 3) and not obs.any()
+    env.set_state(state)  # as the ALE: the last frame drawn, on every reader
+    assert env.get_image().any()
+    assert_identical(env.get_image(), env.render())
     assert env.step(1, state=start)[1].any()  # a step that plays frames draws again
     env.close()
 

@@ -29,6 +29,7 @@ class AtariStates:
     _sticky_rng: np.random.Generator
     _sticky_words: GeneratorWords
     _last_action: int
+    _screen_is_black: bool
     clone_seeds: bool
     name: str
 
@@ -67,6 +68,8 @@ class AtariStates:
             ) from error
         self._last_action = self._action_index[last_action]
         self._sticky_words.write(self._sticky_rng, words)
+        # The emulator shows the last frame it drew, as gymnasium's render() does too.
+        self._screen_is_black = False
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game."""

@@ -312,6 +312,7 @@ class NesEnv(VideogameEnv):
         state = self.thawed_state(state)
         self.check_state(state)
         self._stage = load_state(state, self._emulator, self._stage_rng, self._dumps)
+        self._screen_is_black = False  # the emulator shows the last frame it drew
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game (checked before anything runs)."""
