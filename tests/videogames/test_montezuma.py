@@ -87,6 +87,27 @@ def test_bookkeeping_is_restored(coords_env):
     assert env.tracker.bookkeeping()[1] == 5 * 4  # frames since the reset's NOOPs, as 0.1
 
 
+def test_restore_refuses_what_is_not_its_snapshot_before_changing_anything():
+    ram_mode, pixel_mode = CustomMontezuma(), CustomMontezuma(objects_from_pixels=True)
+    for tracker in (ram_mode, pixel_mode):
+        tracker.reset(seed=0)
+    for _ in range(20):
+        ram_mode.step(RIGHT)
+    snapshot = ram_mode.get_restore()
+    before = (pixel_mode.get_ram().tolist(), pixel_mode.bookkeeping())
+    for tracker, data, problem in [
+        (pixel_mode, snapshot, "4 values, not pixel mode's 6"),  # another mode's snapshot
+        (ram_mode, snapshot[:5], "tuple of 5 values, not 0.1's 6"),
+        (ram_mode, "snapshot", "not 0.1's 6 values"),
+        (ram_mode, (None, *snapshot[1:]), "not state_to_numpy"),
+    ]:
+        with pytest.raises(ValueError, match=rf"data: expected a snapshot.*{problem}"):
+            tracker.restore(data)
+    assert (pixel_mode.get_ram().tolist(), pixel_mode.bookkeeping()) == before
+    ram_mode.close()
+    pixel_mode.close()
+
+
 def test_state_kept_keeps_the_rooms_too():
     """A ParallelEnv runs small batches with states here, inside state_kept, or on workers.
 

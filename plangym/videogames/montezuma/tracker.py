@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+import ale_py
 import gymnasium as gym
 import numpy as np
 from gymnasium.spaces import Box
 
-from plangym.validation import check_flag, check_positive_int
+from plangym.validation import check_flag, check_positive_int, describe
 from plangym.videogames.montezuma import pixels
 from plangym.videogames.montezuma.pixels import KEY_BITS
 from plangym.videogames.montezuma.rooms import (  # the pyramid: importable here as before
@@ -212,14 +213,37 @@ class CustomMontezuma(gym.Wrapper):
         """Put back the game a :meth:`get_restore` snapshot holds (0.1's API).
 
         The emulator goes back to the snapshot's ALE state, generator included. 0.1 reset
-        the env first, which restoring the whole state makes needless.
+        the env first, which restoring the whole state makes needless. What a
+        ``PlanMontezuma`` keeps outside its tracker (its sticky-action generator and last
+        action) is not in the snapshot: its ``get_state``/``set_state`` hold everything.
         """
+        problem = self._snapshot_problem(data)
+        if problem is not None:
+            raise ValueError(f"data: expected a snapshot from get_restore(), received {problem}")
         state, score, steps, _pos, _score_objects, lives = data
         self._ale.restoreState(state[0])
         kept = state[1]
         if kept is None:  # a snapshot of 0.1's shape: what it held
             kept = (score, steps, lives, self.visited, *self.bookkeeping()[4:])
         self.restore_bookkeeping(kept)
+
+    def _snapshot_problem(self, data: Any) -> str | None:
+        """Say what is wrong with ``data`` as a snapshot of this tracker (None: nothing)."""
+        if not isinstance(data, tuple | list):
+            return f"{describe(data)}, not 0.1's 6 values"
+        if len(data) != 6:
+            return f"{type(data).__name__} of {len(data)} values, not 0.1's 6"
+        state = data[0]
+        if not (isinstance(state, np.ndarray) and state.shape == (2,)):
+            return f"a first value {type(state).__name__}, not state_to_numpy()'s 2 objects"
+        if not isinstance(state[0], ale_py.ALEState):
+            return f"{type(state[0]).__name__} where the ALE state goes"
+        kept, expected = state[1], (6 if self.objects_from_pixels else 4)
+        if kept is not None and not (isinstance(kept, tuple) and len(kept) == expected):
+            mode = "pixel" if self.objects_from_pixels else "RAM"
+            held = f"{len(kept)} values" if isinstance(kept, tuple) else repr(kept)
+            return f"bookkeeping of {held}, not {mode} mode's {expected} values"
+        return None
 
     def state_to_numpy(self) -> np.ndarray:
         """Return ``[ALEState, None]`` (object array) as 0.1 did; the ALE state has its RNG."""
