@@ -15,7 +15,6 @@ of the raw limit, four at 0.89; in batches of 32, 0.85 against 0.79).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -37,41 +36,13 @@ def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
     return bounds if n else []
 
 
-def weighted_bounds(weights: Sequence[int], n_chunks: int) -> list[tuple[int, int]]:
-    """Split ``range(len(weights))`` into contiguous ranges of about equal total weight.
-
-    >>> weighted_bounds([50, 50, 50, 1, 1, 1, 1, 1], 2)
-    [(0, 2), (2, 8)]
-    """
-    before = np.concatenate([[0], np.cumsum(weights)])  # weight before each element
-    targets = before[-1] * np.arange(1, n_chunks) / n_chunks
-    # A cut goes before or after the element that crosses its target, whichever lands
-    # nearer; cuts that would leave a chunk empty are dropped.
-    cuts = set()
-    for target, crossing in zip(targets, np.searchsorted(before, targets) - 1, strict=True):
-        cut = int(min((crossing, crossing + 1), key=lambda i: abs(before[i] - target)))
-        cuts.add(cut)
-    edges = [0, *sorted(cuts - {0, len(weights)}), len(weights)]
-    return list(pairwise(edges))
-
-
 def plan_chunks(
-    n: int,
-    n_workers: int,
-    has_states: bool,
-    chunks_per_worker: int = CHUNKS_PER_WORKER,
-    dts: Sequence[int] | None = None,
+    n: int, n_workers: int, has_states: bool, chunks_per_worker: int = CHUNKS_PER_WORKER
 ) -> list[tuple[int, int]]:
-    """Bounds of a batch's chunks (without states, one per worker: each goes on from its own).
-
-    With states and ``dts`` that differ, chunks hold about equal sums of ``dt`` (the frames
-    each costs), so that a batch with its long steps together is not one worker's alone.
-    """
+    """Bounds of a batch's chunks (without states, one per worker: each goes on from its own)."""
     if not has_states:
         return chunk_bounds(n, n_workers)
     pieces = min(n_workers * chunks_per_worker, max(n_workers, n // MIN_CHUNK))
-    if dts is not None and n > pieces and min(dts) != max(dts):
-        return weighted_bounds(dts, pieces)
     return chunk_bounds(n, pieces)
 
 

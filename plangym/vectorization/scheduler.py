@@ -75,9 +75,7 @@ class Scheduler:
         """Encode a checked batch and send every worker its first chunks."""
         backend, n_workers = self.backend, self.backend.n_workers
         has_states = inputs.states is not None
-        bounds = plan_chunks(
-            len(inputs), n_workers, has_states, self.chunks_per_worker, dts=inputs.dts
-        )
+        bounds = plan_chunks(len(inputs), n_workers, has_states, self.chunks_per_worker)
         queue_depth = self._queue_depth  # None: one chunk per worker at a time
         depth = queue_depth(bounds[0][1] - bounds[0][0]) if queue_depth and bounds else 1
         on_crash = OnCrash.RERUN if has_states else OnCrash.RAISE

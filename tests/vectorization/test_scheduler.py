@@ -304,23 +304,6 @@ def test_results_come_back_in_input_order(n_workers: int, depth: int, seed: int 
     assert batch.chunk_costs() == [(stop - start, 1e-6 * (stop - start)) for start, stop in bounds]
 
 
-def test_chunks_with_states_hold_about_equal_sums_of_dt():
-    """Long steps sorted first were one worker's alone: 4.26 s of CPU against 0.15 s."""
-    backend = FakeBackend(2, order=as_given)
-    dts = [50] * 8 + [1] * 248
-    inputs = BatchInputs([0] * 256, [("s", i) for i in range(256)], dts, want_state=True)
-
-    batch = Scheduler(backend).run(inputs)
-
-    assert backend.bounds == [(0, 6), (6, 256)]  # 300 and 348 frames' worth (was 0-128)
-    assert [(task.start, task.stop) for task in batch.tasks] == backend.bounds
-    assert batch.columns() == expected_columns(inputs)
-    # Equal dts (and batches without states, which go on from each worker's state) are cut
-    # by count, as before.
-    assert plan_chunks(256, 2, has_states=True, dts=[3] * 256) == [(0, 128), (128, 256)]
-    assert plan_chunks(256, 2, has_states=False, dts=dts) == [(0, 128), (128, 256)]
-
-
 @pytest.mark.parametrize("want_state", [True, False])
 def test_without_states_chunk_i_goes_to_worker_i(want_state: bool):
     backend = FakeBackend(3, order=last_worker_first)
