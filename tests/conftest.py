@@ -75,13 +75,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _fork_safety_of_the_test_alone():
+def _fork_safety_of_the_test_alone(monkeypatch):
     """What made forking unsafe is the test's own: a MuJoCo picture drawn by an earlier test
     in this pytest process must not turn later tests' worker pools to "spawn" (workers
-    that no longer see the test's monkeypatches). Each env that draws notes it again."""
+    that no longer see the test's monkeypatches). Each env that draws notes it again; the
+    rendering threads an earlier test left running are not looked for (tests of that run
+    in a fresh process)."""
     from plangym.utils import fork_safety
 
     before = set(fork_safety._REASONS)
+    monkeypatch.setattr(fork_safety, "rendering_threads_run", lambda: False)
     yield
     fork_safety._REASONS.clear()
     fork_safety._REASONS.update(before)

@@ -415,6 +415,41 @@ def test_a_worker_restarted_after_the_caller_drew_a_picture_is_spawned():
     assert done.returncode == 0 and done.stdout == "exact\n", done.stderr[-2000:]
 
 
+DRAWN_BY_GYMNASIUM = """
+import gymnasium
+import plangym
+from plangym.utils import fork_safety
+assert not fork_safety.rendering_threads_run()
+drawer = gymnasium.make("Hopper-v5", render_mode="rgb_array")
+drawer.reset(seed=0)
+drawer.render()  # OpenGL's threads now run here, and plangym drew nothing
+assert fork_safety.rendering_threads_run() and fork_safety.start_method_for(None) == "spawn"
+envs = plangym.make_vec("Hopper-v5", 2, vectorization_mode="async")
+envs.reset(seed=0)
+pictures = list(envs.render())
+env = plangym.make("Hopper-v5", n_workers=2)
+env.reset()
+pictures += env.call("render")
+print([picture.shape for picture in pictures], flush=True)
+envs.close()
+env.close()
+drawer.close()
+"""
+
+
+def test_workers_start_after_another_library_drew_a_picture():
+    """Forked after gymnasium's own MuJoCo env drew, workers froze at their first picture."""
+    done = subprocess.run(
+        [sys.executable, "-c", DRAWN_BY_GYMNASIUM],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "[(480, 480, 3), (480, 480, 3), (480, 480, 3), (480, 480, 3)]\n"
+
+
 def test_render_aims_the_camera_as_get_image():
     """gymnasium aims its camera at the bodies of the first picture: render() must not."""
     first = plangym.make("Ant-v5", width=32, height=24)
