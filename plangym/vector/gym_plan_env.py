@@ -99,6 +99,21 @@ class GymPlanEnv(gymnasium.Env):
         return self.plan_env.gym_env.unwrapped.get_action_meanings()  # type: ignore[union-attr]
 
     # Attributes of the plangym env and of its gymnasium env -----------------------------------
+    def __getattr__(self, name: str) -> Any:
+        """Read what this face lacks from the simulator (the gymnasium env's ``unwrapped``).
+
+        gymnasium wrappers read the simulator's members from ``env.unwrapped`` (a MuJoCo
+        env's ``data``, CartPole's ``state``): on a sub-env, that is this face.
+        """
+        inner = self._inner_env() if "plan_env" in vars(self) and name[:2] != "__" else None
+        if inner is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(inner.unwrapped, name)
+
+    def _has_own(self, name: str) -> bool:
+        """Whether this face itself has ``name`` (not read from the simulator)."""
+        return name in vars(self) or hasattr(type(self), name)
+
     def _inner_env(self) -> gymnasium.Env | None:
         """Return the plangym env's gymnasium env, wrappers included (None if it has none)."""
         gym_env = getattr(self.plan_env, "gym_env", None)
@@ -106,7 +121,7 @@ class GymPlanEnv(gymnasium.Env):
 
     def has_wrapper_attr(self, name: str) -> bool:
         """Whether this face, the plangym env or its gymnasium env has attribute ``name``."""
-        if hasattr(self, name) or hasattr(self.plan_env, name):
+        if self._has_own(name) or hasattr(self.plan_env, name):
             return True
         inner = self._inner_env()
         return inner is not None and inner.has_wrapper_attr(name)
@@ -116,7 +131,7 @@ class GymPlanEnv(gymnasium.Env):
 
         As ``frameskip`` (the plangym env's) or CartPole's ``force_mag`` (its gymnasium env's).
         """
-        if hasattr(self, name):
+        if self._has_own(name):
             return getattr(self, name)
         if hasattr(self.plan_env, name):
             return getattr(self.plan_env, name)
@@ -130,7 +145,7 @@ class GymPlanEnv(gymnasium.Env):
 
     def set_wrapper_attr(self, name: str, value: Any, *, force: bool = True) -> bool:
         """Set attribute ``name`` where :meth:`get_wrapper_attr` reads it (``force``: here)."""
-        if not hasattr(self, name):
+        if not self._has_own(name):
             if hasattr(self.plan_env, name):
                 setattr(self.plan_env, name, value)
                 return True

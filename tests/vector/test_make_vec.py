@@ -77,6 +77,32 @@ def test_infos_are_gymnasiums_without_plangyms_own_keys():
     assert "lives" in infos
 
 
+class TorsoHeight(gymnasium.Wrapper):
+    """A wrapper reading the simulator through ``unwrapped``, as MuJoCo scripts do."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info["torso_z"] = float(self.unwrapped.data.qpos[1])
+        return obs, reward, terminated, truncated, info
+
+
+def test_wrappers_read_the_simulator_through_unwrapped_as_on_gymnasiums_sub_envs():
+    """The sub-envs' unwrapped had only plangym's members: data, model, state were missing."""
+    ours = plangym.make_vec("Hopper-v5", 2, "sync", wrappers=[TorsoHeight])
+    theirs = gymnasium.make_vec("Hopper-v5", 2, "sync", wrappers=[TorsoHeight])
+    try:
+        ours.reset(seed=0), theirs.reset(seed=0)
+        action = np.zeros((2, 3), np.float32)
+        assert_same(ours.step(action)[-1]["torso_z"], theirs.step(action)[-1]["torso_z"], "z")
+        face = ours.envs[0].unwrapped
+        assert face.model.nq == theirs.envs[0].unwrapped.model.nq
+        with pytest.raises(AttributeError, match="no attribute 'not_there'"):
+            face.not_there  # noqa: B018
+    finally:
+        ours.close()
+        theirs.close()
+
+
 @pytest.mark.parametrize("frame_skip", [4, 1])
 def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(frame_skip):
     pytest.importorskip("cv2", reason="AtariPreprocessing resizes frames with OpenCV")
