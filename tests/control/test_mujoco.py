@@ -383,6 +383,13 @@ def test_workers_start_after_the_caller_drew_a_picture():
         single.close()
 
 
+def run_in_a_fresh_process(source: str) -> subprocess.CompletedProcess:
+    """Run ``source`` in a new interpreter: no earlier test's OpenGL threads run there."""
+    return subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, timeout=240, check=False
+    )
+
+
 RESTART_AFTER_A_PICTURE = """
 import os, signal
 import plangym
@@ -405,13 +412,7 @@ def test_a_worker_restarted_after_the_caller_drew_a_picture_is_spawned():
     """The pool was forked before any picture; its replacement worker comes after one, and
     a forked one deadlocked at its first picture: it is spawned (in a fresh process, so
     that no earlier test's OpenGL threads are there before the pool starts)."""
-    done = subprocess.run(
-        [sys.executable, "-c", RESTART_AFTER_A_PICTURE],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    done = run_in_a_fresh_process(RESTART_AFTER_A_PICTURE)
     assert done.returncode == 0 and done.stdout == "exact\n", done.stderr[-2000:]
 
 
@@ -439,13 +440,7 @@ drawer.close()
 
 def test_workers_start_after_another_library_drew_a_picture():
     """Forked after gymnasium's own MuJoCo env drew, workers froze at their first picture."""
-    done = subprocess.run(
-        [sys.executable, "-c", DRAWN_BY_GYMNASIUM],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    done = run_in_a_fresh_process(DRAWN_BY_GYMNASIUM)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "[(480, 480, 3), (480, 480, 3), (480, 480, 3), (480, 480, 3)]\n"
 
