@@ -48,6 +48,8 @@ from plangym.videogames.nes.state import (
 )
 
 _SCREEN_SHAPE = (240, 256, 3)
+_BLACK_SCREEN = np.zeros(_SCREEN_SHAPE, dtype=np.uint8)
+_BLACK_SCREEN.flags.writeable = False
 _RAM_SIZE = 0x800
 
 
@@ -238,9 +240,13 @@ class NesEnv(VideogameEnv):
 
     def screen(self) -> np.ndarray:
         """Return a copy of the screen (240, 256, 3): black after a step from an ended game."""
+        return self._shown_screen().copy()
+
+    def _shown_screen(self) -> np.ndarray:
+        """Return the screen shown now, uncopied: the emulator's buffer, or black."""
         if self._screen_is_black:
-            return np.zeros(_SCREEN_SHAPE, dtype=np.uint8)
-        return cast("np.ndarray", self._emulators[self._stage].screen.copy())
+            return _BLACK_SCREEN
+        return cast("np.ndarray", self._emulators[self._stage].screen)
 
     def render(self, mode: str = _FOLLOW_RENDER_MODE) -> np.ndarray | None:
         """Return the screen as an RGB array, or show it in a pyglet window ("human").
@@ -266,7 +272,7 @@ class NesEnv(VideogameEnv):
         if self.obs_type == "rgb":
             return self.screen()
         if self.obs_type == "grayscale":
-            return to_grayscale(self.screen())
+            return to_grayscale(self._shown_screen())
         if self.obs_type == "ram":
             return self._emulators[self._stage].ram.copy()
         return self.coords()
