@@ -32,6 +32,7 @@ from plangym.vectorization.backend import Backend
 from plangym.vectorization.errors import SubEnvCrashedError
 from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
 from plangym.vectorization.messages import Call, CheckSpaces, Reset, Restarted, SetAttr, Step
+from plangym.vectorization.process import CLOSE_TIMEOUT_S
 from plangym.vectorization.scheduler import Batch, OnCrash, Scheduler
 
 __all__ = ["PlanVectorEnv", "autoreset_mode_of", "observation_spaces"]
@@ -309,7 +310,10 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def close_extras(
         self, timeout: float | None = None, terminate: bool = False, **kwargs: Any
     ) -> None:
-        """Stop the workers; a pending call is collected first (within ``timeout``)."""
+        """Stop the workers; a pending call is collected first (within ``timeout``).
+
+        A call running in another thread gets ``timeout`` (else 5 s), then is stopped.
+        """
         timeout = check_timeout(timeout)
         if self._scheduler is None:
             return
@@ -318,21 +322,17 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
             logger.warn(
                 f"Calling `close` while waiting for a pending call to `{pending}` to complete."
             )
-        # No worker is replaced from here: a fault or Ctrl-C while collecting stops them all.
-        self._backend.closing = True
-        try:
-            if pending is not None and not terminate:
-                self._scheduler.gather(batch, timeout, raise_errors=False)
-        except Exception:  # a timeout: just stop
-            terminate = True
-        except BaseException:  # Ctrl-C: stop them at once, then let it go on
-            terminate = True
-            raise
-        finally:
-            self._scheduler.close(terminate=terminate)
-            self.outputs = None  # type: ignore[assignment]  # rows go with their last view
-        if self._kept_probe is not None:
-            self._kept_probe.close()
+
+        def stop() -> None:
+            try:
+                self._started.close_after(batch, timeout, terminate)
+            finally:
+                self.outputs = None  # type: ignore[assignment]  # rows go with their last view
+            if self._kept_probe is not None:
+                self._kept_probe.close()
+
+        grace = 0.0 if terminate else CLOSE_TIMEOUT_S if timeout is None else timeout
+        self.call_state.release_when_free(stop, self._backend.interrupt, grace)
 
     def __getstate__(self) -> dict:
         # A copy would share the workers, and its close() (or collection) would stop them.

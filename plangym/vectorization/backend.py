@@ -127,6 +127,10 @@ class Backend(ABC):
         """Process id of each worker (None where it is not known)."""
         return (None,) * self.n_workers
 
+    def interrupt(self) -> None:
+        """Make a call that waits in another thread end (close() is coming), freeing nothing."""
+        self.closing = True
+
     @abstractmethod
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and release what they share."""

@@ -33,6 +33,7 @@ from plangym.vectorization.costs import DispatchCosts
 from plangym.vectorization.lifecycle import CallState, idle_only, one_thread_at_a_time
 from plangym.vectorization.local_env import LocalEnvAPI
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
+from plangym.vectorization.process import CLOSE_TIMEOUT_S
 from plangym.vectorization.scheduler import OnCrash, Scheduler
 from plangym.vectorization.worker_env import build_local_env
 
@@ -302,11 +303,20 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         self.scheduler.raise_first(batch)
 
     def close(self) -> None:
-        """Stop the workers and close the local env; later calls raise ClosedEnvironmentError."""
+        """Stop the workers and close the local env; later calls raise ClosedEnvironmentError.
+
+        A call running in another thread may end first, for up to ``CLOSE_TIMEOUT_S``
+        seconds; then its workers are stopped and it raises ClosedEnvironmentError.
+        """
         call_state = getattr(self, "call_state", None)
         if call_state is None or call_state.closed:
             return
         call_state.close()
+        scheduler = self._scheduler
+        interrupt = scheduler.backend.interrupt if scheduler is not None else lambda: None
+        call_state.release_when_free(self._release, interrupt, CLOSE_TIMEOUT_S)
+
+    def _release(self) -> None:
         if self._scheduler is not None:
             self._scheduler.close()
         if self._plan_env is not None:

@@ -8,8 +8,11 @@ and, when it must refuse, raises before it changes anything:
 * a ``*_wait`` with nothing of its kind pending raises :class:`NoAsyncCallError`;
 * any call after ``close()`` raises :class:`ClosedEnvironmentError`.
 
-A call holds the env while it runs (:attr:`CallState.lock`): another thread's call waits
-(their requests would meet on the same pipes), then sees a call left pending as above.
+A call holds the env while it runs (:meth:`CallState.held`): another thread's call waits
+(their requests would meet on the same pipes), then sees a call left pending as above. A
+``close()`` from another thread lets a running call end first (within a grace period), then
+stops what it waits on and leaves the release to it (:meth:`CallState.release_when_free`):
+nothing is freed under a running call, which ends with :class:`ClosedEnvironmentError`.
 
 >>> class Door:
 ...     call_state = CallState("Door")
@@ -28,12 +31,14 @@ plangym.vectorization.errors.ClosedEnvironmentError: Trying to operate on `Door`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from plangym.vectorization.errors import (
+    CLOSED_WHILE_WAITING,
     AlreadyPendingCallError,
     ClosedEnvironmentError,
     NoAsyncCallError,
@@ -55,13 +60,19 @@ class CallState:
         self.pending: str | None = None  # the kind of call pending: "step", "reset", ...
         self.batch: Any = None  # what its *_wait collects
         self.lock = threading.RLock()  # held by the thread whose call runs (re-entrant)
+        self._depth = 0  # nested calls of the thread holding the lock
+        # What close() left to the call it interrupted, taken by one thread only.
+        self._release: Callable[[], None] | None = None
+        self._handover = threading.Lock()
 
-    def __getstate__(self) -> dict:  # a copy of an env gets a lock of its own
-        return {key: value for key, value in self.__dict__.items() if key != "lock"}
+    def __getstate__(self) -> dict:  # a copy of an env gets locks of its own
+        unshared = ("lock", "_handover", "_release", "_depth")
+        return {key: value for key, value in self.__dict__.items() if key not in unshared}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.lock = threading.RLock()
+        self.lock, self._handover = threading.RLock(), threading.Lock()
+        self._release, self._depth = None, 0
 
     def check_running(self) -> None:
         """Raise :class:`ClosedEnvironmentError` once the env is closed."""
@@ -100,13 +111,68 @@ class CallState:
         self.closed = True
         return batch
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the env for one call; end it with ClosedEnvironmentError if close() stopped it."""
+        with self.lock:
+            self._depth += 1
+            try:
+                yield
+            except BaseException as error:
+                self._end_call(raised_closed=isinstance(error, ClosedEnvironmentError))
+                raise
+            self._end_call(raised_closed=False)
+
+    def _end_call(self, raised_closed: bool) -> None:
+        self._depth -= 1
+        release = None if self._depth else self._take_release()
+        if release is not None:  # close() stopped this call
+            try:
+                release()
+            finally:
+                if not raised_closed:
+                    raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
+
+    def release_when_free(
+        self, release: Callable[[], None], interrupt: Callable[[], None], grace: float
+    ) -> None:
+        """Run ``release`` once no other thread's call holds the env.
+
+        A call that still runs after ``grace`` seconds is interrupted (``interrupt`` stops
+        the workers it waits on) and runs ``release`` itself when it ends: nothing is freed
+        under it.
+        """
+        acquired = False
+        run: Callable[[], None] | None = release
+        try:
+            acquired = self.lock.acquire(timeout=grace)
+        finally:  # a Ctrl-C while waiting hands over too
+            if not acquired:
+                with self._handover:
+                    self._release = release
+                interrupt()
+                # The call may have ended before the handover: then release here.
+                acquired = self.lock.acquire(blocking=False)
+                run = self._take_release() if acquired else None
+            if acquired:
+                try:
+                    if run is not None:
+                        run()
+                finally:
+                    self.lock.release()
+
+    def _take_release(self) -> Callable[[], None] | None:
+        with self._handover:
+            release, self._release = self._release, None
+        return release
+
 
 def idle_only(method: Method) -> Method:
     """Make ``method`` hold its object's ``call_state`` and check it before anything else."""
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.call_state.lock:
+        with self.call_state.held():
             self.call_state.check_idle(method.__name__)
             return method(self, *args, **kwargs)
 
@@ -118,7 +184,7 @@ def one_thread_at_a_time(method: Method) -> Method:
 
     @functools.wraps(method)
     def held(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.call_state.lock:
+        with self.call_state.held():
             return method(self, *args, **kwargs)
 
     return held  # type: ignore[return-value]

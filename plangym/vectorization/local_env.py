@@ -184,7 +184,7 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        with env.call_state.lock:
+        with env.call_state.held():
             env.call_state.check_idle(method.__name__)
             return method(*args, **kwargs)
 

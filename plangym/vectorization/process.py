@@ -198,6 +198,13 @@ class WorkerProcess:
                 self._conn.close()
             self._process, self._conn = None, None
 
+    def kill(self) -> None:
+        """Kill the process at once; its pipe stays open for a thread reading it (EOF)."""
+        process = self._process
+        with contextlib.suppress(ValueError):  # reaped by close() in another thread
+            if process is not None:
+                process.kill()  # a no-op once the process was waited for
+
     def request_close(self) -> None:
         """Ask the worker to close its env and exit (without waiting)."""
         if self._process is not None:

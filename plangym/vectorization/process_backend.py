@@ -266,6 +266,13 @@ class ProcessBackend(Backend):
             for worker, mapped in zip(workers, specs, strict=True)
         )
 
+    def interrupt(self) -> None:
+        """Kill every worker, leaving pipes and buffers to the call that waits on them."""
+        self.closing = True
+        if self._resources.owned():
+            for worker in self.workers:
+                worker.kill()
+
     def close(self, terminate: bool = False) -> None:
         """Stop every worker (at once if ``terminate``) and free the shared buffers."""
         self.closing = True

@@ -195,6 +195,13 @@ class RayBackend(Backend):
         """Whether this process is still on the Ray connection the actors were started on."""
         return self.ray.is_initialized() and self._connection_now() == self._connection
 
+    def interrupt(self) -> None:
+        """Kill every actor: a call waiting on one ends (its connection stays up)."""
+        self.closing = True
+        if self._still_connected():
+            for actor in self.actors:
+                self.kill(actor)
+
     def close(self, terminate: bool = False) -> None:
         """Close the envs (unless ``terminate``) and kill every actor (the cluster stays up)."""
         self.closing = True

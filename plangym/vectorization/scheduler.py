@@ -70,6 +70,24 @@ class Scheduler:
         self.backend.close(terminate=terminate)
         self.obs_pool.clear()
 
+    def close_after(self, batch: Batch | None, timeout: float | None, terminate: bool) -> None:
+        """Collect ``batch``, a call left pending, within ``timeout``; then :meth:`close`.
+
+        No worker is replaced from here: a fault or a timeout while collecting stops them
+        all, at once, as does a Ctrl-C (which goes on).
+        """
+        self.backend.closing = True
+        try:
+            if batch is not None and not terminate:
+                self.gather(batch, timeout, raise_errors=False)
+        except Exception:
+            terminate = True
+        except BaseException:
+            terminate = True
+            raise
+        finally:
+            self.close(terminate=terminate)
+
     # Sending ------------------------------------------------------------------------------
     def dispatch(self, inputs: BatchInputs) -> Batch:
         """Encode a checked batch and send every worker its first chunks."""
