@@ -20,7 +20,6 @@ True
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -126,17 +125,26 @@ class ClassicControl(PlangymEnv):
         """Step the gymnasium env once, quietly when it steps on past the episode's end.
 
         CartPole warns on the first step after ``terminated=True``; planners step such
-        states on purpose (a leaf of the tree) and plangym's states make the step exact,
-        so the warning is silenced for that step only. The results are gymnasium's own.
+        states on purpose (a leaf of the tree) and plangym's states make the step exact.
+        Silencing warnings is not thread-safe (it would silence every thread), so the step
+        runs with CartPole's counter past the warning, then the counter is set to the value
+        gymnasium gives it: 1 if the step ends terminated, else 0 (untouched). The results
+        are gymnasium's own.
         """
         gym_env = self._gym_env  # read directly: the bulk loop calls this once per step
         if gym_env is None:
             gym_env = self.gym_env  # builds the env when setup was delayed
         codec = self._codec
-        if codec.has_steps_beyond and codec.unwrapped.steps_beyond_terminated == 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return gym_env.step(action)
+        unwrapped = codec.unwrapped
+        if codec.has_steps_beyond and unwrapped.steps_beyond_terminated == 0:
+            unwrapped.steps_beyond_terminated = 1
+            try:
+                result = gym_env.step(action)
+            finally:
+                unwrapped.steps_beyond_terminated = 0
+            if result[2]:
+                unwrapped.steps_beyond_terminated = 1
+            return result
         return gym_env.step(action)
 
     @property

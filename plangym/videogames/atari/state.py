@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 import struct
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -130,9 +129,10 @@ class _GeneratorTexts:
             if 0 <= value <= 0xFFFFFFFF and b"%d" % value == last:
                 return block[1], _LENGTH.pack(value)
         text = raw[start:end]
-        with warnings.catch_warnings():  # unparsable text is refused below
-            warnings.simplefilter("ignore")
-            values = np.fromstring(text, dtype="<u4", sep=" ")
+        # NumPy warns about text it cannot parse, and silencing warnings is not thread-safe:
+        # such text is refused below without being parsed.
+        parsable = text.replace(b" ", b"").isdigit()
+        values = np.fromstring(text, dtype="<u4", sep=" ") if parsable else np.zeros(0, "<u4")
         rebuilt = " ".join(map(str, values[:-1].tolist())).encode() + b" "
         if len(values) != self.numbers or rebuilt + b"%d" % values[-1] != text:
             raise RuntimeError(
