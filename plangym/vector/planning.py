@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.wrappers import TimeLimit
 
+from plangym.columns import empty_arrays
 from plangym.core.wrappers import added_wrappers, stateful_wrapper_names
 from plangym.validation import (
     check_flag,
@@ -56,6 +57,7 @@ class VectorPlanning:
     _wrapper_kinds: tuple[type, ...] = ()  # the wrappers above each sub-env's plangym env
     num_envs: int
     single_action_space: Space
+    single_observation_space: Space
     _ended: np.ndarray
     _run_now: Callable[[dict[int, Any], str], list]
     _run_batch: Callable[[dict[int, Any], str], Batch]
@@ -124,6 +126,10 @@ class VectorPlanning:
             checked_actions, checked_states, dts = check_space_batch(space, actions, states, dt)
             if self.checks_actions and checked_states is not None:
                 checked_states = self._checked("checked_batch_states", checked_states)
+        if arrays and len(checked_actions) == 0:  # no row of each, as a plangym env's
+            face = self._checker if not self._wrapper_kinds else None
+            state_dtype = getattr(face and face.plan_env, "state_dtype", None)
+            return empty_arrays(self.single_observation_space, state_dtype, want_state)
         inputs = BatchInputs(checked_actions, checked_states, dts, want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)
         return columns.as_arrays() if arrays else columns.as_lists()

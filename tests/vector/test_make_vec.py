@@ -252,6 +252,8 @@ def test_step_batch_takes_a_single_envs_return_state_and_arrays(mode):
                 envs.step_batch(actions, states, 2, **kwargs),
                 single.step_batch(actions, states, 2, **kwargs),
             )
+            # A swarm with no walker left: arrays of no row (and {} of infos) on both.
+            assert_identical(envs.step_batch([], [], **kwargs), single.step_batch([], [], **kwargs))
         with pytest.raises(TypeError, match=r"^arrays: expected True or False"):
             envs.step_batch(actions, states, arrays="yes")
     finally:
