@@ -94,16 +94,34 @@ def test_restore_refuses_what_is_not_its_snapshot_before_changing_anything():
     for _ in range(20):
         ram_mode.step(RIGHT)
     snapshot = ram_mode.get_restore()
-    before = (pixel_mode.get_ram().tolist(), pixel_mode.bookkeeping())
+    pixel_snapshot = pixel_mode.get_restore()
+    for _ in range(5):  # both now differ from their snapshots
+        ram_mode.step(RIGHT)
+        pixel_mode.step(RIGHT)
+
+    def altered(data: tuple, kept: tuple | None = None, ale_state=None, score=None) -> tuple:
+        state = np.array([ale_state or data[0][0], kept or data[0][1]], dtype=object)
+        return (state, data[1] if score is None else score, *data[2:])
+
+    pacman = AtariEnv("ALE/MsPacman-v5")
+    pacman.reset(seed=0)
+    other_game = pacman.gym_env.unwrapped.ale.cloneState(include_rng=True)
+    pacman.close()
+    before = [(t.get_ram().tolist(), t.bookkeeping()) for t in (ram_mode, pixel_mode)]
     for tracker, data, problem in [
         (pixel_mode, snapshot, "4 values, not pixel mode's 6"),  # another mode's snapshot
         (ram_mode, snapshot[:5], "tuple of 5 values, not 0.1's 6"),
         (ram_mode, "snapshot", "not 0.1's 6 values"),
         (ram_mode, (None, *snapshot[1:]), "not state_to_numpy"),
+        # Each of these used to get in: ale-py's SystemError, or an env broken from then on.
+        (ram_mode, altered(snapshot, ale_state=other_game), "an ALE state of another game"),
+        (ram_mode, altered(snapshot, kept=("a", "b", "c", "d")), "'a' .str.*not numbers"),
+        (pixel_mode, altered(pixel_snapshot, kept=(*pixel_snapshot[0][1][:4], None, 0)), "None"),
+        (ram_mode, (np.array([snapshot[0][0], None]), "10", *snapshot[2:]), "not numbers"),
     ]:
         with pytest.raises(ValueError, match=rf"data: expected a snapshot.*{problem}"):
             tracker.restore(data)
-    assert (pixel_mode.get_ram().tolist(), pixel_mode.bookkeeping()) == before
+    assert [(t.get_ram().tolist(), t.bookkeeping()) for t in (ram_mode, pixel_mode)] == before
     ram_mode.close()
     pixel_mode.close()
 

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from plangym.validation import check_flag, check_positive_int, describe
+from plangym.videogames.atari.state import cartridge_tag
 from plangym.videogames.montezuma import pixels
 from plangym.videogames.montezuma.pixels import KEY_BITS
 from plangym.videogames.montezuma.rooms import (  # the pyramid: importable here as before
@@ -238,11 +239,26 @@ class CustomMontezuma(gym.Wrapper):
             return f"a first value {type(state).__name__}, not state_to_numpy()'s 2 objects"
         if not isinstance(state[0], ale_py.ALEState):
             return f"{type(state[0]).__name__} where the ALE state goes"
+        # ale-py raises an untranslated SystemError for another cartridge's state.
+        own = cartridge_tag(self._ale.cloneState().serialize(), "MontezumaRevenge")[1]
+        try:
+            theirs = cartridge_tag(state[0].serialize(), "the snapshot")[1]
+        except RuntimeError:
+            theirs = None
+        if theirs != own:
+            return "an ALE state of another game"
         kept, expected = state[1], (6 if self.objects_from_pixels else 4)
         if kept is not None and not (isinstance(kept, tuple) and len(kept) == expected):
             mode = "pixel" if self.objects_from_pixels else "RAM"
             held = f"{len(kept)} values" if isinstance(kept, tuple) else repr(kept)
             return f"bookkeeping of {held}, not {mode} mode's {expected} values"
+        # Score, steps, lives (and rooms visited, Joe as seen, his objects' mask) of a kind
+        # the tracker computes with: junk here broke the next step.
+        counts = (data[1], data[2], data[5]) if kept is None else (*kept[:4], *kept[5:])
+        if not all(isinstance(value, int | float | np.number) for value in counts):
+            return f"bookkeeping values {', '.join(map(describe, counts))}, not numbers"
+        if kept is not None and self.objects_from_pixels and type(kept[4]) is not type(self._seen):
+            return f"{describe(kept[4])} where Joe as last seen goes"
         return None
 
     def state_to_numpy(self) -> np.ndarray:
