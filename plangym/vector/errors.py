@@ -19,6 +19,7 @@ from plangym.vectorization.errors import (
     SubEnvCrashedError,
 )
 from plangym.vectorization.errors import CallTimeoutError as VectorTimeoutError
+from plangym.vectorization.ray_backend import RayShutDownError
 
 if TYPE_CHECKING:
     from plangym.vectorization.scheduler import Batch
@@ -45,8 +46,16 @@ def worker_traceback(error: BaseException) -> str:
 
 
 def log_worker_errors(batch: Batch) -> None:
-    """Log each sub-env's error in ``batch`` with ``logger.error``, as gymnasium does."""
-    failed = batch.errors()
+    """Log each sub-env's error in ``batch`` with ``logger.error``, as gymnasium does.
+
+    Errors of the whole env raised here (closed, its Ray connection shut down) come from no
+    sub-env: they are raised, not logged.
+    """
+    failed = [
+        task
+        for task in batch.errors()
+        if not isinstance(task.error, ClosedEnvironmentError | RayShutDownError)
+    ]
     for task in failed:
         assert task.error is not None  # errors() lists the tasks that have one
         # A dead worker has no traceback of its own: the error says what was lost.

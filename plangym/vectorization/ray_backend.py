@@ -9,6 +9,7 @@ closing does nothing (any Ray call would start a new local cluster).
 from __future__ import annotations
 
 import contextlib
+import time
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -17,6 +18,10 @@ from plangym.vectorization import process
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError, add_note, run_all
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
+
+# A wait without a timeout waits this long at a time: after ray.shutdown() in another
+# thread, ray.wait without a timeout could wait for ever (1 run in 7 of a probe).
+_POLL_S = 1.0
 
 
 class RayShutDownError(RuntimeError):
@@ -80,14 +85,22 @@ class RayBackend(Backend):
             return ray.get(refs, timeout=process.READY_TIMEOUT)
         except ray.exceptions.RayTaskError as error:
             build_error: BaseException = remote_error(error)  # raised below, with its cause
+        except ray.exceptions.RayActorError as error:
+            # Died before its env was built: placed on a node that was dying, say, which
+            # the cluster notices seconds after the actors on it. Started again if replacing.
+            build_error = WorkerCrashedError(
+                f"a Ray actor died before its env was built: {_first_line(error)}"
+            )
         except ray.exceptions.GetTimeoutError:
             _, waiting = ray.wait(refs, num_returns=len(refs), timeout=0)
+            free = ray.available_resources()  # a resource none is left of is not listed
             build_error = TimeoutError(
                 f"{len(waiting)} of {len(refs)} Ray actors not ready within "
                 f"{process.READY_TIMEOUT:g} s: the cluster may lack what they ask for "
                 f"(actor_options={self._actor_options}; the cluster has "
-                f"{ray.cluster_resources()}), and the {self.unit}s of one env keep their "
-                "resources while it lives"
+                f"{ray.cluster_resources()}, of which {free.get('CPU', 0.0):g} CPU and "
+                f"{free.get('GPU', 0.0):g} GPU are free), and the {self.unit}s of one env keep "
+                "their resources while it lives"
             )
         raise build_error
 
@@ -129,10 +142,21 @@ class RayBackend(Backend):
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Actors whose request has finished (or failed)."""
-        self._check_connected()  # else ray.wait would start a new local cluster
         workers = {ref: worker for worker, ref in tickets.items()}
-        ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=timeout)
-        return [workers[ref] for ref in ready]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._check_connected()  # else ray.wait would start a new local cluster
+            left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+            try:
+                ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=max(left, 0.0))
+            # Ray's SystemExit when ray.shutdown() in another thread ends the wait; its
+            # ValueError for references of a connection shut down since (ray.init() again).
+            except (SystemExit, ValueError) as error:
+                if self._still_connected():
+                    raise
+                raise self._shut_down() from error
+            if ready or (deadline is not None and time.monotonic() >= deadline):
+                return [workers[ref] for ref in ready]
 
     def result(self, worker: int, ticket: Any, request: Any) -> Any:
         """Return the request's answer; raise WorkerCrashedError when its actor died."""
@@ -146,11 +170,13 @@ class RayBackend(Backend):
         except ray.exceptions.RaySystemError as error:
             env_error = error
         except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
-            lines = str(error).strip().splitlines()
             raise WorkerCrashedError(
-                f"{self.unit} {worker} (a Ray actor, replaced) died: {type(error).__name__}: "
-                f"{lines[0] if lines else type(error).__name__}"
+                f"{self.unit} {worker} (a Ray actor, replaced) died: {_first_line(error)}"
             ) from error
+        except (SystemExit, ValueError) as error:  # as in wait()
+            if self._still_connected():
+                raise
+            raise self._shut_down() from error
         else:
             env_error = None
         if isinstance(env_error, ray.exceptions.RaySystemError):
@@ -215,3 +241,9 @@ class RayBackend(Backend):
         finally:  # a Ctrl-C while they close must not leave them running
             for actor in self.actors:
                 self.kill(actor)
+
+
+def _first_line(error: BaseException) -> str:
+    """Return ``error``'s type and the first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__

@@ -7,6 +7,8 @@ re-run of the same chunk succeeds). ``x == SLOW`` sleeps half a second, and ``x 
 sleeps once, for 30 s, when it can claim (remove) the marker file: long enough for a test
 to kill the busy process from outside, while a re-run of the same chunk goes through.
 ``x == POISON`` kills the process every time it is stepped: no re-run can succeed.
+An env built while ``build_marker`` exists kills its process before it is ready (once: it
+removes the marker), as a worker started on a node that is dying.
 """
 
 from __future__ import annotations
@@ -27,8 +29,16 @@ class CartError(ArithmeticError):
 
 
 class FaultyCartPole(ClassicControl):
-    def __init__(self, name: str = "CartPole-v1", die_marker: str | None = None, **kwargs):
+    def __init__(
+        self,
+        name: str = "CartPole-v1",
+        die_marker: str | None = None,
+        build_marker: str | None = None,
+        **kwargs,
+    ):
         self.die_marker = die_marker
+        if build_marker and _claim(build_marker):
+            os.kill(os.getpid(), signal.SIGKILL)
         super().__init__(name=name, **kwargs)
 
     def apply_action(self, action):
@@ -48,12 +58,16 @@ class FaultyCartPole(ClassicControl):
         return super().apply_action(action)
 
     def _claim_marker(self) -> bool:
-        # Several processes may race for the marker: only the one that removes it pauses.
-        try:
-            os.unlink(self.die_marker)
-        except FileNotFoundError:
-            return False
-        return True
+        return _claim(self.die_marker)
+
+
+def _claim(marker: str) -> bool:
+    """Remove ``marker``; whether this process did (several may race for it)."""
+    try:
+        os.unlink(marker)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def faulty_state(env, position: float) -> np.ndarray:

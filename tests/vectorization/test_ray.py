@@ -232,6 +232,26 @@ def test_locations_name_every_actor(cartpole):
     }
 
 
+def test_a_replacement_that_dies_before_its_env_is_built_is_started_again(ray_cluster, tmp_path):
+    """As one started on a node that is dying (the cluster sees it dead seconds later): its
+    ``ready`` raised Ray's ActorDiedError to the user. It counts as one more death now."""
+    marker = tmp_path / "die-when-built"
+    env = RayEnv(
+        FaultyCartPole, "CartPole-v1", n_workers=2, build_marker=str(marker),
+        inline_small_batches=False,
+    )  # fmt: skip
+    try:
+        state = env.get_state()
+        victim = env.pool.wait_ready()[0]
+        marker.touch()  # the first replacement dies as its env is built
+        os.kill(victim, signal.SIGKILL)
+        assert wait_dead([victim])
+        checks.assert_steps_like_the_single_env(env, [1, 0, 1, 0], [state] * 4)
+        assert not marker.exists() and victim not in env.pool.wait_ready()
+    finally:
+        env.close()
+
+
 def test_attributes_survive_a_replaced_worker(cartpole):
     contract.check_attributes_survive_a_replaced_worker(cartpole)
 
@@ -480,6 +500,7 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed(own_r
             plangym.make("CartPole-v1", n_workers=2, ray=True, actor_options={"num_cpus": 1})
         except TimeoutError as error:
             print("unplaceable:", "1 of 2 Ray actors not ready within 3 s" in str(error))
+            print("says none is free:", "of which 0 CPU and 0 GPU are free" in str(error))
         import time
         deadline = time.monotonic() + 20  # the killed actors give their CPU back
         while ray.available_resources().get("CPU") != 1.0 and time.monotonic() < deadline:
@@ -504,16 +525,31 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed(own_r
         except RayShutDownError:
             print("vector env refused, cluster started again:", ray.is_initialized())
         envs.close()
+        ray.init(**options)
+        env = plangym.make("CartPole-v1", n_workers=1, ray=True, inline_small_batches=False)
+        env.step_batch_async([0] * 64, [state] * 64)
+        ray.shutdown()
+        ray.init(**options)  # a notebook's setup cell run again: the old references are unknown
+        try:
+            env.step_batch_wait()
+        except RayShutDownError:
+            print("wait on a new connection refused")
+        env.close()
+        ray.shutdown()
         """
     )
     run = run_python(script, timeout=240, env=own_ray_tmpdir)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == [
         "unplaceable: True",
+        "says none is free: True",
         "CPU free again: True",
         "env refused, cluster started again: False",
         "vector env refused, cluster started again: False",
+        "wait on a new connection refused",
     ]
+    # The vector env's sub-envs went with the connection: none is said to stay usable.
+    assert "stays usable" not in run.stderr
 
 
 def test_actor_options_that_are_not_a_dict_are_named():
