@@ -214,6 +214,13 @@ def empty_arrays(space: Any, state_dtype: np.dtype | None, want_state: bool) -> 
     return (states, *data)
 
 
+def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:
+    """Return the :class:`BatchColumns` of a batch gathered from workers as lists."""
+    states = lists[0] if want_state else None
+    observs, rewards, terminals, truncateds, infos = lists[1:] if want_state else lists
+    return BatchColumns(states, observs, rewards, terminals, truncateds, infos)
+
+
 def _as_list(column: list | np.ndarray) -> list:
     """Return a column of flags as a list: an array's ``tolist()``, a list as it is."""
     return column.tolist() if isinstance(column, np.ndarray) else column

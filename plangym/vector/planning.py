@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.wrappers import TimeLimit
 
-from plangym.columns import empty_arrays
+from plangym.columns import columns_of, empty_arrays
 from plangym.core.wrappers import added_wrappers, stateful_wrapper_names
 from plangym.validation import (
     check_flag,
@@ -41,7 +41,6 @@ from plangym.validation import (
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vectorization.backend import BatchInputs
 from plangym.vectorization.calls import Batch
-from plangym.vectorization.env import columns_of
 from plangym.vectorization.errors import WorkerCrashedError
 from plangym.vectorization.lifecycle import CallState, one_thread_at_a_time
 from plangym.vectorization.messages import Call, GetState, SetState

@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from plangym.columns import BatchColumns
+from plangym.columns import BatchColumns, columns_of
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import (
@@ -170,15 +170,25 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         return self._scheduler
 
     # Batches --------------------------------------------------------------------------------
-    # PlanEnv's: checked by the local env, stepped by run_batch_columns (run_columns).
-    step_batch = idle_only(PlanEnv.step_batch)
-    step_batch.__doc__ = """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
+    @idle_only
+    def step_batch(
+        self,
+        actions: Iterable,
+        states: Iterable | None = None,
+        dt: int | Iterable[int] = 1,
+        return_state: bool | None = None,
+        arrays: bool = False,
+        copy: bool = True,
+    ) -> tuple[list, ...]:
+        """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
 
         With states, results are bit-identical to the single env's and no env moves.
         Without states, each worker steps its chunk on from its own state: the local env's
         after :meth:`reset`, :meth:`set_state` or :meth:`sync_states`, then where its last
         stateless chunk ended.
         """
+        # Checked by the local env, stepped by run_batch_columns (run_columns).
+        return PlanEnv.step_batch(self, actions, states, dt, return_state, arrays, copy)
 
     # plangym 0.1's name for step_batch: the same checks, the same results.
     make_transitions = step_batch
@@ -337,10 +347,3 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         return batch_step_data(actions, states, dt, batch_size)
 
     unpack_transitions = staticmethod(unpack_transitions)
-
-
-def columns_of(lists: tuple[list, ...], want_state: bool) -> BatchColumns:
-    """Return the :class:`BatchColumns` of a batch gathered from the workers as lists."""
-    states = lists[0] if want_state else None
-    observs, rewards, terminals, truncateds, infos = lists[1:] if want_state else lists
-    return BatchColumns(states, observs, rewards, terminals, truncateds, infos)
