@@ -106,6 +106,18 @@ def take_states(states: np.ndarray | list, index: np.ndarray) -> np.ndarray | li
     return [states[i] for i in index.tolist()]
 
 
+def put_states(states: np.ndarray | list, index: np.ndarray, new: np.ndarray | list) -> Any:
+    """Return a copy of ``states`` with ``states[index[k]] = new[k]`` (record arrays or lists)."""
+    if isinstance(states, np.ndarray):
+        merged = states.copy()
+        merged[index] = new
+        return merged
+    out = list(states)
+    for position, state in zip(index.tolist(), new, strict=True):
+        out[position] = state
+    return out
+
+
 def offers_arrays(env: Any) -> bool:
     """Whether ``env.step_batch`` takes ``arrays=`` (every plangym env; maybe not a user's)."""
     method = getattr(type(env), "step_batch", None)

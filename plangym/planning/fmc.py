@@ -47,7 +47,7 @@ from plangym.planning.checks import (
     planner_repr,
 )
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
-from plangym.planning.swarm import _Swarm
+from plangym.planning.swarm import _Swarm, winners
 from plangym.validation import check_number, check_positive_int, check_seed
 
 
@@ -173,29 +173,7 @@ class FMCPlanner:
         stepped = step_states(self.env, actions, take_states(swarm.states, movers))
         width = None if swarm.features is None else swarm.features.shape[1]
         features = check_feature_rows(self.features(stepped.observs), len(movers), width)
-        if len(movers) == self.n_walkers:
-            states, all_features = stepped.states, features
-        else:
-            states = put_states(swarm.states, movers, stepped.states)
-            assert swarm.features is not None  # set by the first round
-            all_features = swarm.features.copy()
-            all_features[movers] = features
-        scores, dead = swarm.scores.copy(), swarm.dead.copy()
-        ended = np.zeros(self.n_walkers, dtype=bool) if swarm.ended is None else swarm.ended.copy()
-        scores[movers] += stepped.rewards
-        dead[movers] |= stepped.dead
-        # An end without a lost life: a game finished, not lost (see winners).
-        assert stepped.lost is not None  # step_states sets it
-        ended[movers] |= stepped.ended & ~stepped.lost
-        return _Swarm(
-            states=states,
-            features=all_features,
-            scores=scores,
-            dead=dead,
-            origin=swarm.origin,
-            frames=stepped.frames,
-            ended=ended,
-        )
+        return swarm.moved(movers, stepped, features, actions)
 
     def virtual_rewards(self, swarm: _Swarm) -> np.ndarray:
         """Relativized score and distance to a random-permutation partner, weighted."""
@@ -233,37 +211,3 @@ class FMCPlanner:
     def set_planner_state(self, saved: dict[str, Any]) -> None:
         """Continue from :meth:`get_planner_state`'s result."""
         self.rng.bit_generator.state = saved["rng"]
-
-
-def winners(swarm: _Swarm) -> np.ndarray:
-    """Walkers whose game finished (no life lost) with a score above every walker playing.
-
-    FractalAI counts every end of an episode as a death, so its swarm never keeps a
-    finished game: a knockout in Boxing ends the episode, the walker that landed it clones
-    away, and the swarm steers clear of winning (measured: stuck at 99 for 1,000+ steps).
-    An episode that ends, without a lost life, ahead of everything still playing is a goal
-    reached instead (``swarm.ended`` holds such ends only).
-
-    >>> swarm = _Swarm(states=[], features=None, scores=np.array([1.0, 0.0, 1.0]),
-    ...     dead=np.array([True, False, True]), origin=np.arange(3),
-    ...     ended=np.array([True, False, False]))
-    >>> winners(swarm).tolist()
-    [True, False, False]
-    """
-    if swarm.ended is None or not swarm.ended.any():
-        return np.zeros(len(swarm.scores), dtype=bool)
-    playing = ~swarm.dead
-    best_playing = swarm.scores[playing].max() if playing.any() else -np.inf
-    return swarm.ended & (swarm.scores > best_playing)
-
-
-def put_states(states: np.ndarray | list, index: np.ndarray, new: np.ndarray | list) -> Any:
-    """Return a copy of ``states`` with ``states[index[k]] = new[k]`` (record arrays or lists)."""
-    if isinstance(states, np.ndarray):
-        merged = states.copy()
-        merged[index] = new
-        return merged
-    out = list(states)
-    for position, state in zip(index.tolist(), new, strict=True):
-        out[position] = state
-    return out

@@ -8,7 +8,9 @@ random first action, and the swarm then repeats two moves for ``horizon - 1`` ro
    distance to another random walker, both rescaled to [1, 2] across the swarm: it favours
    walkers that score well *and* walkers in sparsely visited places. A walker jumps to its
    companion's state with probability ``(VR_companion - VR_walker) / VR_walker``. Walkers
-   that died (episode ended or a life lost) always jump to a live companion.
+   that died (episode ended or a life lost) always jump to a live companion, except
+   :func:`winners`: an episode ended, no life lost, ahead of every walker playing (a goal
+   reached) stays, is not stepped on, and decides.
 2. **Step.** Every walker applies a random action: the whole swarm is one ``step_batch``
    call, which a ``ParallelEnv`` spreads over its workers.
 
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.planning.batches import step_states, take_states
+from plangym.planning.batches import SteppedStates, put_states, step_states, take_states
 from plangym.planning.checks import (
     check_decide_state,
     check_feature_rows,
@@ -117,20 +119,18 @@ class SwarmPlanner:
         check_decide_state(state)
         n = self.n_walkers
         first_actions = self.sampler.sample(n)
-        swarm = self._step(_Swarm.at_root(state, n), first_actions)
-        frames, rounds = swarm.frames, 1
+        swarm = self._step(_Swarm.at_root(state, n), first_actions, np.arange(n))
+        frames, samples = swarm.frames, n * self.dt
         for _ in range(self.horizon - 1):
             if swarm.dead.all():
                 break
             swarm = swarm.take(self._clone_targets(swarm))
-            stepped = self._step(swarm, self._next_actions(swarm))
-            frames += stepped.frames
-            rounds += 1
-            swarm = stepped
+            movers = np.flatnonzero(~winners(swarm))  # a finished win is not played on
+            swarm = self._step(swarm, self._next_actions(swarm)[movers], movers)
+            frames += swarm.frames
+            samples += len(movers) * self.dt
         return Decision(
-            action=as_action(self._vote(swarm, first_actions)),
-            frames=frames,
-            samples=rounds * n * self.dt,
+            action=as_action(self._vote(swarm, first_actions)), frames=frames, samples=samples
         )
 
     def get_planner_state(self) -> dict[str, Any]:
@@ -150,18 +150,11 @@ class SwarmPlanner:
             actions[repeat] = swarm.last_actions[repeat]
         return actions
 
-    def _step(self, swarm: _Swarm, actions: np.ndarray) -> _Swarm:
-        """Apply one action per walker in a single ``step_batch`` call."""
-        stepped = step_states(self.env, actions, swarm.states, dt=self.dt)
-        return _Swarm(
-            states=stepped.states,
-            features=check_feature_rows(self.features(stepped.observs), len(actions)),
-            scores=swarm.scores + stepped.rewards,
-            dead=swarm.dead | stepped.dead,
-            origin=swarm.origin,
-            last_actions=np.asarray(actions),
-            frames=stepped.frames,
-        )
+    def _step(self, swarm: _Swarm, actions: np.ndarray, movers: np.ndarray) -> _Swarm:
+        """Apply one action per walker of ``movers`` in a single ``step_batch`` call."""
+        stepped = step_states(self.env, actions, take_states(swarm.states, movers), dt=self.dt)
+        features = check_feature_rows(self.features(stepped.observs), len(actions))
+        return swarm.moved(movers, stepped, features, actions)
 
     def _clone_targets(self, swarm: _Swarm) -> np.ndarray:
         """For each walker, the index of the walker whose place it takes (itself if none)."""
@@ -175,10 +168,17 @@ class SwarmPlanner:
         companions = alive[self.rng.integers(len(alive), size=n)]
         probability = (virtual[companions] - virtual) / virtual
         clones = swarm.dead | (self.rng.random(n) < probability)
+        clones &= ~winners(swarm)  # a won episode stays in the swarm, and decides
         return np.where(clones, companions, np.arange(n))
 
     def _vote(self, swarm: _Swarm, first_actions: np.ndarray) -> Any:
-        """Return the first action of most live walkers (the best one's for continuous actions)."""
+        """Return the first action of most live walkers (the best one's for continuous actions).
+
+        A walker that won (see :func:`winners`) decides alone: the best one's first action.
+        """
+        won = np.flatnonzero(winners(swarm))
+        if len(won):
+            return first_actions[swarm.origin[won[np.argmax(swarm.scores[won])]]]
         alive = np.flatnonzero(~swarm.dead)
         voters = alive if len(alive) else np.arange(self.n_walkers)
         if not self.sampler.is_discrete:
@@ -218,6 +218,34 @@ class _Swarm:
             origin=np.arange(n),
         )
 
+    def moved(
+        self, movers: np.ndarray, stepped: SteppedStates, features: np.ndarray, actions: Any
+    ) -> _Swarm:
+        """Return the swarm after walkers ``movers`` took ``actions``; the others stay.
+
+        ``stepped`` holds the movers' results, ``features`` their rows.
+        """
+        n = len(self.scores)
+        scores, dead = self.scores.copy(), self.dead.copy()
+        ended = np.zeros(n, dtype=bool) if self.ended is None else self.ended.copy()
+        scores[movers] += stepped.rewards
+        dead[movers] |= stepped.dead
+        # An end without a lost life: a game finished, not lost (see winners).
+        assert stepped.lost is not None  # step_states sets it
+        ended[movers] |= stepped.ended & ~stepped.lost
+        last: np.ndarray | None = np.asarray(actions)
+        if len(movers) == n:
+            states, all_features = stepped.states, features
+        else:
+            states = put_states(self.states, movers, stepped.states)
+            assert self.features is not None  # set by the first round, where all move
+            all_features = self.features.copy()
+            all_features[movers] = features
+            last = None if self.last_actions is None else self.last_actions.copy()
+            if last is not None:
+                last[movers] = actions
+        return _Swarm(states, all_features, scores, dead, self.origin, last, stepped.frames, ended)
+
     def take(self, index: np.ndarray) -> _Swarm:
         """Return the swarm where walker i becomes a copy of walker ``index[i]``."""
         return _Swarm(
@@ -229,3 +257,25 @@ class _Swarm:
             last_actions=None if self.last_actions is None else self.last_actions[index],
             ended=None if self.ended is None else self.ended[index],
         )
+
+
+def winners(swarm: _Swarm) -> np.ndarray:
+    """Walkers whose game finished (no life lost) with a score above every walker playing.
+
+    FractalAI counts every end of an episode as a death, so its swarm never keeps a
+    finished game: a knockout in Boxing ends the episode, the walker that landed it clones
+    away, and the swarm steers clear of winning (measured: stuck at 99 for 1,000+ steps).
+    An episode that ends, without a lost life, ahead of everything still playing is a goal
+    reached instead (``swarm.ended`` holds such ends only).
+
+    >>> swarm = _Swarm(states=[], features=None, scores=np.array([1.0, 0.0, 1.0]),
+    ...     dead=np.array([True, False, True]), origin=np.arange(3),
+    ...     ended=np.array([True, False, False]))
+    >>> winners(swarm).tolist()
+    [True, False, False]
+    """
+    if swarm.ended is None or not swarm.ended.any():
+        return np.zeros(len(swarm.scores), dtype=bool)
+    playing = ~swarm.dead
+    best_playing = swarm.scores[playing].max() if playing.any() else -np.inf
+    return swarm.ended & (swarm.scores > best_playing)

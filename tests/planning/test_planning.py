@@ -534,3 +534,38 @@ def test_bad_feature_rows_are_refused_naming_features(
     expected = r"^features: expected one float row per walker, an array of shape \(4, k\)"
     with pytest.raises(error, match=f"{expected}.*{received}"):
         play(cartpole, planner, max_steps=2, seed=0)
+
+
+def test_the_swarm_plays_to_a_goal_that_ends_the_episode():
+    """Acrobot's episode ends when the goal is reached: such walkers used to count as dead,
+    clone away and never vote, so the game scored a random policy's -300 in 300 steps."""
+    env = plangym.make("Acrobot-v1")
+    planner = SwarmPlanner(env, n_walkers=32, horizon=8, dt=5, seed=0)
+    trajectory = play(env, planner, max_steps=300, seed=0)
+    assert trajectory.ended and trajectory.score > -300
+    env.close()
+
+
+def test_a_won_game_stays_in_the_swarm_and_decides_for_the_swarm_planner():
+    """As FMCPlanner's: a walker whose game ended ahead of every walker playing never
+    clones away, is not stepped on, and its first action is played."""
+    from plangym.planning.swarm import _Swarm
+
+    env = plangym.make("CartPole-v1")
+    planner = SwarmPlanner(env, n_walkers=4, horizon=3, seed=0)
+    first_actions = np.array([0, 1, 1, 1])
+    swarm = _Swarm(
+        states=[None] * 4,
+        features=np.zeros((4, 2)),
+        scores=np.array([2.0, 1.0, 1.0, 0.0]),
+        dead=np.array([True, False, False, False]),
+        origin=np.arange(4),
+        last_actions=first_actions,
+        ended=np.array([True, False, False, False]),
+    )
+    for _ in range(20):
+        assert planner._clone_targets(swarm)[0] == 0
+    assert planner._vote(swarm, first_actions) == 0  # the win's action, not the vote's 1
+    swarm.scores[1] = 2.0  # a walker still playing has as much: no win yet
+    assert planner._vote(swarm, first_actions) == 1
+    env.close()
