@@ -92,7 +92,9 @@ def get_planenv_class(
     if RETRO_SYSTEMS.search(name) and not environment_names.RETRO:
         # A console game's name while stable-retro is missing: say what to install.
         return _import_class(FAMILY_CLASSES["retro"])
-    closest = difflib.get_close_matches(name, environment_names.ALL, n=5, cutoff=0.5)
+    # family_of read stable-retro's games already: they are suggested too.
+    known = [*environment_names.ALL, *environment_names.RETRO]
+    closest = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
     hint = (
         f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
     )

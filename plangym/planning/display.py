@@ -106,7 +106,10 @@ def real_time_delay_cs(env: Any, every: int = 1) -> int:
     At least :data:`MIN_DELAY_CS`: faster games play slower than real time.
     """
     base = getattr(env, "unwrapped", env)
-    fps = ATARI_FPS if hasattr(base, "ale") else float(env.metadata.get("render_fps") or 30)
+    # stable-retro gives its rate under gym's old key only.
+    metadata = env.metadata
+    rate = metadata.get("render_fps") or metadata.get("video.frames_per_second") or 30
+    fps = ATARI_FPS if hasattr(base, "ale") else float(rate)
     return max(MIN_DELAY_CS, round(100 * env.frameskip * every / fps))
 
 

@@ -14,6 +14,7 @@ pytest.importorskip("stable_retro")
 
 import plangym
 from plangym.api_tests import TestVideogameEnv, assert_identical  # noqa: F401 (collected)
+from plangym.registry import UnknownEnvironmentError
 from plangym.selfcheck import run_checks, run_in_fresh_process
 from plangym.videogames.retro import ActionDiscretizer, RetroEnv
 from plangym.videogames.retro.state import HEADER_SIZE, decode_state, find_written_bytes
@@ -287,3 +288,18 @@ def test_plangym_01s_rom_import_command_still_runs(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "Imported 0 games" in run.stdout
     assert "DeprecationWarning: This script is deprecated" in run.stderr
+
+
+def test_a_misspelt_game_name_suggests_the_retro_games():
+    """Suggestions were drawn from the other families only (Asterix for Airstriker)."""
+    with pytest.raises(UnknownEnvironmentError, match=r"closest known names: " + NAME):
+        plangym.make("Airstriker")
+
+
+def test_replays_run_at_the_consoles_speed():
+    """stable-retro gives its 60 fps under gym's old metadata key: GIFs ran at half speed."""
+    from plangym.planning.display import real_time_delay_cs
+
+    env = RetroEnv(NAME, frameskip=5)
+    assert real_time_delay_cs(env) == round(100 * 5 / 60)
+    env.close()
