@@ -55,6 +55,7 @@ from plangym.cli.plan_settings import (
     SWARM_OPTIONS,
     UCT_OPTIONS,
     env_keywords,
+    live_envs_keyword,
     planner_problem,
     resolve_settings,
 )
@@ -275,6 +276,7 @@ def plan_game(
     """
     workers = {"n_workers": args.workers} if args.workers > 1 else {}
     keywords = env_keywords(args.name, frameskip, whole_game=args.preset is not None)
+    keywords.update(live_envs_keyword(args.name, params.get("n_walkers")))
     env = plangym.make(args.name, **workers, **keywords)
     try:
         planner = build_planner(args, planner_class, params, env)

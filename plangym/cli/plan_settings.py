@@ -105,6 +105,23 @@ def env_keywords(name: str, frameskip: int, whole_game: bool = False) -> dict[st
     return keywords
 
 
+def live_envs_keyword(name: str, n_walkers: int | None) -> dict[str, Any]:
+    """Return ``live_envs`` for a Box2D env planned with ``n_walkers`` walkers, else nothing.
+
+    A Box2D state is a replay: a walker that no live simulator continues is replayed from
+    its episode's start (box2d.md). One simulator per walker of a batch (which may run in
+    the caller: not per worker), plus one for the episodes autoresets start, keeps each
+    step one step.
+
+    >>> live_envs_keyword("BipedalWalker-v3", 32), live_envs_keyword("CartPole-v1", 32)
+    ({'live_envs': 33}, {})
+    """
+    parameters = inspect.signature(check_env_name(name)).parameters
+    if n_walkers is None or "live_envs" not in parameters:
+        return {}
+    return {"live_envs": max(n_walkers + 1, parameters["live_envs"].default)}
+
+
 def resolve_settings(
     args: argparse.Namespace, resumed: dict[str, Any] | None
 ) -> tuple[type, dict[str, Any], int]:
