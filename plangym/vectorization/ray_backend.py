@@ -134,6 +134,21 @@ class RayBackend(Backend):
         context = self.ray.get_runtime_context()
         return context.gcs_address, context.get_job_id()
 
+    def _lost_connection(self, error: BaseException) -> BaseException:
+        """Return RayShutDownError for ``error`` of a wait or a read if Ray is gone, else it.
+
+        ``error`` itself is raised while the connection holds (a SystemExit of the user's).
+        Ray raises SystemExit when ray.shutdown() in another thread ends a wait, and
+        ValueError for references of a connection shut down since (ray.init() again).
+        Ray is asked no more than whether it is initialized while it may be shutting down:
+        reading its runtime context then raises errors of its own.
+        """
+        if not self.ray.is_initialized():
+            return self._shut_down()
+        if isinstance(error, ValueError) and not self._still_connected():
+            return self._shut_down()
+        return error
+
     def _shut_down(self) -> RayShutDownError:
         return RayShutDownError(
             f"the Ray connection of this env's actors was shut down (ray.shutdown()), "
@@ -149,12 +164,8 @@ class RayBackend(Backend):
             left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
             try:
                 ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=max(left, 0.0))
-            # Ray's SystemExit when ray.shutdown() in another thread ends the wait; its
-            # ValueError for references of a connection shut down since (ray.init() again).
             except (SystemExit, ValueError) as error:
-                if self._still_connected():
-                    raise
-                raise self._shut_down() from error
+                raise self._lost_connection(error) from error
             if ready or (deadline is not None and time.monotonic() >= deadline):
                 return [workers[ref] for ref in ready]
 
@@ -173,10 +184,8 @@ class RayBackend(Backend):
             raise WorkerCrashedError(
                 f"{self.unit} {worker} (a Ray actor, replaced) died: {_first_line(error)}"
             ) from error
-        except (SystemExit, ValueError) as error:  # as in wait()
-            if self._still_connected():
-                raise
-            raise self._shut_down() from error
+        except (SystemExit, ValueError) as error:
+            raise self._lost_connection(error) from error
         else:
             env_error = None
         if isinstance(env_error, ray.exceptions.RaySystemError):

@@ -495,7 +495,7 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed(own_r
         os.environ["RAY_AUTH_MODE"] = "disabled"
         options = dict(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
         ray.init(**options)
-        process.READY_TIMEOUT = 3.0
+        default_timeout, process.READY_TIMEOUT = process.READY_TIMEOUT, 3.0
         try:  # the first actor keeps the one CPU while the env lives: the second never starts
             plangym.make("CartPole-v1", n_workers=2, ray=True, actor_options={"num_cpus": 1})
         except TimeoutError as error:
@@ -506,6 +506,7 @@ def test_ray_shutdown_with_a_call_pending_and_actors_that_cannot_be_placed(own_r
         while ray.available_resources().get("CPU") != 1.0 and time.monotonic() < deadline:
             time.sleep(0.1)
         print("CPU free again:", ray.available_resources().get("CPU") == 1.0)
+        process.READY_TIMEOUT = default_timeout  # a loaded machine starts actors slowly
         env = plangym.make("CartPole-v1", n_workers=1, ray=True, inline_small_batches=False)
         state, *_ = env.reset()
         env.step_batch_async([0] * 64, [state] * 64)
