@@ -9,7 +9,6 @@ closing does nothing (any Ray call would start a new local cluster).
 from __future__ import annotations
 
 import contextlib
-import time
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -18,10 +17,6 @@ from plangym.vectorization import process
 from plangym.vectorization.backend import Backend, packed_result
 from plangym.vectorization.errors import WorkerCrashedError, add_note, run_all
 from plangym.vectorization.ray_actor import remote_env_class, remote_error
-
-# A wait without a timeout waits this long at a time: after ray.shutdown() in another
-# thread, ray.wait without a timeout could wait for ever (1 run in 7 of a probe).
-_POLL_S = 1.0
 
 
 class RayShutDownError(RuntimeError):
@@ -157,17 +152,13 @@ class RayBackend(Backend):
 
     def wait(self, tickets: dict[int, Any], timeout: float | None) -> list[int]:
         """Actors whose request has finished (or failed)."""
+        self._check_connected()  # else ray.wait would start a new local cluster
         workers = {ref: worker for worker, ref in tickets.items()}
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            self._check_connected()  # else ray.wait would start a new local cluster
-            left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
-            try:
-                ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=max(left, 0.0))
-            except (SystemExit, ValueError) as error:
-                raise self._lost_connection(error) from error
-            if ready or (deadline is not None and time.monotonic() >= deadline):
-                return [workers[ref] for ref in ready]
+        try:
+            ready, _ = self.ray.wait(list(workers), num_returns=1, timeout=timeout)
+        except (SystemExit, ValueError) as error:
+            raise self._lost_connection(error) from error
+        return [workers[ref] for ref in ready]
 
     def result(self, worker: int, ticket: Any, request: Any) -> Any:
         """Return the request's answer; raise WorkerCrashedError when its actor died."""
