@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -22,6 +23,7 @@ from plangym.validation import (
     is_integer,
 )
 from plangym.vectorization.backend import BatchInputs
+from plangym.vectorization.lifecycle import CallState
 from plangym.vectorization.messages import Call, GetAttr
 from plangym.vectorization.process import WorkerProcess
 from plangym.vectorization.process_backend import ProcessBackend
@@ -176,14 +178,28 @@ class BatchEnv:
 
     # Checks a batch's states: a ParallelEnv's local env (a view), else the first worker.
     _checker: Any = None
+    # A view's calls hold its ParallelEnv's turn: its close() frees nothing under them.
+    _call_state: CallState | None = None
 
     @classmethod
-    def view(cls, scheduler: Scheduler, blocking: bool = False, checker: Any = None) -> BatchEnv:
-        """Return the ``BatchEnv`` of a ``ParallelEnv``'s scheduler; ``checker``: its local env."""
+    def view(
+        cls, scheduler: Scheduler, blocking: bool, checker: Any, call_state: CallState
+    ) -> BatchEnv:
+        """Return the ``BatchEnv`` of a ``ParallelEnv``'s scheduler, local env and call state."""
         batch_env = cls.__new__(cls)
         batch_env.scheduler, batch_env.blocking = scheduler, blocking
-        batch_env._checker = checker
+        batch_env._checker, batch_env._call_state = checker, call_state
         return batch_env
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """Hold the ParallelEnv of a view while a call runs (refused once it is closed)."""
+        if self._call_state is None:
+            yield
+            return
+        with self._call_state.held():
+            self._call_state.check_running()
+            yield
 
     @property
     def workers(self) -> list[ExternalProcess]:
@@ -210,7 +226,8 @@ class BatchEnv:
         """Set every worker's env to ``state`` (``blocking=False``: one :class:`Promise` each)."""
         if not blocking:
             return [worker.set_state(state, blocking=False) for worker in self.workers]
-        self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
+        with self._turn():
+            self.scheduler.broadcast_all(Call("set_state", (state,)), "set_state", OnCrash.RERUN)
         return None
 
     def reset(self, indices: Sequence[int] | None = None, return_states: bool = True) -> tuple:
@@ -228,7 +245,8 @@ class BatchEnv:
                 raise ValueError(f"indices: expected worker indices in 0..{n - 1}, got {bad[0]!r}")
             indices = [int(index) for index in indices]
         request = Call("reset", (), {"return_state": return_states})
-        results = self.scheduler.broadcast(dict.fromkeys(indices, request), "reset")
+        with self._turn():
+            results = self.scheduler.broadcast(dict.fromkeys(indices, request), "reset")
         return tuple(stack_rows(column) for column in zip(*results, strict=True))
 
     def make_transitions(
@@ -239,6 +257,10 @@ class BatchEnv:
         return_state: bool | None = None,
     ) -> tuple[list, ...]:
         """Step a batch on the workers, checked first (see :meth:`PlanEnv.step_batch`)."""
+        with self._turn():
+            return self._make_transitions(actions, states, dt, return_state)
+
+    def _make_transitions(self, actions: Any, states: Any, dt: Any, return_state: Any) -> tuple:
         return_state = check_return_state(return_state)
         actions = check_batch_actions(actions)
         dts = check_batch_dt(dt, len(actions))

@@ -115,7 +115,8 @@ class CallState:
     def held(self) -> Iterator[None]:
         """Hold the env for one call; end it with ClosedEnvironmentError if close() stopped it."""
         with self.lock:
-            self._depth += 1
+            with self._handover:
+                self._depth += 1
             try:
                 yield
             except BaseException as error:
@@ -124,8 +125,11 @@ class CallState:
             self._end_call(raised_closed=False)
 
     def _end_call(self, raised_closed: bool) -> None:
-        self._depth -= 1
-        release = None if self._depth else self._take_release()
+        with self._handover:  # a close() meanwhile left its release here, or sees no call
+            self._depth -= 1
+            release = None
+            if not self._depth:
+                release, self._release = self._release, None
         if release is not None:  # close() stopped this call
             try:
                 release()
@@ -136,35 +140,37 @@ class CallState:
     def release_when_free(
         self, release: Callable[[], None], interrupt: Callable[[], None], grace: float
     ) -> None:
-        """Run ``release`` once no other thread's call holds the env.
+        """Run ``release`` once no call holds the env.
 
-        A call that still runs after ``grace`` seconds is interrupted (``interrupt`` stops
-        the workers it waits on) and runs ``release`` itself when it ends: nothing is freed
-        under it.
+        A call of another thread that still runs after ``grace`` seconds is interrupted
+        (``interrupt`` stops the workers it waits on); that call, or one of this thread
+        (close() from a callback), runs ``release`` itself when it ends: nothing is freed
+        under a running call.
         """
-        acquired = False
-        run: Callable[[], None] | None = release
         try:
-            acquired = self.lock.acquire(timeout=grace)
-        finally:  # a Ctrl-C while waiting hands over too
-            if not acquired:
-                with self._handover:
-                    self._release = release
-                interrupt()
-                # The call may have ended before the handover: then release here.
-                acquired = self.lock.acquire(blocking=False)
-                run = self._take_release() if acquired else None
-            if acquired:
-                try:
-                    if run is not None:
-                        run()
-                finally:
-                    self.lock.release()
+            while not self.lock.acquire(timeout=grace):
+                if self._hand_over(release):
+                    interrupt()
+                    return
+                # The call ended between the wait and the hand-over: wait for the lock again.
+        except BaseException:  # a Ctrl-C while waiting: the call (or a later one) releases
+            with self._handover:
+                self._release = release
+            interrupt()
+            raise
+        try:
+            if not self._hand_over(release):
+                release()
+        finally:
+            self.lock.release()
 
-    def _take_release(self) -> Callable[[], None] | None:
+    def _hand_over(self, release: Callable[[], None]) -> bool:
+        """Leave ``release`` to the call that runs, if one does; say whether one does."""
         with self._handover:
-            release, self._release = self._release, None
-        return release
+            if not self._depth:
+                return False
+            self._release = release
+            return True
 
 
 def idle_only(method: Method) -> Method:

@@ -82,7 +82,7 @@ class ParallelEnv(VectorizedEnv):
     @property
     def batch_env(self) -> BatchEnv:
         """The workers as plangym 0.1's :class:`BatchEnv` (a view of this env's own)."""
-        return BatchEnv.view(self.scheduler, self.blocking, checker=self.plan_env)
+        return BatchEnv.view(self.scheduler, self.blocking, self.plan_env, self.call_state)
 
     _batch_env = batch_env  # plangym 0.1's name
 

@@ -14,6 +14,7 @@ import pytest
 
 import plangym
 from plangym.api_tests import assert_identical
+from plangym.control import ClassicControl
 from plangym.vectorization import ClosedEnvironmentError, ParallelEnv
 from tests.helpers.backend_checks import close_during_a_hung_call
 from tests.helpers.faulty_env import FaultyCartPole
@@ -151,31 +152,32 @@ def test_close_from_another_thread_lets_a_call_in_the_caller_end_exactly():
         single.close()
 
 
-def batches_until_an_error(env, actions: list, states: list, outcome: list) -> None:
+def batches_until_an_error(step_batch, actions: list, states: list, outcome: list) -> None:
     """Step the same batch until a call raises (close() in another thread); keep the error."""
-    expected = env.step_batch(actions, states)
+    expected = step_batch(actions, states)
     try:
         while True:
-            assert_identical(env.step_batch(actions, states), expected)
+            assert_identical(step_batch(actions, states), expected)
     except Exception as error:
         outcome.append(error)
 
 
-@pytest.mark.parametrize("face", ["ParallelEnv", "make_vec"])
+@pytest.mark.parametrize("face", ["ParallelEnv", "make_vec", "BatchEnv"])
 def test_close_from_another_thread_ends_running_batches_with_closed_environment_error(face):
     """What close() frees is freed after the running call: no AttributeError or TypeError
     from buffers and pipes pulled from under it (1 in 4 runs raised those before)."""
     rng = np.random.default_rng(0)
     for _ in range(20):
-        if face == "ParallelEnv":
-            env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
-            start = env.reset(seed=0)[0]
-        else:
+        if face == "make_vec":
             env = plangym.make_vec("CartPole-v1", 2, vectorization_mode="async")
             env.reset(seed=0)
-            start = env.get_states()[0]
+            start, step_batch = env.get_states()[0], env.step_batch
+        else:  # plangym 0.1's BatchEnv: a view of the ParallelEnv's workers
+            env = plangym.make("CartPole-v1", n_workers=2, inline_small_batches=False)
+            start = env.reset(seed=0)[0]
+            step_batch = env.step_batch if face == "ParallelEnv" else env.batch_env.make_transitions
         outcome: list = []
-        args = (env, [0, 1] * 100, [start] * 200, outcome)
+        args = (step_batch, [0, 1] * 100, [start] * 200, outcome)
         caller = threading.Thread(target=batches_until_an_error, args=args)
         caller.start()
         time.sleep(rng.uniform(0.05, 0.2))
@@ -183,3 +185,26 @@ def test_close_from_another_thread_ends_running_batches_with_closed_environment_
         caller.join(60)
         assert not caller.is_alive()
         assert isinstance(outcome[0], ClosedEnvironmentError), repr(outcome[0])
+
+
+class ClosingCartPole(ClassicControl):
+    """Calls what ``ON_STEP`` holds at its next step: a callback that closes its ParallelEnv."""
+
+    def apply_action(self, action):
+        while ON_STEP:
+            ON_STEP.pop()()
+        return super().apply_action(action)
+
+
+ON_STEP: list = []
+
+
+def test_close_from_inside_a_call_frees_nothing_under_it():
+    """close() from the thread whose call runs (a wrapper, a callback) used to close the
+    local env under the step, which went on in a fresh emulator: a wrong transition."""
+    env = ParallelEnv(ClosingCartPole, "CartPole-v1", n_workers=2)
+    state = env.reset(seed=0)[0]
+    ON_STEP.append(env.close)
+    with pytest.raises(ClosedEnvironmentError):
+        env.step(0, state=state)
+    assert env._plan_env._gym_env is None  # closed after the step, not built again
