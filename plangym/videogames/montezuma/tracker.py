@@ -7,6 +7,7 @@ reads him from the screen after every frame as 0.1 did (:mod:`.pixels`).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, cast
 
 import ale_py
@@ -240,12 +241,11 @@ class CustomMontezuma(gym.Wrapper):
         if not isinstance(state[0], ale_py.ALEState):
             return f"{type(state[0]).__name__} where the ALE state goes"
         # ale-py raises an untranslated SystemError for another cartridge's state.
-        own = cartridge_tag(self._ale.cloneState().serialize(), "MontezumaRevenge")[1]
         try:
             theirs = cartridge_tag(state[0].serialize(), "the snapshot")[1]
         except RuntimeError:
             theirs = None
-        if theirs != own:
+        if theirs != self._cartridge_md5:
             return "an ALE state of another game"
         kept, expected = state[1], (6 if self.objects_from_pixels else 4)
         if kept is not None and not (isinstance(kept, tuple) and len(kept) == expected):
@@ -260,6 +260,10 @@ class CustomMontezuma(gym.Wrapper):
         if kept is not None and self.objects_from_pixels and type(kept[4]) is not type(self._seen):
             return f"{describe(kept[4])} where Joe as last seen goes"
         return None
+
+    @functools.cached_property
+    def _cartridge_md5(self) -> bytes:
+        return cartridge_tag(self._ale.cloneState().serialize(), "MontezumaRevenge")[1]
 
     def state_to_numpy(self) -> np.ndarray:
         """Return ``[ALEState, None]`` (object array) as 0.1 did; the ALE state has its RNG."""
