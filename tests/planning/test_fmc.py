@@ -161,11 +161,14 @@ def test_a_restored_planner_state_continues_the_same_game(boxing, make_planner):
     assert half.actions + rest.actions == whole.actions
 
 
-def test_a_won_game_stays_in_the_swarm_and_decides(boxing):
-    """A walker whose game ended ahead of every walker playing never clones away, and wins."""
+@pytest.mark.parametrize("planner_class", [FMCPlanner, SwarmPlanner])
+def test_a_won_game_stays_in_the_swarm_and_decides(boxing, planner_class):
+    """A walker whose game ended ahead of every walker playing never clones away, and wins
+    (the swarm planner cloned it away as dead: it never finished Acrobot, say)."""
     from plangym.planning.swarm import _Swarm
 
-    planner = FMCPlanner(boxing, n_walkers=4, horizon=3, seed=0)
+    planner = planner_class(boxing, n_walkers=4, horizon=3, seed=0)
+    decide = planner._decide if planner_class is FMCPlanner else planner._vote
     first_actions = np.array([3, 5, 5, 5])
     swarm = _Swarm(
         states=[None] * 4,
@@ -177,10 +180,11 @@ def test_a_won_game_stays_in_the_swarm_and_decides(boxing):
     )
     for _ in range(20):
         assert planner._clone_targets(swarm)[0] == 0
-    action = planner._decide(swarm, first_actions)
-    assert action == 3 and type(action) is int  # the win's action, not the vote's 5
+    action = decide(swarm, first_actions)
+    assert action == 3  # the win's action, not the vote's 5
+    assert type(action) is int or planner_class is SwarmPlanner  # its decide() converts
     swarm.scores[1] = 2.0  # a walker still playing has as much: no win yet
-    assert planner._decide(swarm, first_actions) == 5
+    assert decide(swarm, first_actions) == 5
 
 
 def test_fmc_refuses_feature_rows_that_change_width_within_a_decision(cartpole):

@@ -544,28 +544,3 @@ def test_the_swarm_plays_to_a_goal_that_ends_the_episode():
     trajectory = play(env, planner, max_steps=300, seed=0)
     assert trajectory.ended and trajectory.score > -300
     env.close()
-
-
-def test_a_won_game_stays_in_the_swarm_and_decides_for_the_swarm_planner():
-    """As FMCPlanner's: a walker whose game ended ahead of every walker playing never
-    clones away, is not stepped on, and its first action is played."""
-    from plangym.planning.swarm import _Swarm
-
-    env = plangym.make("CartPole-v1")
-    planner = SwarmPlanner(env, n_walkers=4, horizon=3, seed=0)
-    first_actions = np.array([0, 1, 1, 1])
-    swarm = _Swarm(
-        states=[None] * 4,
-        features=np.zeros((4, 2)),
-        scores=np.array([2.0, 1.0, 1.0, 0.0]),
-        dead=np.array([True, False, False, False]),
-        origin=np.arange(4),
-        last_actions=first_actions,
-        ended=np.array([True, False, False, False]),
-    )
-    for _ in range(20):
-        assert planner._clone_targets(swarm)[0] == 0
-    assert planner._vote(swarm, first_actions) == 0  # the win's action, not the vote's 1
-    swarm.scores[1] = 2.0  # a walker still playing has as much: no win yet
-    assert planner._vote(swarm, first_actions) == 1
-    env.close()
