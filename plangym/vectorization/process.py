@@ -15,7 +15,6 @@ import multiprocessing as mp
 import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -28,6 +27,7 @@ from plangym.core import PlanEnv
 from plangym.utils.fork_safety import start_method_for
 from plangym.validation import check_timeout
 from plangym.vectorization.errors import WorkerCrashedError, add_note, held_back, note_build
+from plangym.vectorization.forked_children import STARTED_WORKERS
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import (
     READY_ID,
@@ -44,21 +44,6 @@ from plangym.vectorization.wire import decode_reply, encode, unwrap_reply
 from plangym.vectorization.worker import run_worker
 
 CLOSE_TIMEOUT_S = 5.0
-# Every worker process started here and not yet reaped (see _disown_inherited_workers).
-_STARTED: weakref.WeakSet[BaseProcess] = weakref.WeakSet()
-
-
-def _disown_inherited_workers() -> None:
-    """In a child forked with ``os.fork``, forget the caller's workers.
-
-    Else multiprocessing's exit handler in the child would kill and join them.
-    """
-    children = getattr(mp.process, "_children", None)
-    if isinstance(children, set):
-        children.difference_update(_STARTED)
-
-
-os.register_at_fork(after_in_child=_disown_inherited_workers)
 # How long a new worker may take to build its env: only ends waits that would never end.
 READY_TIMEOUT = 300.0
 
@@ -117,7 +102,7 @@ class WorkerProcess:
         )
         process.start()
         self._start_method = context.get_start_method()
-        _STARTED.add(process)
+        STARTED_WORKERS.add(process)
         child_conn.close()
         self._conn, self._process = parent_conn, process
         # Replies come in the order of the requests that get one: the ids still awaited.
