@@ -31,10 +31,9 @@ plangym.vectorization.errors.ClosedEnvironmentError: Trying to operate on `Door`
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from plangym.vectorization.errors import (
@@ -111,31 +110,35 @@ class CallState:
         self.closed = True
         return batch
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold the env for one call; end it with ClosedEnvironmentError if close() stopped it."""
-        with self.lock:
-            with self._handover:
-                self._depth += 1
-            try:
-                yield
-            except BaseException as error:
-                self._end_call(raised_closed=isinstance(error, ClosedEnvironmentError))
-                raise
-            self._end_call(raised_closed=False)
+    def held(self) -> CallState:
+        """Hold the env for one call: ``with call_state.held():``.
 
-    def _end_call(self, raised_closed: bool) -> None:
-        with self._handover:  # a close() meanwhile left its release here, or sees no call
-            self._depth -= 1
-            release = None
-            if not self._depth:
-                release, self._release = self._release, None
-        if release is not None:  # close() stopped this call
-            try:
-                release()
-            finally:
-                if not raised_closed:
-                    raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
+        A call of another thread waits; a close() that stopped this call ends it with
+        ClosedEnvironmentError.
+        """
+        return self
+
+    # The context manager of held(): a class's, not a generator's (once or more per call).
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        with self._handover:
+            self._depth += 1
+
+    def __exit__(self, kind: type | None, error: BaseException | None, trace: Any) -> None:
+        try:
+            with self._handover:  # a close() meanwhile left its release here, or saw no call
+                self._depth -= 1
+                release = None
+                if not self._depth:
+                    release, self._release = self._release, None
+            if release is not None:  # close() stopped this call
+                try:
+                    release()
+                finally:
+                    if not isinstance(error, ClosedEnvironmentError):
+                        raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
+        finally:
+            self.lock.release()
 
     def release_when_free(
         self, release: Callable[[], None], interrupt: Callable[[], None], grace: float
