@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from plangym.planning.batches import step_states, take_states
+from plangym.planning.batches import step_states
 from plangym.planning.checks import (
     check_decide_state,
     check_feature_rows,
@@ -170,7 +170,7 @@ class FMCPlanner:
 
     def _step(self, swarm: _Swarm, actions: np.ndarray, movers: np.ndarray) -> _Swarm:
         """Step the walkers ``movers`` (one ``step_batch`` call); the others stay put."""
-        stepped = step_states(self.env, actions, take_states(swarm.states, movers))
+        stepped = step_states(self.env, actions, swarm.states_of(movers))
         width = None if swarm.features is None else swarm.features.shape[1]
         features = check_feature_rows(self.features(stepped.observs), len(movers), width)
         return swarm.moved(movers, stepped, features, actions)

@@ -152,7 +152,7 @@ class SwarmPlanner:
 
     def _step(self, swarm: _Swarm, actions: np.ndarray, movers: np.ndarray) -> _Swarm:
         """Apply one action per walker of ``movers`` in a single ``step_batch`` call."""
-        stepped = step_states(self.env, actions, take_states(swarm.states, movers), dt=self.dt)
+        stepped = step_states(self.env, actions, swarm.states_of(movers), dt=self.dt)
         features = check_feature_rows(self.features(stepped.observs), len(actions))
         return swarm.moved(movers, stepped, features, actions)
 
@@ -217,6 +217,10 @@ class _Swarm:
             dead=np.zeros(n, dtype=bool),
             origin=np.arange(n),
         )
+
+    def states_of(self, movers: np.ndarray) -> list | np.ndarray:
+        """Return the states of walkers ``movers``: all as they are (no copy) when all move."""
+        return self.states if len(movers) == len(self.scores) else take_states(self.states, movers)
 
     def moved(
         self, movers: np.ndarray, stepped: SteppedStates, features: np.ndarray, actions: Any
