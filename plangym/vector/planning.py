@@ -126,8 +126,8 @@ class VectorPlanning:
             if self.checks_actions and checked_states is not None:
                 checked_states = self._checked("checked_batch_states", checked_states)
         if arrays and len(checked_actions) == 0:  # no row of each, as a plangym env's
-            face = self._checker if not self._wrapper_kinds else None
-            state_dtype = getattr(face and face.plan_env, "state_dtype", None)
+            # Wrappers leave the states as the plangym env's: their dtype is the checker's.
+            state_dtype = getattr(self._checker and self._checker.plan_env, "state_dtype", None)
             return empty_arrays(self.single_observation_space, state_dtype, want_state)
         inputs = BatchInputs(checked_actions, checked_states, dts, want_state=want_state)
         columns = columns_of(self._started.run(inputs).columns(), want_state)

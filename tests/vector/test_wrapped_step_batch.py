@@ -54,6 +54,9 @@ def test_step_batch_takes_the_wrapped_actions_and_rewards(mode):
         assert envs.single_action_space.high.tolist() == [1.0]
         infos = predicts_next_steps(envs)
         assert infos[0] == {"n_step": 1, "dt": 1}
+        # A swarm with no walker left: the states' record dtype, as without wrappers.
+        states, observs, *_ = envs.step_batch([], [], arrays=True)
+        assert states.dtype == envs.get_states()[0].dtype and observs.shape == (0, 3)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -116,8 +116,9 @@ def test_ray_env_matches_the_single_env(ray_cluster, batch_and_single):
 
 
 def test_a_second_emulator_in_one_process_is_refused(env):
-    with pytest.raises(RuntimeError, match="one emulator per process"):
+    with pytest.raises(RuntimeError, match="one emulator per process") as refused:
         RetroEnv(NAME)
+    assert "holds this process's; close() that env first" in str(refused.value)
     env.reset()  # the first one is untouched
     env.close()
     other = RetroEnv(NAME)  # closing frees the process's emulator
@@ -126,7 +127,7 @@ def test_a_second_emulator_in_one_process_is_refused(env):
 
 def test_a_sync_vector_env_of_two_games_says_where_the_emulators_would_be():
     """The caller holds no emulator: the message must not tell it to close one of its own."""
-    with pytest.raises(RuntimeError, match=r"sync vector env's sub-envs.*vectorization_mode"):
+    with pytest.raises(RuntimeError, match=r"vectorization_mode.*sync vector env's sub-envs"):
         plangym.make_vec(NAME, 2, vectorization_mode="sync")
     RetroEnv(NAME).close()  # the half-built vector env left the process's emulator free
 

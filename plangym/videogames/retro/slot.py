@@ -34,10 +34,10 @@ def claim_emulator(env: RetroEnv) -> None:
     if holder is not None and holder is not env and holder._gym_env is not None:
         raise RuntimeError(
             f"RetroEnv: stable-retro runs one emulator per process, and another RetroEnv "
-            f"of {holder.name} holds this one's (a sync vector env's sub-envs all live in "
-            "this process); close() that env first, or step the games in worker processes: "
-            "plangym.make(name, n_workers=N) or plangym.make_vec(name, n, "
-            'vectorization_mode="async"), which build no emulator in this process'
+            f"of {holder.name} holds this process's; close() that env first, or step the "
+            "games in worker processes: plangym.make(name, n_workers=N) or "
+            'plangym.make_vec(name, n, vectorization_mode="async") build no emulator in this '
+            "process (a sync vector env's sub-envs would all share it)"
         )
     _EmulatorSlot.holder = weakref.ref(env)
 
