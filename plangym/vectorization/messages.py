@@ -144,12 +144,14 @@ class Request(NamedTuple):
 
 
 class Reply(NamedTuple):
-    """The answer to request ``request_id``: a payload, or an error and its traceback."""
+    """The answer to request ``request_id``: a payload, or an error packed with its traceback.
+
+    (:func:`~plangym.vectorization.wire.pack_error`)
+    """
 
     request_id: int
     ok: bool
     payload: Any
-    traceback: str = ""
 
 
 class StepChunkReply(NamedTuple):

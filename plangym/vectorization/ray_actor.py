@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import pickle
 import socket
 from collections.abc import Callable
 from types import ModuleType
@@ -23,7 +22,7 @@ from plangym.vectorization.errors import with_remote_traceback
 from plangym.vectorization.handler import Handler, as_handler_factory
 from plangym.vectorization.messages import Location
 from plangym.vectorization.shared_memory import AttachedOutputs
-from plangym.vectorization.wire import dumps, error_payload
+from plangym.vectorization.wire import pack_error, unpack_error
 
 
 def import_ray() -> ModuleType:
@@ -54,12 +53,11 @@ class PackedError(Exception):
     @classmethod
     def current(cls, error: BaseException) -> PackedError:
         """Pack ``error``, which is being handled, with its traceback text."""
-        return cls(dumps(error_payload(error)))
+        return cls(pack_error(error))
 
     def unpack(self) -> BaseException:
         """Return the original error, with the actor's traceback as its ``__cause__``."""
-        error, text = pickle.loads(self.blob)
-        return with_remote_traceback(error, text)
+        return unpack_error(self.blob)
 
 
 def reports_errors(method: Callable) -> Callable:

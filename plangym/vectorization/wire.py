@@ -73,17 +73,51 @@ def error_payload(error: BaseException) -> tuple[BaseException, str]:
     try:
         pickle.loads(dumps(error))
     except Exception:
-        try:
-            message = str(error)
-        except Exception:  # its __str__ fails too: the traceback text still tells
-            message = "<the message could not be read>"
-        error = RuntimeError(f"{type(error).__name__}: {message}")
+        error = RuntimeError(f"{type(error).__name__}: {_message_of(error)}")
     return error, text
+
+
+def _message_of(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # its __str__ fails: the traceback text still tells
+        return "<the message could not be read>"
+
+
+def pack_error(error: BaseException) -> bytes:
+    """Pickle the error being handled with its traceback text, for :func:`unpack_error`.
+
+    The error is pickled on its own, next to its class and message in words: a caller that
+    cannot import the class (a module only the worker imported) still gets the message.
+    """
+    error, text = error_payload(error)
+    kind = type(error)
+    words = f"{kind.__module__}.{kind.__qualname__}: {_message_of(error)}"
+    return dumps((dumps(error), words, text))
+
+
+def unpack_error(blob: bytes) -> BaseException:
+    """Return the error :func:`pack_error` pickled, with the worker's traceback as its cause.
+
+    >>> try:
+    ...     raise KeyError("x")
+    ... except KeyError as error:
+    ...     blob = pack_error(error)
+    >>> unpack_error(blob)
+    KeyError('x')
+    """
+    error_blob, words, text = pickle.loads(blob)
+    try:
+        error = pickle.loads(error_blob)
+    except Exception as failure:
+        reason = f"raised in a worker; its class cannot be unpickled here: {failure}"
+        error = RuntimeError(f"{words} ({reason})")
+    return with_remote_traceback(error, text)
 
 
 def error_reply(request_id: int, error: BaseException) -> Reply:
     """Return a reply carrying ``error`` and the traceback of the exception handled."""
-    return Reply(request_id, False, *error_payload(error))
+    return Reply(request_id, False, pack_error(error))
 
 
 # A vector step's hot path pickles nothing: a step whose action waits in the shared action
@@ -100,7 +134,7 @@ def encode(message: Request | Reply) -> bytes:
     >>> decode(encode(Request(5, Step())))
     Request(request_id=0, body=Step(action=IN_BUFFER))
     >>> decode_reply(encode(Reply(5, True, {})), 5)
-    Reply(request_id=5, ok=True, payload={}, traceback='')
+    Reply(request_id=5, ok=True, payload={})
     """
     if isinstance(message, Request):
         body = message.body
@@ -112,22 +146,22 @@ def encode(message: Request | Reply) -> bytes:
         return EMPTY_INFO
     wired = type(payload) in _TAGS
     flat = _flat(payload) if wired else payload
-    return dumps((message.request_id, message.ok, flat, wired, message.traceback))
+    return dumps((message.request_id, message.ok, flat, wired))
 
 
 def decode_reply(blob: bytes, request_id: int) -> Reply:
     """Return the reply in ``blob``, known to answer request ``request_id``."""
     if blob == EMPTY_INFO:
         return Reply(request_id, True, {})
-    _, ok, payload, wired, text = pickle.loads(blob)
-    return Reply(request_id, ok, _typed(payload) if wired else payload, text)
+    _, ok, payload, wired = pickle.loads(blob)
+    return Reply(request_id, ok, _typed(payload) if wired else payload)
 
 
 def unwrap_reply(reply: Reply) -> Any:
     """Return the payload of a successful reply; raise the worker's error otherwise."""
     if reply.ok:
         return reply.payload
-    raise with_remote_traceback(reply.payload, reply.traceback)
+    raise unpack_error(reply.payload)
 
 
 def decode(blob: bytes) -> Request:

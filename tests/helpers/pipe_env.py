@@ -4,6 +4,8 @@
 
 * ``"worker_only"``: the info holds an object of module ``worker_only_thing``, found in
   ``module_dir``, which only the process that steps imports (the caller cannot unpickle it).
+* ``"worker_only_error"``: the env raises a ``worker_only_thing.Failure``, an error the
+  caller cannot unpickle.
 * ``"interrupt"``: the env raises KeyboardInterrupt, as an env stopped by a signal would.
 * ``"lock"``: the info holds a lock, which cannot be pickled (the reply cannot be sent).
 * anything else: nothing special.
@@ -36,6 +38,7 @@ def write_thing_module(directory: str) -> None:
     path = os.path.join(directory, f"{THING_MODULE}.py")
     with open(path, "w") as file:
         file.write("class Thing(int):  # an action too\n    pass\n")
+        file.write("class Failure(Exception):\n    pass\n")
 
 
 @contextlib.contextmanager
@@ -61,10 +64,12 @@ class PipeEnv(ClassicControl):
 
     def process_info(self, info: dict, **kwargs: Any) -> dict:
         info = super().process_info(info, **kwargs)
-        if self.mode == "worker_only":
+        if self.mode in ("worker_only", "worker_only_error"):
             if self.module_dir not in sys.path:
                 sys.path.insert(0, self.module_dir)
             thing = __import__(THING_MODULE)
+            if self.mode == "worker_only_error":
+                raise thing.Failure("the pole fell off the cart")
             info = {**info, "thing": thing.Thing()}
         elif self.mode == "interrupt":
             raise KeyboardInterrupt("raised by the env")

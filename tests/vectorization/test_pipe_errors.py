@@ -18,6 +18,7 @@ from plangym.vector import AsyncVectorEnv
 from plangym.vectorization import ParallelEnv
 from plangym.vectorization.compat import ExternalProcess
 from plangym.vectorization.messages import GetAttr
+from plangym.vectorization.ray_actor import PackedError
 from plangym.vectorization.wire import error_payload
 from tests.helpers.pipe_env import (
     THING_MODULE,
@@ -130,6 +131,20 @@ def test_a_keyboard_interrupt_raised_by_an_env_is_its_error(env_and_reference):
     assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
 
 
+def test_an_error_of_a_class_only_the_worker_imports_keeps_its_message(env_and_reference, tmp_path):
+    env, single, actions, states = env_and_reference
+    write_thing_module(str(tmp_path))
+    env.set_attr("module_dir", str(tmp_path))
+    env.set_attr("mode", "worker_only_error")
+    message = rf"^{THING_MODULE}\.Failure: the pole fell off"
+    with pytest.raises(RuntimeError, match=message) as raised:
+        env.step_batch(actions, states)
+    assert "Failure" in str(raised.value.__cause__)  # the worker's traceback
+    assert THING_MODULE not in sys.modules
+    env.set_attr("mode", None)
+    assert_identical(env.step_batch(actions, states), single.step_batch(actions, states))
+
+
 def test_a_sub_env_raising_keyboard_interrupt_leaves_the_others_episodes_alone(recwarn):
     envs = AsyncVectorEnv([make_pipe_sub_env] * 2)
     try:
@@ -163,6 +178,19 @@ def test_an_error_whose_message_cannot_be_read_still_reaches_the_caller():
         stand_in, text = error_payload(error)
     assert str(stand_in) == "UnreadableError: <the message could not be read>"
     assert "UnreadableError" in text
+
+
+def test_a_ray_actors_error_of_a_class_the_caller_lacks_keeps_its_message(tmp_path):
+    """Ray's actors pack their errors as the pipe's workers do: the message arrives."""
+    with caller_only_thing(str(tmp_path)):
+        try:
+            raise __import__(THING_MODULE).Failure("out of fuel")
+        except Exception as error:
+            packed = PackedError.current(error)
+    error = packed.unpack()  # the module is gone, as in a caller that never imported it
+    assert isinstance(error, RuntimeError)
+    assert str(error).startswith(f"{THING_MODULE}.Failure: out of fuel (raised in a worker")
+    assert "out of fuel" in error.__cause__.text
 
 
 def test_plangym_01_promises_are_read_once_and_in_order():
