@@ -109,6 +109,30 @@ def test_a_step_from_the_end_that_ends_the_episode_no_more_is_gymnasiums():
     assert new_state["steps_beyond_terminated"] == steps_beyond == 0
 
 
+class NeverTerminated(gymnasium.Wrapper):
+    def step(self, action):
+        obs, reward, _, truncated, info = self.env.step(action)
+        return obs, reward, False, truncated, info
+
+
+def test_past_the_end_under_a_wrapper_hiding_the_end_counts_as_gymnasium_does():
+    """The counter is CartPole's, not the wrapper's flag: 1, 2, 3... past the end."""
+    env = plangym.make("CartPole-v1", wrappers=[NeverTerminated], autoreset=False)
+    reference = NeverTerminated(gymnasium.make("CartPole-v1").unwrapped)
+    state, *_ = env.reset(seed=5)
+    reference.reset(seed=5)
+    counted, reference_counted = [], []
+    for _ in range(40):
+        state, *_ = env.step(0, state=state)
+        counted.append(int(state["steps_beyond_terminated"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # gymnasium's own warning past the end
+            reference.step(0)
+        beyond = reference.unwrapped.steps_beyond_terminated
+        reference_counted.append(-1 if beyond is None else beyond)
+    assert counted == reference_counted and counted[-1] > 1
+
+
 def test_stepping_past_the_end_leaves_other_threads_warnings_alone():
     """Warning filters are the whole process's: silencing CartPole's warning with them
     dropped other threads' warnings (8,424 of 20,000 in a probe)."""

@@ -129,7 +129,8 @@ class ClassicControl(PlangymEnv):
         Silencing warnings is not thread-safe (it would silence every thread), so the step
         runs with CartPole's counter past the warning, then the counter is set to the value
         gymnasium gives it: 1 if the step ends terminated, else 0 (untouched). The results
-        are gymnasium's own.
+        are gymnasium's own. The counter, not the step's ``terminated``, says which: a
+        wrapper may rewrite the flag.
         """
         gym_env = self._gym_env  # read directly: the bulk loop calls this once per step
         if gym_env is None:
@@ -139,12 +140,9 @@ class ClassicControl(PlangymEnv):
         if codec.has_steps_beyond and unwrapped.steps_beyond_terminated == 0:
             unwrapped.steps_beyond_terminated = 1
             try:
-                result = gym_env.step(action)
-            finally:
-                unwrapped.steps_beyond_terminated = 0
-            if result[2]:
-                unwrapped.steps_beyond_terminated = 1
-            return result
+                return gym_env.step(action)
+            finally:  # counted on from 1 when the step ended terminated
+                unwrapped.steps_beyond_terminated = int(unwrapped.steps_beyond_terminated > 1)
         return gym_env.step(action)
 
     @property
