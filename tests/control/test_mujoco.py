@@ -309,6 +309,25 @@ def test_mujoco_warnings_become_python_warnings(tmp_path):
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
 
 
+def test_halfcheetahs_note_stays_quiet_after_dm_control_took_the_warnings(tmp_path):
+    """dm_control sends MuJoCo's warnings to absl's log: the note must stay out of it too."""
+    pytest.importorskip("dm_control")
+    code = (
+        "import mujoco, plangym\n"
+        "plangym.make('cartpole-balance').close()\n"
+        "plangym.make('HalfCheetah-v5', render_mode=None).close()\n"
+        "print('built', flush=True)\n"
+        f"mujoco.MjModel.from_xml_string({MODEL_WITH_A_DEPRECATED_ATTRIBUTE!r})\n"
+    )
+    command = [sys.executable, "-c", code]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "built\n"
+    assert done.stderr.count("compiler attribute 'settotalmass'") == 1  # the user's model
+
+
 def test_plangym_check_passes():
     results = run_checks("Walker2d-v5", n_steps=20, env_kwargs={"render_mode": None})
     assert {r.status for r in results} <= {"PASS", "n/a"}, [r for r in results if r.detail]

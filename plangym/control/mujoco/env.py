@@ -34,6 +34,7 @@ in the same instance, a fresh one or another process.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Iterable
 from functools import partial
@@ -57,6 +58,14 @@ if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv as GymMujocoEnv
 
 __all__ = ["MujocoEnv"]
+
+
+_SETTOTALMASS = "MuJoCo: compiler attribute 'settotalmass'"
+
+
+def _not_settotalmass(record: logging.LogRecord) -> bool:
+    """Keep every record of absl's log but MuJoCo's settotalmass deprecation."""
+    return "compiler attribute 'settotalmass'" not in record.getMessage()
 
 
 class MujocoEnv(PlangymEnv):
@@ -107,13 +116,17 @@ class MujocoEnv(PlangymEnv):
 
     def setup(self) -> None:
         """Build the gymnasium env and the codec of its states."""
-        with warnings.catch_warnings():
-            # gymnasium's half_cheetah.xml sets settotalmass, which MuJoCo 3 deprecates: a
-            # note for gymnasium's maintainers that every HalfCheetah would repeat to users.
-            warnings.filterwarnings(
-                "ignore", "MuJoCo: compiler attribute 'settotalmass'", RuntimeWarning
-            )
-            super().setup()
+        # gymnasium's half_cheetah.xml sets settotalmass, which MuJoCo 3 deprecates: a note
+        # for gymnasium's maintainers that every HalfCheetah would repeat to users. MuJoCo
+        # warns through plangym's handler, or through absl's log once dm_control is loaded.
+        absl_log = logging.getLogger("absl")
+        absl_log.addFilter(_not_settotalmass)
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", _SETTOTALMASS, RuntimeWarning)
+                super().setup()
+        finally:  # the user's own models still warn
+            absl_log.removeFilter(_not_settotalmass)
         unwrapped = _simulator(self.gym_env)
         # gymnasium's MuJoCo envs draw from np_random only in reset; without user wrappers
         # (which might draw in step) the generator's words can be kept between resets.
