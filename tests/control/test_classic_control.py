@@ -133,6 +133,23 @@ def test_past_the_end_under_a_wrapper_hiding_the_end_counts_as_gymnasium_does():
     assert counted == reference_counted and counted[-1] > 1
 
 
+def test_acrobots_torque_noise_set_after_setup_is_in_the_states():
+    """With torque_noise_max set, Acrobot's step draws from its generator: a state must hold
+    the generator as it is then, and batches leave the kernel (which refuses the noise)."""
+    env = plangym.make("Acrobot-v1")
+    state, *_ = env.reset(seed=0)
+    env.gym_env.unwrapped.torque_noise_max = 0.5  # as users do, at any time
+    for _ in range(3):
+        state, *_ = env.step(1, state=state)
+    first = [env.step(1)[0] for _ in range(5)]
+    env.set_state(state)
+    assert all(np.array_equal(obs, env.step(1)[0]) for obs in first)
+    batch = env.step_batch([1] * 8, [state] * 8)  # the kernel's min_batch
+    single = [env.step(1, state=state) for _ in range(8)]
+    assert_identical(batch, tuple(map(list, zip(*single, strict=True))))
+    assert np.array_equal(batch[1][0], first[0])
+
+
 def test_stepping_past_the_end_leaves_other_threads_warnings_alone():
     """Warning filters are the whole process's: silencing CartPole's warning with them
     dropped other threads' warnings (8,424 of 20,000 in a probe)."""

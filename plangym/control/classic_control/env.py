@@ -219,7 +219,12 @@ class ClassicControl(PlangymEnv):
             return BatchColumns([] if want_state else None, [], [], [], [], [])
         kernel = self._kernel
         # Below the kernel's min_batch, a few states cost less one by one than NumPy passes.
-        if kernel is not None and len(records) >= kernel.min_batch:
+        # A setting changed since setup may rule the kernel out (Acrobot's torque noise).
+        if (
+            kernel is not None
+            and len(records) >= kernel.min_batch
+            and kernel.accepts(self._codec.unwrapped)
+        ):
             stacked = kernel_actions(actions)
             if stacked is not None and kernel.steps_kinds(records["physics_kind"]):
                 return self._run_kernel(batch._replace(actions=stacked), records)

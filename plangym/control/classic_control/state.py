@@ -97,10 +97,12 @@ class ClassicStateCodec:
         cache_rng: Whether the generator is only drawn from in reset. The built-in dynamics
             draw from ``np_random`` only there, so between resets its words need neither
             reading nor writing (:meth:`forget_rng` marks a reset). Wrappers may draw in
-            step: then the generator is read and written with every state.
+            step: then the generator is read and written with every state. So does Acrobot
+            while its ``torque_noise_max`` is set, whenever it was set.
     """
 
     __slots__ = (
+        "_noisy",
         "_tail",
         "dtype",
         "has_last_u",
@@ -125,6 +127,16 @@ class ClassicStateCodec:
         assert fields is not None, "a record dtype has fields"
         self._tail = fields["physics_kind"][1]  # where the fields after physics start
         self.rng_words = GeneratorWords(cache=cache_rng)
+        # Acrobot draws random torques in step while torque_noise_max is set (an attribute
+        # users may set at any time).
+        self._noisy = unwrapped if hasattr(unwrapped, "torque_noise_max") else None
+
+    def _words(self) -> GeneratorWords:
+        """Return the generator's words, forgotten first while the env's step draws from it."""
+        noisy = self._noisy
+        if noisy is not None and noisy.torque_noise_max:
+            self.rng_words.forget()
+        return self.rng_words
 
     # The env <-> fields ---------------------------------------------------------------------
     def read(self) -> tuple:
@@ -135,7 +147,7 @@ class ClassicStateCodec:
             unwrapped.steps_beyond_terminated if self.has_steps_beyond else None,
             None if time_limit is None else time_limit._elapsed_steps,
             unwrapped.last_u if self.has_last_u else None,
-            self.rng_words.read(unwrapped.np_random),
+            self._words().read(unwrapped.np_random),
         )
 
     def read_into(self, columns: tuple[list, list, list, list, list]) -> None:
@@ -153,7 +165,7 @@ class ClassicStateCodec:
             elapsed.append(time_limit._elapsed_steps)
         if self.has_last_u:
             last_u.append(unwrapped.last_u)
-        rng.append(self.rng_words.read(unwrapped.np_random))
+        rng.append(self._words().read(unwrapped.np_random))
 
     def write(self, fields: tuple) -> None:
         """Put the env in the state of ``fields`` (from read, unpack or rows)."""
@@ -166,7 +178,7 @@ class ClassicStateCodec:
             time_limit._elapsed_steps = elapsed
         if self.has_last_u:
             unwrapped.last_u = last_u
-        self.rng_words.write(unwrapped.np_random, rng)
+        self._words().write(unwrapped.np_random, rng)
 
     def write_physics(self, physics: np.ndarray) -> None:
         """Set only the physics (a bare vector: plangym 0.1's state format)."""
