@@ -415,7 +415,8 @@ class PlangymEnv(PlanEnv):
         """Return an RGB picture of the environment (needs ``render_mode="rgb_array"``).
 
         With ``render_mode="human"`` the frame is drawn in the window and None returned,
-        as in plangym 0.1.
+        as in plangym 0.1. The emulators and dm_control draw without gymnasium's renderer:
+        their ``get_image`` returns the picture in any render mode, as 0.1's did.
         """
         if self.render_mode == "human":
             return self.render()
@@ -431,18 +432,6 @@ class PlangymEnv(PlanEnv):
         # gymnasium types render() for every mode; "rgb_array" draws one RGB frame.
         with extra_for(self.DRAWING_EXTRA, f"Drawing {self.name}"):
             return cast("np.ndarray", self.gym_env.render())
-
-    def check_can_draw(self) -> None:
-        """Raise RuntimeError when the env was built without a render mode.
-
-        Envs whose pictures do not come from gymnasium's renderer call this first in
-        their :meth:`get_image`, so every family refuses pictures alike.
-        """
-        if self.render_mode is None:
-            raise RuntimeError(
-                "get_image: cannot draw with render_mode=None; build the env with "
-                "render_mode='rgb_array' to get pictures"
-            )
 
     def render(self) -> Any:
         """Render the gymnasium env (an RGB array, or a window for "human").

@@ -267,15 +267,13 @@ def test_bad_constructor_arguments():
         AtariEnv("ALE/Pong-v5", full_action_space="yes")
 
 
-def test_render_mode_none_still_observes_the_screen_but_draws_no_pictures():
-    """As in plangym 0.1.32: no pictures without a render mode; the emulator's screen is
-    still the observation."""
+def test_render_mode_none_still_observes_and_shows_the_screen():
+    """As in plangym 0.1.32: the emulator's screen is the observation and get_image()'s
+    picture without a render mode; return_image=True needs one."""
     env = AtariEnv("ALE/Pong-v5", render_mode=None)
     obs, *_ = env.step(0)
     assert obs.shape == (210, 160, 3) and obs.any()
-    with pytest.raises(RuntimeError, match="get_image: cannot draw with render_mode=None"):
-        env.get_image()
-    assert env.img_shape is None
+    assert np.array_equal(env.get_image(), obs) and env.img_shape == (210, 160, 3)
     with pytest.raises(
         ValueError,
         match="render_mode: return_image=True requires render_mode='rgb_array' or 'human'",

@@ -48,9 +48,10 @@ class DMControlPictures:
         return {"render_modes": ["rgb_array"], "render_fps": fps}
 
     def get_image(self) -> np.ndarray:
-        """Return an RGB picture (240, 320, 3) from camera 0 (the free camera if none)."""
-        env: Any = self  # a DMControlEnv: the methods below are PlangymEnv's
-        env.check_can_draw()
+        """Return an RGB picture (240, 320, 3) from camera 0 (the free camera if none).
+
+        Drawn in any render mode, as in plangym 0.1: the physics draws itself.
+        """
         return self._draw()
 
     def render(self, mode: str | None = None) -> np.ndarray | bool | None:

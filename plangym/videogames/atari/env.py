@@ -247,11 +247,10 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         return ale_to_ram(self.ale)
 
     def get_image(self) -> np.ndarray:
-        """Return the screen as an RGB array (210, 160, 3); render_mode=None refuses.
+        """Return the screen as an RGB array (210, 160, 3), in any render mode, as in 0.1.
 
         Black after a step from a game that was over (see :meth:`play`).
         """
-        self.check_can_draw()
         screen = self.ale.getScreenRGB()
         if self._screen_is_black:
             screen.fill(0)

@@ -219,8 +219,7 @@ class RetroEnv(VideogameEnv):
         return self.retro_env.get_ram()
 
     def get_image(self) -> np.ndarray:
-        """Return the screen as an RGB array; render_mode=None refuses."""
-        self.check_can_draw()
+        """Return the screen as an RGB array, in any render mode (an emulator's screen)."""
         return self.retro_env.get_screen(apply_rotation=True)
 
     def render(self) -> Any:
