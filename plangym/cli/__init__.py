@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_command_line(argv)
     except UsageError as error:
         return fail(str(error))
+    except MemoryError as error:  # a size option far past this machine (a typo, mostly)
+        size = f" ({error})" if str(error) else ""
+        return fail(f"out of memory{size}; ask for fewer states, walkers, steps or games")
     except ImportError as error:
         message = missing_dependency(error)
         if message is None:

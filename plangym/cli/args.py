@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 import plangym
 from plangym.constructor import constructor_defaults
 from plangym.registry import get_planenv_class
+from plangym.validation import check_dt, check_process_count
+from plangym.vectorization.parallel import ParallelEnv
 
 # What to do about a stable-retro game whose ROM is not imported (docs/retro.md).
 IMPORT_ROMS = (
@@ -79,6 +81,47 @@ def _integer(text: str, minimum: int) -> int:
         value = None
     if value is None or value < minimum:
         raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, received {text!r}")
+    return value
+
+
+def worker_count(text: str) -> int:
+    """Parse a number of worker processes: >= 1, within ParallelEnv's cap (an argparse type).
+
+    >>> worker_count("2")
+    2
+    >>> worker_count("1000000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected at most ... worker processes (64 per CPU), ...
+    """
+    cap = ParallelEnv.processes_per_cpu
+    return _accepted(
+        positive_int(text), lambda n: check_process_count("n_workers", n, cap, "ParallelEnv")
+    )
+
+
+def agent_steps(text: str) -> int:
+    """Parse a number of agent steps (``dt``, steps per check): in [1, 2**31 - 1].
+
+    An argparse type: ``dt`` counts int64 frames (see ``check_dt``), and more steps than
+    that outlast anyone's patience.
+
+    >>> agent_steps("3")
+    3
+    >>> agent_steps("2147483648")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer in [1, 2147483647], received 2147483648
+    """
+    return _accepted(positive_int(text), check_dt)
+
+
+def _accepted(value: int, check: Callable[[int], object]) -> int:
+    """Return ``value`` if ``check`` takes it; its refusal, without the parameter's name."""
+    try:
+        check(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).partition(": ")[2]) from None
     return value
 
 

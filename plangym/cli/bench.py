@@ -19,10 +19,12 @@ import plangym
 from plangym.cli.args import (
     Command,
     Option,
+    agent_steps,
     check_env_builds,
     env_settings,
     positive_int,
     print_table,
+    worker_count,
 )
 from plangym.cli.progress import progress_bar
 from plangym.planning.common import ActionSampler, start_episode
@@ -34,10 +36,10 @@ COMMAND = Command(
     "ParallelEnv, round by round; print steps/s and frames/s.",
     options=(
         Option.env_name("environment name"),
-        Option("--workers", positive_int, 2, "ParallelEnv workers (default: 2)"),
+        Option("--workers", worker_count, 2, "ParallelEnv workers (default: 2)"),
         Option("--batch", positive_int, 256, "states per batch (default: 256)"),
         Option("--rounds", positive_int, 5, "timed rounds (default: 5)"),
-        Option("--dt", positive_int, 1, "agent steps per element (default: 1)"),
+        Option("--dt", agent_steps, 1, "agent steps per element (default: 1)"),
         Option.frameskip(),
         Option.seed("seed of states and actions (default: 0)"),
     ),

@@ -11,9 +11,9 @@ import argparse
 from plangym.cli.args import (
     Command,
     Option,
+    agent_steps,
     check_env_builds,
     env_settings,
-    positive_int,
     print_table,
 )
 from plangym.cli.progress import progress_bar
@@ -27,7 +27,7 @@ COMMAND = Command(
     "status 1 if any check fails.",
     options=(
         Option.env_name("environment name, e.g. ALE/Pong-v5 or CartPole-v1"),
-        Option("--steps", positive_int, 40, "steps per check (default: 40)"),
+        Option("--steps", agent_steps, 40, "steps per check (default: 40)"),
         Option.seed("seed of the random actions (default: 0)"),
         Option.frameskip(),
     ),

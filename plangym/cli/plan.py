@@ -38,6 +38,7 @@ from plangym.cli.args import (
     path_text,
     positive_int,
     single_env,
+    worker_count,
 )
 from plangym.cli.checkpoint import (
     Checkpointer,
@@ -91,7 +92,7 @@ COMMAND = Command(
         ),
         Option(
             "--workers",
-            positive_int,
+            worker_count,
             None,
             "worker processes; 1 plans in this process (default: "
             f"{KEPT_ON_RESUME['workers']}; resumed: the checkpoint's)",
@@ -319,7 +320,15 @@ def plan_game(
             saver.save()
         if not (args.baseline_games and trajectory.agent_steps):
             return []
-        return random_scores(env, trajectory.agent_steps, args.baseline_games, seed=args.seed)
+        try:
+            return random_scores(env, trajectory.agent_steps, args.baseline_games, args.seed)
+        except MemoryError:  # the game is played: its outputs are still written
+            print(
+                f"plangym: {args.baseline_games:,} random games do not fit in memory; no "
+                "baseline (lower --baseline-games)",
+                file=sys.stderr,
+            )
+            return []
     finally:
         env.close()
 

@@ -15,6 +15,7 @@ from typing import Any
 from plangym.cli.args import (
     Option,
     UsageError,
+    agent_steps,
     check_env_name,
     default_frameskip,
     env_settings,
@@ -52,7 +53,7 @@ BUDGET = Option(
 SWARM_OPTIONS = {
     "n_walkers": WALKERS,
     "horizon": HORIZON,
-    "dt": Option("--dt", positive_int, None, "swarm: agent steps per walker step (default: 2)"),
+    "dt": Option("--dt", agent_steps, None, "swarm: agent steps per walker step (default: 2)"),
     "repeat_probability": Option(
         "--repeat", probability, None, "swarm: chance a walker repeats its last action (0.5)"
     ),

@@ -47,7 +47,7 @@ from plangym.planning.checks import (
     planner_repr,
 )
 from plangym.planning.common import ActionSampler, Decision, as_action, features_of
-from plangym.validation import check_number, check_positive_int, check_seed
+from plangym.validation import check_dt, check_number, check_positive_int, check_seed
 
 
 def rescale(values: np.ndarray) -> np.ndarray:
@@ -101,7 +101,7 @@ class SwarmPlanner:
         self.env = check_plan_env(env)
         self.n_walkers = check_positive_int("n_walkers", n_walkers)
         self.horizon = check_positive_int("horizon", horizon)
-        self.dt = check_positive_int("dt", dt)
+        self.dt = check_dt(dt)  # refused here, not in the first batch
         self.reward_weight = check_number("reward_weight", reward_weight, low=0)
         self.distance_weight = check_number("distance_weight", distance_weight, low=0)
         self.features = check_features(features)

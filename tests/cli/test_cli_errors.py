@@ -103,9 +103,17 @@ def test_a_plangym_module_that_does_not_import_is_a_bug_with_a_traceback():
         (["bench", "NoSuchGame-v9"], "unknown environment 'NoSuchGame-v9'"),
         (["plan", "CartPole-v1", "--repeat", "2"], "--repeat: expected a probability"),
         (["plan"], "the following arguments are required: name"),
+        # Past what the library takes: refused by the parser, not in a traceback later.
+        (["bench", "CartPole-v1", "--workers", "300"], "--workers: expected at most 256"),
+        (["plan", "CartPole-v1", "--workers", "300"], "--workers: expected at most 256"),
+        (["bench", "CartPole-v1", "--dt", "2147483648"], "--dt: expected an integer in [1,"),
+        (["plan", "CartPole-v1", "--dt", "2147483648"], "--dt: expected an integer in [1,"),
+        (["check", "CartPole-v1", "--steps", "10000000000"], "--steps: expected an integer in"),
+        (["bench", "CartPole-v1", "--batch", "100000000000", "--rounds", "1"], "out of memory"),
     ],
     ids=["list-family", "list-extra", "check-name", "check-steps", "bench-rounds",
-         "bench-unknown", "plan-repeat", "plan-name"],
+         "bench-unknown", "plan-repeat", "plan-name", "bench-workers-cap", "plan-workers-cap",
+         "bench-dt-cap", "plan-dt-cap", "check-steps-cap", "bench-batch-memory"],
 )  # fmt: skip
 def test_bad_arguments_are_one_line_with_status_2(args, message):
     result = run_without([], *args)
@@ -113,3 +121,12 @@ def test_bad_arguments_are_one_line_with_status_2(args, message):
     lines = nonblank_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, lines
     assert lines[0].startswith("plangym: error: ") and message in lines[0], lines
+
+
+def test_a_checkpoint_of_stray_text_is_one_line(tmp_path):
+    """Unpickling text raised ValueError, which the checkpoint reader let through."""
+    (tmp_path / "checkpoint.pkl").write_text("garbage\n")
+    result = run_without([], "plan", "CartPole-v1", "--resume", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    lines = nonblank_lines(result.stderr)
+    assert len(lines) == 1 and lines[0].startswith("plangym: error: --resume: cannot read")

@@ -163,6 +163,7 @@ def test_uct_rejects_continuous_actions():
         (SwarmPlanner, {"n_walkers": 0}, ValueError),
         (SwarmPlanner, {"horizon": 1.5}, TypeError),
         (SwarmPlanner, {"dt": -1}, ValueError),
+        (SwarmPlanner, {"dt": 2**31}, ValueError),  # refused before the first batch
         (SwarmPlanner, {"repeat_probability": 2.0}, ValueError),
         (UCTPlanner, {"waves": 0}, ValueError),
         (UCTPlanner, {"wave_size": 0}, ValueError),
