@@ -10,14 +10,33 @@ True
 'value[0][0]: contents differ'
 >>> difference(1, 1.0)
 "value: <class 'int'> != <class 'float'>"
+
+Steps from :func:`replay` name their fields, and record states their columns:
+
+>>> state = np.zeros((), dtype=[("physics", "f8", (2,)), ("rng", "u8")])
+>>> moved = state.copy()
+>>> moved["rng"] = 7
+>>> difference([Step(state, 0, 1.0, False, False, {})], [Step(moved, 0, 1.0, False, False, {})])
+"value[0].state['rng']: contents differ"
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+
+class Step(NamedTuple):
+    """One ``step(..., return_state=True)`` result, whose fields a difference names."""
+
+    state: Any
+    obs: Any
+    reward: Any
+    terminal: Any
+    truncated: Any
+    info: Any
 
 
 def difference(first: Any, second: Any, path: str = "value") -> str | None:
@@ -36,7 +55,12 @@ def difference(first: Any, second: Any, path: str = "value") -> str | None:
         if first.dtype.hasobject:  # its bytes are pointers: compare what they point to
             items = zip(first.ravel().tolist(), second.ravel().tolist(), strict=True)
             return _first_difference((a, b, f"{path}.flat[{i}]") for i, (a, b) in enumerate(items))
-        return None if first.tobytes() == second.tobytes() else f"{path}: contents differ"
+        if first.tobytes() == second.tobytes():
+            return None
+        for name in first.dtype.names or ():  # a record state: which of its columns
+            if first[name].tobytes() != second[name].tobytes():
+                return f"{path}[{name!r}]: contents differ"
+        return f"{path}: contents differ"
     if isinstance(first, dict):
         if not isinstance(second, dict):
             return f"{path}: dict != {type(second).__name__}"
@@ -44,10 +68,14 @@ def difference(first: Any, second: Any, path: str = "value") -> str | None:
             return f"{path}: keys {sorted(first)} != {sorted(second)}"
         return _first_difference((first[k], second[k], f"{path}[{k!r}]") for k in first)
     if isinstance(first, list | tuple):
-        if type(first) is not type(second) or len(first) != len(second):
+        # A Step is the tuple step() returns, with names: either compares with the other.
+        same_kind = isinstance(second, tuple) if isinstance(first, tuple) else type(second) is list
+        if not same_kind or len(first) != len(second):
             return f"{path}: {type(first).__name__} of {len(first)} != {second!r:.60}"
-        items = zip(first, second, strict=True)
-        return _first_difference((a, b, f"{path}[{i}]") for i, (a, b) in enumerate(items))
+        names = getattr(first, "_fields", None) or getattr(second, "_fields", None)
+        places = [f".{name}" for name in names] if names else [f"[{i}]" for i in range(len(first))]
+        placed = zip(first, second, places, strict=True)
+        return _first_difference((a, b, f"{path}{place}") for a, b, place in placed)
     if type(first) is not type(second):
         return f"{path}: {type(first)} != {type(second)}"
     both_nan = isinstance(first, float) and np.isnan(first) and np.isnan(second)
@@ -62,7 +90,7 @@ def _first_difference(pairs) -> str | None:
     return None
 
 
-def replay(env: Any, state: Any, actions: Sequence, dt: int = 1) -> list[tuple]:
+def replay(env: Any, state: Any, actions: Sequence, dt: int = 1) -> list[Step]:
     """Restore ``state`` in ``env`` and return every step's full result for ``actions``."""
     env.set_state(state)
-    return [env.step(action, dt=dt, return_state=True) for action in actions]
+    return [Step(*env.step(action, dt=dt, return_state=True)) for action in actions]

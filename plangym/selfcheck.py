@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import plangym
-from plangym.exactness import difference, replay
+from plangym.exactness import Step, difference, replay
 from plangym.planning.common import ActionSampler, start_episode
 from plangym.registry import get_planenv_class
 
@@ -128,7 +128,7 @@ def check_fresh_instance(env: Any, n_steps: int, seed: int) -> str | None:
     return difference(expected, replay_in_fresh_instance(env, state, actions), "steps")
 
 
-def replay_in_fresh_instance(env: Any, state: Any, actions: list, dt: int = 1) -> list[tuple]:
+def replay_in_fresh_instance(env: Any, state: Any, actions: list, dt: int = 1) -> list[Step]:
     """Replay ``actions`` from ``state`` in a new env built like ``env``.
 
     A ``SINGLETON`` env (one emulator per process) gets its new instance in a new process,
@@ -153,7 +153,7 @@ def run_in_fresh_process(function: Callable, *args: Any) -> Any:
         return pool.submit(function, *args).result()
 
 
-def _replay_in_new_env(blueprint: Any, state: Any, actions: list, dt: int) -> list[tuple]:
+def _replay_in_new_env(blueprint: Any, state: Any, actions: list, dt: int) -> list[Step]:
     blueprint.setup()
     try:
         return replay(blueprint, state, actions, dt=dt)
@@ -172,10 +172,10 @@ def check_batch(env: Any, n_steps: int, seed: int) -> str | None:
     dts = [1 + i % 3 for i in range(len(states))]
     batch = env.step_batch(actions, states=states, dt=dts)
     single = [
-        env.step(action, state=state, dt=dt)
+        Step(*env.step(action, state=state, dt=dt))
         for action, state, dt in zip(actions, states, dts, strict=True)
     ]
-    rows = [tuple(column[i] for column in batch) for i in range(len(states))]
+    rows = [Step(*(column[i] for column in batch)) for i in range(len(states))]
     return difference(rows, single, "steps")
 
 
