@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from abc import ABC
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from plangym.validation import (
     check_return_state,
     describe,
 )
+
+if TYPE_CHECKING:  # typing.Self from Python 3.11 on; gymnasium brings typing_extensions
+    from typing_extensions import Self
 
 
 def not_implemented(env: Any, name: str) -> NotImplementedError:
@@ -84,7 +87,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         super().__init_subclass__(**kwargs)
         show_init_signature(cls)
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> PlanEnv:  # noqa: D102
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:  # noqa: D102
         # Remember the constructor call so clone() and pickling can repeat it exactly,
         # whatever parameters a subclass adds.
         env = super().__new__(cls)
@@ -206,7 +209,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         self,
         action: Any,
         state: Any = None,
-        dt: int = 1,
+        dt: int | np.integer = 1,
         return_state: bool | None = None,
     ) -> tuple:
         """Apply ``action`` for ``dt`` agent steps, optionally from ``state``.
@@ -242,7 +245,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         return_state: bool | None = None,
         arrays: bool = False,
         copy: bool = True,
-    ) -> tuple[list, ...]:
+    ) -> tuple[Any, ...]:  # lists, or with arrays=True arrays and a dict of infos
         """Step many (state, action, dt) triples; element i equals ``step(actions[i], ...)``.
 
         Every input is checked before the first element is stepped. Without states the
@@ -286,7 +289,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
 
-    def clone(self, **kwargs: Any) -> PlanEnv:
+    def clone(self, **kwargs: Any) -> Self:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.
 
         The clone starts from its own reset, not from this env's state: use

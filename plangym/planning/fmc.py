@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
 from plangym.planning.batches import step_states
@@ -124,7 +125,7 @@ class FMCPlanner:
         seed: int = 0,
         reward_weight: float = 1.0,
         distance_weight: float = 1.0,
-        features: Callable[[list | np.ndarray], np.ndarray] = features_of,
+        features: Callable[[list | np.ndarray], npt.ArrayLike] = features_of,
     ):
         self.env = check_plan_env(env)
         self.n_walkers = check_positive_int("n_walkers", n_walkers)

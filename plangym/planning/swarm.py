@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from plangym.planning.batches import SteppedStates, put_states, step_states, take_states
 from plangym.planning.checks import (
@@ -95,7 +96,7 @@ class SwarmPlanner:
         seed: int = 0,
         reward_weight: float = 1.0,
         distance_weight: float = 1.0,
-        features: Callable[[list | np.ndarray], np.ndarray] = features_of,
+        features: Callable[[list | np.ndarray], npt.ArrayLike] = features_of,
         repeat_probability: float = 0.5,
     ):
         self.env = check_plan_env(env)

@@ -22,7 +22,7 @@ True
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,7 +78,9 @@ class VectorPlanning:
         return self._run_now(self._to_all(GetState()), "get_state")
 
     @one_thread_at_a_time
-    def set_states(self, states: Sequence, indices: Sequence[int] | None = None) -> None:
+    def set_states(
+        self, states: Sequence | np.ndarray, indices: Sequence[int] | None = None
+    ) -> None:
         """Restore ``states[k]`` in sub-env ``indices[k]`` (default: every sub-env in turn).
 
         Every state is checked first: a bad one raises and no sub-env changes. The restored
@@ -101,9 +103,9 @@ class VectorPlanning:
     @one_thread_at_a_time
     def step_batch(
         self,
-        actions: Sequence,
-        states: Sequence,
-        dt: int | Sequence[int] = 1,
+        actions: Iterable,
+        states: Iterable,
+        dt: int | Iterable[int] = 1,
         return_state: bool | None = None,
         arrays: bool = False,
     ) -> tuple:

@@ -179,7 +179,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         return_state: bool | None = None,
         arrays: bool = False,
         copy: bool = True,
-    ) -> tuple[list, ...]:
+    ) -> tuple[Any, ...]:  # lists, or with arrays=True arrays and a dict of infos
         """Step a batch: the contract of :meth:`PlanEnv.step_batch`.
 
         With states, results are bit-identical to the single env's and no env moves.
@@ -242,9 +242,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     @idle_only
     def step_batch_async(
         self,
-        actions: Sequence,
-        states: Sequence | None = None,
-        dt: int | Sequence[int] = 1,
+        actions: Iterable,
+        states: Iterable | None = None,
+        dt: int | Iterable[int] = 1,
         return_state: bool | None = None,
         copy: bool = True,
     ) -> None:
@@ -254,9 +254,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         ``copy=False``: see :meth:`PlanEnv.step_batch`.
         """
         copy, return_state = check_flag("copy", copy), check_return_state(return_state)
-        actions, checked_states, dts = self.check_batch(actions, states, dt)
+        checked_actions, checked_states, dts = self.check_batch(actions, states, dt)
         want_state = return_state if return_state is not None else checked_states is not None
-        inputs = BatchInputs(actions, checked_states, dts, want_state, copy)
+        inputs = BatchInputs(checked_actions, checked_states, dts, want_state, copy)
         self.call_state.start("step_batch", self.scheduler.dispatch(inputs))
 
     @one_thread_at_a_time
