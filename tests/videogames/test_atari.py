@@ -267,6 +267,21 @@ def test_bad_constructor_arguments():
         AtariEnv("ALE/Pong-v5", full_action_space="yes")
 
 
+@pytest.mark.parametrize("name", ["ALE/MsPacman-v5", "PlanMontezuma-v0"])
+def test_the_reset_shows_the_reset_screen_not_the_frame_after(name):
+    """A reset plays one frame more and undoes it (see _settle_after_reset): the emulator's
+    screen is that frame's, 172 pixels off on MsPacman; the reset's picture is shown."""
+    env = plangym.make(name, return_image=True)
+    try:
+        state, obs, info = env.reset(seed=0)
+        assert np.array_equal(env.get_image(), obs) and np.array_equal(env.render(), obs)
+        assert np.array_equal(info["rgb"], obs)
+        state, obs, *_ = env.step(3, state=state)
+        assert np.array_equal(env.get_image(), obs) and np.array_equal(env.render(), obs)
+    finally:
+        env.close()
+
+
 def test_render_mode_none_still_observes_and_shows_the_screen():
     """As in plangym 0.1.32: the emulator's screen is the observation and get_image()'s
     picture without a render mode; return_image=True needs one."""

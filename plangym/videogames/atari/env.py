@@ -94,6 +94,8 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
     RESET_FRAMES = 0  # frames a reset plays: max_episode_steps counts the steps after them
     # Whether the last step started from a game that was over: see :meth:`play`.
     _screen_is_black = False
+    # The reset's screen, until the next step or restore (see :meth:`_settle_after_reset`).
+    _reset_screen: np.ndarray | None = None
 
     def __init__(
         self,
@@ -251,10 +253,18 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
 
         Black after a step from a game that was over (see :meth:`play`).
         """
+        if self._reset_screen is not None:
+            return self._reset_screen.copy()
         screen = self.ale.getScreenRGB()
         if self._screen_is_black:
             screen.fill(0)
         return screen
+
+    def render(self) -> Any:
+        """Return the screen for "rgb_array" (the one :meth:`get_image` shows); see PlangymEnv."""
+        if self.render_mode == "rgb_array":
+            return self.get_image()
+        return super().render()
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the emulator, the sticky-action generator and the action space; reset."""
@@ -289,10 +299,12 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         its serialized state does not record: a state restored then evolves differently
         from the same state restored in an ALE that has emulated a frame (Qbert diverges
         at once). One frame, undone by restoring the state taken before it, ends that mode
-        without changing the game.
+        without changing the game. Its picture stays in the emulator's screen, so the
+        reset's is kept to be shown until the next step or restore.
         """
         ale = self.ale
         state = ale.cloneState(include_rng=True)
+        self._reset_screen = ale.getScreenRGB()
         ale.act(self._ale_actions[0])
         ale.restoreState(state)
 
@@ -308,6 +320,7 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         if self._gym_env is None:  # closed, or setup delayed: build as gym_env does
             self.gym_env  # noqa: B018 - builds the emulator
         over = self._screen_is_black = self._ale.game_over()
+        self._reset_screen = None
         run = super().play(action, dt)
         return run._replace(n_step=0) if over else run  # a frame sent, none played
 

@@ -30,6 +30,7 @@ class AtariStates:
     _sticky_words: GeneratorWords
     _last_action: int
     _screen_is_black: bool
+    _reset_screen: np.ndarray | None
     clone_seeds: bool
     name: str
 
@@ -70,6 +71,7 @@ class AtariStates:
         self._sticky_words.write(self._sticky_rng, words)
         # The emulator shows the last frame it drew, as gymnasium's render() does too.
         self._screen_is_black = False
+        self._reset_screen = None
 
     def check_state(self, state: Any, name: str = "state") -> None:
         """Raise unless ``state`` is a state of this game."""
