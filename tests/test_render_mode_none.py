@@ -47,3 +47,17 @@ def test_render_returns_none_and_get_image_draws_only_without_a_renderer(name):
             assert image.any()
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [("SuperMarioBros-1-1-v0", {"render_mode": "human"}), ("Airstriker-Genesis-v0", {})],
+)
+def test_a_window_without_a_display_is_refused_when_the_env_is_built(monkeypatch, name, kwargs):
+    """pyglet failed deep inside: Retro while building, Mario only at the first render()."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    env_class = plangym.registry.get_planenv_class(name)
+    args = (name, 5, False, True, False, True, "rgb", "human") if not kwargs else (name,)
+    with pytest.raises(ValueError, match=r"render_mode: 'human' .* needs a display"):
+        env_class(*args, **kwargs)  # by keyword, and positionally as the 8th argument

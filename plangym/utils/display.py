@@ -45,6 +45,21 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def refuse_window_without_display(render_mode: Any) -> None:
+    """Raise ValueError for ``render_mode="human"`` where no display exists.
+
+    Raised when the env is built, in words that say the way out: the window libraries fail
+    later and deeper (pyglet at the first frame drawn, GLFW by aborting the interpreter).
+    """
+    if render_mode == "human" and not has_display():
+        raise ValueError(
+            "render_mode: 'human' opens a window, which needs a display (DISPLAY and "
+            "WAYLAND_DISPLAY are not set); received 'human'. Use render_mode='rgb_array' "
+            "(pictures drawn off screen) or start a virtual display first "
+            "(plangym.utils.display.get_display())"
+        )
+
+
 def draw_off_screen_when_headless() -> bool:
     """Let pygame draw pictures off screen where no display exists; return whether it was set.
 

@@ -9,6 +9,7 @@ the env's class does not declare ``FAST_PATHS`` (its overrides must run).
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC
 from collections.abc import Iterable
 from typing import Any
@@ -155,6 +156,19 @@ class VideogameEnv(PlangymEnv, ABC):
         run = self.play(action, dt)
         obs = run.obs if run.obs is not None else self.observe()
         return obs, run.reward, run.terminal, run.truncated, self.step_info(run, dt)
+
+
+def render_mode_of(args: tuple, kwargs: dict[str, Any]) -> Any:
+    """Return the ``render_mode`` a :class:`VideogameEnv` constructor call asks for.
+
+    >>> render_mode_of(("Airstriker-Genesis-v0",), {"render_mode": "human"})
+    'human'
+    """
+    try:
+        bound = inspect.signature(VideogameEnv.__init__).bind_partial(None, *args, **kwargs)
+    except TypeError:  # a bad call: the constructor says what is wrong with it
+        return None
+    return bound.arguments.get("render_mode")
 
 
 def check_uint8_vector(state: Any, name: str, game: str) -> None:

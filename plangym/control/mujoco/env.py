@@ -50,7 +50,7 @@ from plangym.control.shared.bulk_loop import fill_rows, runs_in_bulk, step_in_bu
 from plangym.core import PlangymEnv, wrap_callable
 from plangym.core.batch import Batch
 from plangym.utils import find_time_limit
-from plangym.utils.display import has_display
+from plangym.utils.display import refuse_window_without_display
 from plangym.utils.fork_safety import note_fork_unsafe
 from plangym.validation import describe, is_integer
 
@@ -104,14 +104,7 @@ class MujocoEnv(PlangymEnv):
         remove_time_limit: bool = True,
         **kwargs: Any,
     ):
-        if render_mode == "human" and not has_display():
-            # GLFW would abort the interpreter (an assertion in C), not raise.
-            raise ValueError(
-                "render_mode: 'human' opens a window, which needs a display (DISPLAY and "
-                "WAYLAND_DISPLAY are not set); received 'human'. Use render_mode='rgb_array' "
-                "(pictures drawn off screen) or start a virtual display first "
-                "(plangym.utils.display.get_display())"
-            )
+        refuse_window_without_display(render_mode)  # GLFW would abort the interpreter
         super().__init__(**parent_arguments(MujocoEnv, locals()))
 
     def setup(self) -> None:

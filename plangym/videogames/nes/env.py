@@ -34,8 +34,9 @@ from plangym.constructor import takes_parameters_of
 from plangym.core.frame_loop import FrameRun
 from plangym.extras import require
 from plangym.utils import to_grayscale
+from plangym.utils.display import refuse_window_without_display
 from plangym.validation import describe
-from plangym.videogames.env import VideogameEnv, check_uint8_vector
+from plangym.videogames.env import VideogameEnv, check_uint8_vector, render_mode_of
 from plangym.videogames.nes.gym_face import NesGymnasiumEnv
 from plangym.videogames.nes.state import (
     HEADER_SIZE,
@@ -137,6 +138,7 @@ class NesEnv(VideogameEnv):
 
     @takes_parameters_of(VideogameEnv.__init__)
     def __init__(self, *args: Any, **kwargs: Any):
+        refuse_window_without_display(render_mode_of(args, kwargs))  # pyglet's, at first draw
         self._emulators: dict[int, Any] = {}
         self._stage = NO_STAGE
         self._stage_rng = np.random.default_rng()  # draws random-stage games' stages

@@ -32,7 +32,8 @@ from gymnasium import spaces
 from plangym.constructor import read_only, takes_parameters_of
 from plangym.extras import require
 from plangym.utils import to_grayscale
-from plangym.videogames.env import VideogameEnv, check_uint8_vector
+from plangym.utils.display import refuse_window_without_display
+from plangym.videogames.env import VideogameEnv, check_uint8_vector, render_mode_of
 from plangym.videogames.retro.actions import ActionDiscretizer
 from plangym.videogames.retro.slot import claim_emulator, release_emulator
 from plangym.videogames.retro.state import (
@@ -88,6 +89,7 @@ class RetroEnv(VideogameEnv):
         self._game = resolve_game(args[0] if args else kwargs.get("name"))
         self._save_state = check_save_state(self._game, state, kwargs.get("inttype"))
         check_not_scripted(self._game, kwargs.get("scenario"), kwargs.get("inttype"))
+        refuse_window_without_display(render_mode_of(args, kwargs))  # pyglet's, when built
         super().__init__(*args, **kwargs)
 
     # Properties -----------------------------------------------------------------------------
