@@ -205,7 +205,9 @@ def single_env(name: str, **keywords: Any) -> Iterator[Any]:
     except ValueError as error:
         if not str(error).startswith("name: "):  # the env class's word on the name given
             raise
-        raise UsageError(f"{error} (plangym list names them)") from None
+        # A name it does not know ("expected ..., received ...") is one plangym list shows.
+        names = " (plangym list names them)" if "received" in str(error) else ""
+        raise UsageError(f"{error}{names}") from None
     try:
         yield env
     finally:

@@ -92,7 +92,7 @@ def measure(
     each env (a progress bar's ``update``), warm-up rounds included.
     """
     single = plangym.make(name, frameskip=frameskip)
-    parallel_label = f"ParallelEnv, {workers} workers"
+    parallel_label = f"ParallelEnv, {workers} worker{'s' if workers > 1 else ''}"
     try:
         states = distinct_states(single, batch, seed)
         actions = ActionSampler(single.action_space, np.random.default_rng(seed)).sample(batch)
@@ -116,7 +116,8 @@ def measure(
     rows = []
     for label, (measured, frames) in timed.items():
         median = statistics.median(measured)
-        rows.append((label, batch / median, frames / median))
+        # Agent steps: dt of them per element (fewer where an episode ended), not elements.
+        rows.append((label, frames / frameskip / median, frames / median))
     return rows
 
 

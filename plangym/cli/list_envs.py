@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
                 break_on_hyphens=False,
             )
         )
+        if family == "retro" and names:  # stable-retro ships one ROM: say which games run
+            playable = ", ".join(games_with_roms(names)) or "none"
+            print(f"  ROMs imported here: {playable}; the others: python -m stable_retro.import")
         print()
     print('optional extras (pip install "plangym[EXTRA]", or from a clone pip install ".[EXTRA]")')
     for extra, packages in available.items():
@@ -85,6 +88,20 @@ def run(args: argparse.Namespace) -> int:
         purpose = EXTRA_PURPOSES.get(extra, "")
         print(f"  {extra:<16} {status:<14} {versions}" + (f"  ({purpose})" if purpose else ""))
     return 0
+
+
+def games_with_roms(names: list[str]) -> list[str]:
+    """Return the stable-retro games among ``names`` whose ROM is imported here."""
+    import stable_retro.data as retro_data  # installed: it listed the names
+
+    found = []
+    for name in names:
+        try:
+            retro_data.get_romfile_path(name, retro_data.Integrations.ALL)
+        except FileNotFoundError:
+            continue
+        found.append(name)
+    return found
 
 
 def normalize(extra: str) -> str:

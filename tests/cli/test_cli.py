@@ -89,6 +89,22 @@ def test_list_one_family():
     assert "CartPole-v1" in result.stdout and "ALE/" not in result.stdout
 
 
+def test_list_says_which_retro_games_have_their_rom():
+    """stable-retro lists 1,006 games and ships one ROM: the list says which ones run."""
+    pytest.importorskip("stable_retro")
+    result = run("list", "--family", "retro")
+    assert result.returncode == 0, result.stderr
+    assert "  ROMs imported here: Airstriker-Genesis-v0; the others: python -m" in result.stdout
+
+
+def test_lua_scripted_retro_games_are_not_sent_to_plangym_list():
+    """plangym list names them: the line must not say it does not."""
+    pytest.importorskip("stable_retro")
+    result = run("check", "1942-Nes-v0")
+    assert result.returncode == 2 and "runs a Lua script" in result.stderr
+    assert "plangym list" not in result.stderr
+
+
 def test_python_dash_m_runs_the_same_command():
     result = subprocess.run(
         [sys.executable, "-m", "plangym", "--version"], capture_output=True, text=True, check=False
@@ -118,6 +134,16 @@ def test_bench_prints_rates_for_both_setups():
     assert result.returncode == 0, result.stderr
     assert "steps/s" in result.stdout and "frames/s" in result.stdout
     assert "one process" in result.stdout and "ParallelEnv, 2 workers" in result.stdout
+
+
+def test_bench_counts_agent_steps_not_batch_elements():
+    """With dt 4, each element is 4 agent steps: at frameskip 1, steps/s equals frames/s."""
+    result = run("bench", "CartPole-v1", "--workers", "1", "--batch", "8", "--rounds", "1",
+                 "--dt", "4")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("one process"))
+    steps, frames = row.split()[2:4]
+    assert steps == frames and "ParallelEnv, 1 worker " in result.stdout
 
 
 def test_bench_times_a_one_emulator_per_process_env_before_its_workers():
