@@ -21,6 +21,8 @@ The drop-ins take gymnasium's calls and give its results:
 (2, 4) {} [1.0, 1.0] [False, False]
 """
 
+from typing import TYPE_CHECKING
+
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.async_vector_env import AsyncVectorEnv
@@ -34,14 +36,21 @@ from plangym.vector.errors import (
 from plangym.vector.sync_vector_env import SyncVectorEnv
 from plangym.vector.vector_env import PlanVectorEnv
 
+if TYPE_CHECKING:  # for type checkers; loaded on first use otherwise
+    from plangym.vector.ray_vector_env import RayVectorEnv
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> type:
     # RayVectorEnv loads on first use: Ray is an optional extra.
     if name == "RayVectorEnv":
         from plangym.vector.ray_vector_env import RayVectorEnv
 
         return RayVectorEnv
     raise AttributeError(f"module 'plangym.vector' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})  # the lazy names too: tab completion offers them
 
 
 __all__ = [

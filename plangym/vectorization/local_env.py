@@ -92,6 +92,12 @@ class LocalEnvAPI:
         value = getattr(self.plan_env, name)
         return _obeying_call_state(self, value) if inspect.ismethod(value) else value
 
+    def __dir__(self) -> list[str]:
+        # What __getattr__ answers too, so that tab completion offers it.
+        env = self._plan_env
+        names = dir(env) if env is not None else []  # not built yet: only the env's own
+        return sorted({*super().__dir__(), *(name for name in names if name[0] != "_")})
+
     # The local env's shapes and spaces (an env class without spaces raises AttributeError).
     unwrapped = forwarded_property("unwrapped", "plan_env", "The local :class:`PlanEnv`.")
     obs_shape = forwarded_property("obs_shape", "plan_env", "Shape of the observations.")

@@ -13,10 +13,15 @@ naming the extra to install when that extra is missing.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangym.videogames.atari import AtariEnv
 from plangym.videogames.env import VideogameEnv
+
+if TYPE_CHECKING:  # for type checkers; loaded on first access otherwise
+    from plangym.videogames.montezuma import MontezumaEnv
+    from plangym.videogames.nes import MarioEnv
+    from plangym.videogames.retro import RetroEnv
 
 _LAZY = {
     "MontezumaEnv": "plangym.videogames.montezuma",
@@ -33,3 +38,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})  # the lazy names too: tab completion offers them

@@ -67,6 +67,14 @@ def test_make_builds_a_parallel_env():
     env.close()
 
 
+def test_tab_completion_offers_what_the_env_and_the_modules_answer(pacman):
+    """dir() left out the local env's attributes and the lazily loaded classes."""
+    names = dir(pacman)
+    assert {"get_ram", "lives", "repeat_action_probability", "step_batch_async"} <= set(names)
+    assert pacman.repeat_action_probability == 0.25
+    assert "RayVectorEnv" in dir(plangym.vector) and "MarioEnv" in dir(plangym.videogames)
+
+
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 2500])
 @pytest.mark.parametrize("per_element_dt", [False, True])
 def test_step_batch_equals_the_single_env(cartpole, size, per_element_dt):
