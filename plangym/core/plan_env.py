@@ -18,9 +18,10 @@ stepping the same actions from a restored state gives bit-identical results.
 from __future__ import annotations
 
 import contextlib
+import sys
 from abc import ABC
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,9 @@ from plangym.validation import (
     describe,
 )
 
-if TYPE_CHECKING:  # typing.Self from Python 3.11 on; gymnasium brings typing_extensions
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # gymnasium depends on typing_extensions
     from typing_extensions import Self
 
 
@@ -209,7 +212,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         self,
         action: Any,
         state: Any = None,
-        dt: int | np.integer = 1,
+        dt: int = 1,
         return_state: bool | None = None,
     ) -> tuple:
         """Apply ``action`` for ``dt`` agent steps, optionally from ``state``.
@@ -289,7 +292,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
 
-    def clone(self, **kwargs: Any) -> Self:
+    def clone(self, **kwargs: Any) -> PlanEnv:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.
 
         The clone starts from its own reset, not from this env's state: use

@@ -115,19 +115,32 @@ class NeverTerminated(gymnasium.Wrapper):
         return obs, reward, False, truncated, info
 
 
-def test_past_the_end_under_a_wrapper_hiding_the_end_counts_as_gymnasium_does():
-    """The counter is CartPole's, not the wrapper's flag: 1, 2, 3... past the end."""
-    env = plangym.make("CartPole-v1", wrappers=[NeverTerminated], autoreset=False)
-    reference = NeverTerminated(gymnasium.make("CartPole-v1").unwrapped)
-    state, *_ = env.reset(seed=5)
-    reference.reset(seed=5)
+class TwiceAStep(gymnasium.Wrapper):
+    def step(self, action):
+        self.env.step(action)
+        return self.env.step(action)
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "seed", "action"),
+    # TwiceAStep ending its step right at the end (seed 0, action 1) makes its next step
+    # start past it: 0, 2, 4... where an off-by-one gave 0, 1, 3...
+    [(NeverTerminated, 5, 0), (TwiceAStep, 5, 0), (TwiceAStep, 0, 1)],
+)
+def test_past_the_end_under_a_wrapper_counts_as_gymnasium_does(wrapper, seed, action):
+    """The counter is CartPole's, not the wrapper's flag: 1, 2, 3... past the end (2, 4,
+    6... when the wrapper steps twice)."""
+    env = plangym.make("CartPole-v1", wrappers=[wrapper], autoreset=False)
+    reference = wrapper(gymnasium.make("CartPole-v1").unwrapped)
+    state, *_ = env.reset(seed=seed)
+    reference.reset(seed=seed)
     counted, reference_counted = [], []
     for _ in range(40):
-        state, *_ = env.step(0, state=state)
+        state, *_ = env.step(action, state=state)
         counted.append(int(state["steps_beyond_terminated"]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # gymnasium's own warning past the end
-            reference.step(0)
+            reference.step(action)
         beyond = reference.unwrapped.steps_beyond_terminated
         reference_counted.append(-1 if beyond is None else beyond)
     assert counted == reference_counted and counted[-1] > 1
@@ -148,6 +161,14 @@ def test_acrobots_torque_noise_set_after_setup_is_in_the_states():
     single = [env.step(1, state=state) for _ in range(8)]
     assert_identical(batch, tuple(map(list, zip(*single, strict=True))))
     assert np.array_equal(batch[1][0], first[0])
+    env.get_state()  # read while the noise is on
+    env.step(1)  # draws
+    env.gym_env.unwrapped.torque_noise_max = 0.0  # off again: nothing read before is current
+    state = env.get_state()
+    fresh = plangym.make("Acrobot-v1")
+    fresh.reset(seed=1)
+    fresh.set_state(state)
+    assert_identical(env.reset(), fresh.reset())  # the next episode draws from the generator
 
 
 def test_stepping_past_the_end_leaves_other_threads_warnings_alone():

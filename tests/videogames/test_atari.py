@@ -282,6 +282,20 @@ def test_the_reset_shows_the_reset_screen_not_the_frame_after(name):
         env.close()
 
 
+class UpsideDown(gym.Wrapper):
+    def render(self):
+        return self.env.render()[::-1]
+
+
+def test_render_goes_through_the_users_wrappers():
+    env = plangym.make("ALE/MsPacman-v5", wrappers=[UpsideDown])
+    try:
+        _, obs, *_ = env.step(3, state=env.reset()[0])
+        assert np.array_equal(env.render(), obs[::-1])
+    finally:
+        env.close()
+
+
 def test_render_mode_none_still_observes_and_shows_the_screen():
     """As in plangym 0.1.32: the emulator's screen is the observation and get_image()'s
     picture without a render mode; return_image=True needs one."""

@@ -141,8 +141,8 @@ class ClassicControl(PlangymEnv):
             unwrapped.steps_beyond_terminated = 1
             try:
                 return gym_env.step(action)
-            finally:  # counted on from 1 when the step ended terminated
-                unwrapped.steps_beyond_terminated = int(unwrapped.steps_beyond_terminated > 1)
+            finally:  # counted on from 1 where gymnasium counts from 0
+                unwrapped.steps_beyond_terminated = max(unwrapped.steps_beyond_terminated - 1, 0)
         return gym_env.step(action)
 
     @property

@@ -103,6 +103,7 @@ class ClassicStateCodec:
 
     __slots__ = (
         "_noisy",
+        "_noisy_words",
         "_tail",
         "dtype",
         "has_last_u",
@@ -130,12 +131,14 @@ class ClassicStateCodec:
         # Acrobot draws random torques in step while torque_noise_max is set (an attribute
         # users may set at any time).
         self._noisy = unwrapped if hasattr(unwrapped, "torque_noise_max") else None
+        self._noisy_words = GeneratorWords(cache=False)
 
     def _words(self) -> GeneratorWords:
-        """Return the generator's words, forgotten first while the env's step draws from it."""
+        """Return the generator's words: read and written every time while steps draw."""
         noisy = self._noisy
         if noisy is not None and noisy.torque_noise_max:
-            self.rng_words.forget()
+            self.rng_words.forget()  # read afresh once the noise is off again
+            return self._noisy_words
         return self.rng_words
 
     # The env <-> fields ---------------------------------------------------------------------

@@ -261,8 +261,11 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         return screen
 
     def render(self) -> Any:
-        """Return the screen for "rgb_array" (the one :meth:`get_image` shows); see PlangymEnv."""
-        if self.render_mode == "rgb_array":
+        """Return the screen :meth:`get_image` shows for "rgb_array"; see PlangymEnv.
+
+        Through the user's wrappers, when there are any: they may draw on it or collect it.
+        """
+        if self.render_mode == "rgb_array" and not self._wrappers:
             return self.get_image()
         return super().render()
 
