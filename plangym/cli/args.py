@@ -92,7 +92,7 @@ def worker_count(text: str) -> int:
     >>> worker_count("1000000")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: expected at most ... worker processes (64 per CPU), ...
+    argparse.ArgumentTypeError: expected at most ... worker processes (64 per CPU, ...), ...
     """
     cap = ParallelEnv.processes_per_cpu
     return _accepted(
@@ -117,11 +117,16 @@ def agent_steps(text: str) -> int:
 
 
 def _accepted(value: int, check: Callable[[int], object]) -> int:
-    """Return ``value`` if ``check`` takes it; its refusal, without the parameter's name."""
+    """Return ``value`` if ``check`` takes it; its refusal, without the parameter's name.
+
+    Advice for Python code (``to start more, raise ParallelEnv.processes_per_cpu``) is left
+    out: the command has no such knob.
+    """
     try:
         check(value)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).partition(": ")[2]) from None
+        words = str(error).partition(": ")[2].partition("; to ")[0]
+        raise argparse.ArgumentTypeError(words) from None
     return value
 
 

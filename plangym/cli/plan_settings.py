@@ -65,7 +65,7 @@ UCT_OPTIONS = {
         "--rollout-depth", non_negative_int, None, "random actions after each expansion (6)"
     ),
     "rollout_dt": Option(
-        "--rollout-dt", positive_int, None, "agent steps each random action is held for (1)"
+        "--rollout-dt", agent_steps, None, "agent steps each random action is held for (1)"
     ),
     "budget": BUDGET,
 }

@@ -121,7 +121,7 @@ def check_process_count(name: str, value: Any, per_cpu: int | None, owner: str) 
     >>> check_process_count("n_workers", 10**6, per_cpu=64, owner="ParallelEnv")
     Traceback (most recent call last):
     ...
-    ValueError: n_workers: expected at most ... worker processes (64 per CPU), received 1000000; ...
+    ValueError: n_workers: expected at most ... worker processes (64 per CPU, 256 at least), ...
     """
     count = check_positive_int(name, value)
     if per_cpu is None:
@@ -129,7 +129,8 @@ def check_process_count(name: str, value: Any, per_cpu: int | None, owner: str) 
     limit = max(256, per_cpu * (os.cpu_count() or 1))
     if count > limit:
         raise ValueError(
-            f"{name}: expected at most {limit} worker processes ({per_cpu} per CPU), received "
+            f"{name}: expected at most {limit} worker processes ({per_cpu} per CPU, 256 at "
+            f"least), received "
             f"{count}; to start more, raise {owner}.processes_per_cpu"
         )
     return count

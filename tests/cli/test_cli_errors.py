@@ -104,8 +104,11 @@ def test_a_plangym_module_that_does_not_import_is_a_bug_with_a_traceback():
         (["plan", "CartPole-v1", "--repeat", "2"], "--repeat: expected a probability"),
         (["plan"], "the following arguments are required: name"),
         # Past what the library takes: refused by the parser, not in a traceback later.
-        (["bench", "CartPole-v1", "--workers", "300"], "--workers: expected at most 256"),
-        (["plan", "CartPole-v1", "--workers", "300"], "--workers: expected at most 256"),
+        # The command has no processes_per_cpu to raise: the line does not advise it.
+        (["bench", "CartPole-v1", "--workers", "99999"], "least), received 99999 (see"),
+        (["plan", "CartPole-v1", "--workers", "99999"], "--workers: expected at most "),
+        (["plan", "CartPole-v1", "--planner", "uct", "--rollout-dt", "2147483648"],
+         "--rollout-dt: expected an integer in [1, 2147483647]"),
         (["bench", "CartPole-v1", "--dt", "2147483648"], "--dt: expected an integer in [1,"),
         (["plan", "CartPole-v1", "--dt", "2147483648"], "--dt: expected an integer in [1,"),
         (["check", "CartPole-v1", "--steps", "10000000000"], "--steps: expected an integer in"),
@@ -113,6 +116,7 @@ def test_a_plangym_module_that_does_not_import_is_a_bug_with_a_traceback():
     ],
     ids=["list-family", "list-extra", "check-name", "check-steps", "bench-rounds",
          "bench-unknown", "plan-repeat", "plan-name", "bench-workers-cap", "plan-workers-cap",
+         "plan-rollout-dt-cap",
          "bench-dt-cap", "plan-dt-cap", "check-steps-cap", "bench-batch-memory"],
 )  # fmt: skip
 def test_bad_arguments_are_one_line_with_status_2(args, message):

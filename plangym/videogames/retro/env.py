@@ -382,5 +382,5 @@ def check_not_scripted(game: str, scenario: str | None = None, inttype: Any = No
         raise ValueError(
             f"name: {game}'s scenario ({os.path.basename(path)}) runs a Lua script, whose "
             "state no emulator save state holds, so plangym cannot restore it exactly; "
-            "pass scenario= a scenario file without 'scripts'"
+            "pass a scenario file without 'scripts' (plangym.make(name, scenario=PATH))"
         )
