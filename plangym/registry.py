@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import gymnasium
 
@@ -174,6 +174,40 @@ def resolve_name(name: str | None, domain_name: str | None, task_name: str | Non
     return joined
 
 
+# For type checkers: make(name) is one env, make(name, n_workers=k) its vectorized env.
+@overload
+def make(
+    name: str | None = None,
+    n_workers: None = None,
+    ray: bool = False,
+    domain_name: str | None = None,
+    state: str | None = None,
+    *,
+    task_name: str | None = None,
+    **kwargs: Any,
+) -> PlangymEnv: ...
+@overload
+def make(
+    name: str | None,
+    n_workers: int,
+    ray: bool = False,
+    domain_name: str | None = None,
+    state: str | None = None,
+    *,
+    task_name: str | None = None,
+    **kwargs: Any,
+) -> VectorizedEnv: ...
+@overload
+def make(
+    name: str | None = None,
+    *,
+    n_workers: int,
+    ray: bool = False,
+    domain_name: str | None = None,
+    state: str | None = None,
+    task_name: str | None = None,
+    **kwargs: Any,
+) -> VectorizedEnv: ...
 def make(
     name: str | None = None,
     n_workers: int | None = None,

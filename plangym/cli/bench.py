@@ -27,6 +27,7 @@ from plangym.cli.args import (
     worker_count,
 )
 from plangym.cli.progress import progress_bar
+from plangym.core import PlanEnv
 from plangym.planning.common import ActionSampler, start_episode
 
 COMMAND = Command(
@@ -102,7 +103,7 @@ def measure(
             )
             single.close()
             parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
-            envs = {parallel_label: parallel}
+            envs: dict[str, PlanEnv] = {parallel_label: parallel}
         else:
             timed = {}
             parallel = plangym.make(name, n_workers=workers, frameskip=frameskip)
