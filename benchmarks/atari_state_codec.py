@@ -48,7 +48,7 @@ class RawStates(AtariEnv):
         if state[start : start + len(md5)].tobytes() != md5:
             raise ValueError(f"{name}: not a state of {self.name}")
 
-    def _restore_checked(self, state: np.ndarray) -> None:
+    def _set_checked_state(self, state: np.ndarray) -> None:
         trailer = state[-TRAILER_SIZE:].tobytes()
         (self._last_action,) = _LAST_ACTION.unpack_from(trailer)
         self.ale.restoreState(ale_py.ALEState(state[:-TRAILER_SIZE].tobytes()))

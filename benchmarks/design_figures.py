@@ -16,7 +16,8 @@ round to round, and reports the median of the per-round ratios (min..max):
 5. ``vectorization.packing.DtypeChannel``: pickling a classic-control record dtype against
    one CartPole step (why a dtype crosses a pipe only when it changes).
 6. ``videogames.retro.state.encode_state``: finding a 1 MB save's non-zero 256-byte pages
-   by 8-byte words against byte by byte (why the test reads words).
+   by 8-byte words against byte by byte (the codec tests bytes: 0.81 on the AMD machine of
+   RESULTS.md; about 1.0 on an Intel Xeon, where neither way wins).
 7. ``classic_control.kernels.Kernel.min_batch``: one NumPy operation on 4 float64 values
    against one scalar float multiplication (why small batches skip the kernels).
 

@@ -3,9 +3,11 @@
 Workloads (2 workers):
 
 * W1 Atari planning: ALE/MsPacman-v5, 256 distinct states, 5 frames per step, RGB obs,
-  states returned. References: our single-process ``step_batch``; the raw limit, two
-  processes each running a tight ALE loop (restore, 5 frames, clone with RNG, screen) on
-  half the states at the same time; plangym 0.1.32's ParallelEnv (frameskip=1, dt=5).
+  states returned, stepped on the workers (``inline_small_batches=False``: the cost model
+  could step the batch in the caller). References: our single-process ``step_batch``; the
+  raw limit, two processes each running a tight ALE loop (restore, 5 frames, clone without
+  the ALE's generator as plangym's states, screen) on half the states at the same time;
+  plangym 0.1.32's ParallelEnv (frameskip=1, dt=5).
 * W2 CartPole-v1, batch 4096, dt 1, states returned: against plangym 0.1.32's ParallelEnv
   and our sequential ``step_batch``.
 * W3 latency: batch of 8 CartPole states on 2 workers, microseconds per call (with the
@@ -13,10 +15,11 @@ Workloads (2 workers):
 * Cost per transition against batch size (16..4096), CartPole.
 
 Every reference stays alive for the whole run and is timed one round at a time, in turn
-with ours, so a slow spell of the shared machine hits all of them alike; rates are
-medians over the rounds. W1 is also measured in sustained blocks (all our rounds, then all
-raw rounds): on this VM a burst that follows idle time runs much faster than sustained
-load on both cores, so the two protocols bracket the true ratio. plangym 0.1.32 runs in
+with ours, the order rotated each round, so a slow spell of the shared machine hits all of
+them alike; rates are medians over the rounds and ratios medians of per-round ratios. W1
+is also measured in sustained blocks (all our rounds, then all raw rounds): on this VM a
+burst that follows idle time runs much faster than sustained load on both cores, so the
+two protocols bracket the true ratio. plangym 0.1.32 runs in
 its own virtualenv (``make bench-baseline`` builds ``.venv-plangym01``); without it those
 rows are skipped.
 """
@@ -27,10 +30,13 @@ import argparse
 import json
 import multiprocessing as mp
 import platform
+import signal
 import statistics
 import subprocess
+import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -74,20 +80,21 @@ class RawLimit:
         self.done = context.Queue()
         self.gos = [context.Queue(), context.Queue()]
         parts = [(blobs[:half], actions[:half].tolist()), (blobs[half:], actions[half:].tolist())]
+        # Daemons: they end with this process, however it ends (a SIGTERM, a Ctrl-C).
         self.processes = [
-            context.Process(target=raw_ale_loop, args=(*part, go, self.done))
+            context.Process(target=raw_ale_loop, args=(*part, go, self.done), daemon=True)
             for part, go in zip(parts, self.gos, strict=True)
         ]
         for process in self.processes:
             process.start()
         for _ in self.processes:
-            self.done.get()
+            self.done.get(timeout=300)  # raises queue.Empty if a loop died starting
 
     def round(self) -> float:
         """Seconds until both loops finished one pass over their half."""
         for go in self.gos:
             go.put(True)
-        return max(self.done.get() for _ in self.processes)
+        return max(self.done.get(timeout=300) for _ in self.processes)
 
     def close(self) -> None:
         for go in self.gos:
@@ -124,6 +131,24 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def rotated_rounds(
+    contenders: dict[str, Callable[[], float]], rounds: int
+) -> dict[str, list[float]]:
+    """Each contender's measure once per round, the order rotated round by round."""
+    names = list(contenders)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            samples[name].append(contenders[name]())
+    return samples
+
+
+def per_round(samples: dict[str, list[float]], numerator: str, denominator: str) -> float:
+    """The median over rounds of ``numerator`` / ``denominator`` measured in the same round."""
+    pairs = zip(samples[numerator], samples[denominator], strict=True)
+    return median([a / b for a, b in pairs])
+
+
 def labelled(workload: str, measures: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """The table rows of ``workload``'s (measure, value) pairs."""
     return [(workload, measure, value) for measure, value in measures]
@@ -141,20 +166,13 @@ def run(rounds: int, baseline_python: Path, workloads: set[str]) -> list[tuple[s
 
 def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]:
     """W1."""
-    parallel = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=5)
+    parallel = plangym.make("ALE/MsPacman-v5", n_workers=2, frameskip=5, inline_small_batches=False)
     single = parallel.plan_env
     states = game_states(single, 256)
     actions = np.random.default_rng(1).integers(single.n_actions, size=256)
     raw = RawLimit([single.ale_bytes(state) for state in states], actions)
     parallel.step_batch(actions, states=states)
     frames = 256 * 5
-    samples: dict[str, list[float]] = {
-        "ours": [],
-        "views": [],
-        "single": [],
-        "raw": [],
-        "base": [],
-    }
     contenders = {
         "ours": lambda: frames / timed(lambda: parallel.step_batch(actions, states=states)),
         "views": lambda: (
@@ -165,10 +183,7 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
     }
     if base:
         contenders["base"] = lambda: base.rate("w1")
-    names = list(contenders)
-    for r in range(rounds):  # the order rotated round by round
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            samples[name].append(contenders[name]())
+    samples = rotated_rounds(contenders, rounds)
     # The same two loops in sustained blocks: this VM lets a burst after idle time run much
     # faster than sustained load on both cores, which favours whichever side idles more.
     sustained_ours = [
@@ -184,24 +199,20 @@ def atari_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, str]]
         [2 * a / b for a, b in zip(samples["single"], samples["raw"], strict=True)]
     )
 
-    def per_round(name: str, ours: str = "ours") -> float:
-        """The median over rounds of ``ours`` / ``name`` measured in the same round."""
-        return median([a / b for a, b in zip(samples[ours], samples[name], strict=True)])
-
     measures = [
         ("ParallelEnv frames/s", f"{ours:,.0f}"),
         ("raw limit (2 raw ALE loops) frames/s", f"{limit:,.0f}"),
         ("single-process frames/s", f"{median(samples['single']):,.0f}"),
-        ("ParallelEnv / raw limit (per-round)", f"{per_round('raw'):.2f}"),
+        ("ParallelEnv / raw limit (per-round)", f"{per_round(samples, 'ours', 'raw'):.2f}"),
         ("  copy=False (views) frames/s", f"{median(samples['views']):,.0f}"),
-        ("  copy=False / raw limit", f"{per_round('raw', 'views'):.2f}"),
+        ("  copy=False / raw limit", f"{per_round(samples, 'views', 'raw'):.2f}"),
         ("single process / half the raw limit", f"{single_ratio:.2f}"),
         ("  same, each side in sustained blocks", f"{block_ratio:.2f}"),
     ]
     if base:
         measures += [
             ("plangym 0.1.32 ParallelEnv frames/s", f"{median(samples['base']):,.0f}"),
-            ("ParallelEnv / plangym 0.1.32", f"{per_round('base'):.2f}"),
+            ("ParallelEnv / plangym 0.1.32", f"{per_round(samples, 'ours', 'base'):.2f}"),
         ]
     return labelled("W1 MsPacman 256x5", measures)
 
@@ -214,25 +225,24 @@ def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, st
     states = cartpole_states(single, 4096)
     actions = np.arange(4096) % 2
     parallel.step_batch(actions, states=states)
-    samples = {"ours": [], "single": [], "base": [], "base_single": []}
-    for _ in range(rounds):
-        samples["ours"].append(4096 / timed(lambda: parallel.step_batch(actions, states=states)))
-        samples["single"].append(4096 / timed(lambda: single.step_batch(actions, states=states)))
-        if base:
-            samples["base"].append(base.rate("w2"))
-            samples["base_single"].append(base.rate("w2_sequential"))
-    ours = median(samples["ours"])
+    contenders = {
+        "ours": lambda: 4096 / timed(lambda: parallel.step_batch(actions, states=states)),
+        "single": lambda: 4096 / timed(lambda: single.step_batch(actions, states=states)),
+    }
+    if base:
+        contenders["base"] = lambda: base.rate("w2")
+        contenders["base_single"] = lambda: base.rate("w2_sequential")
+    samples = rotated_rounds(contenders, rounds)
     measures = [
-        ("ParallelEnv steps/s", f"{ours:,.0f}"),
+        ("ParallelEnv steps/s", f"{median(samples['ours']):,.0f}"),
         ("single-process steps/s", f"{median(samples['single']):,.0f}"),
-        ("ParallelEnv / single process", f"{ours / median(samples['single']):.2f}"),
+        ("ParallelEnv / single process", f"{per_round(samples, 'ours', 'single'):.2f}"),
     ]
     if base:
-        plangym01 = median(samples["base"])
         measures += [
-            ("plangym 0.1.32 ParallelEnv steps/s", f"{plangym01:,.0f}"),
+            ("plangym 0.1.32 ParallelEnv steps/s", f"{median(samples['base']):,.0f}"),
             ("plangym 0.1.32 sequential steps/s", f"{median(samples['base_single']):,.0f}"),
-            ("ParallelEnv / plangym 0.1.32", f"{ours / plangym01:.2f}"),
+            ("ParallelEnv / plangym 0.1.32", f"{per_round(samples, 'ours', 'base'):.2f}"),
         ]
     rows = labelled("W2 CartPole 4096", measures)
 
@@ -252,37 +262,37 @@ def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, st
     for env in (parallel, workers_only):
         for _ in range(20):
             env.step_batch(small_actions, states=small_states)
-    samples = {"ours": [], "workers": [], "base": []}
-    for _ in range(rounds):
-        samples["ours"].append(latency(parallel))
-        samples["workers"].append(latency(workers_only))
-        if base:
-            samples["base"].append(1e6 / base.rate("w3"))
+    contenders = {"ours": lambda: latency(parallel), "workers": lambda: latency(workers_only)}
+    if base:
+        contenders["base"] = lambda: 1e6 / base.rate("w3")
+    samples = rotated_rounds(contenders, rounds)
     measures = [
         ("ParallelEnv us per call", f"{median(samples['ours']):,.0f}"),
         ("  same, always on the workers", f"{median(samples['workers']):,.0f}"),
     ]
     if base:
-        plangym01 = median(samples["base"])
         measures += [
-            ("plangym 0.1.32 us per call", f"{plangym01:,.0f}"),
-            ("plangym 0.1.32 / ParallelEnv", f"{plangym01 / median(samples['ours']):.2f}"),
+            ("plangym 0.1.32 us per call", f"{median(samples['base']):,.0f}"),
+            ("plangym 0.1.32 / ParallelEnv", f"{per_round(samples, 'base', 'ours'):.2f}"),
         ]
     rows += labelled("W3 CartPole batch 8", measures)
 
     # Cost per transition ----------------------------------------------------------------------
     for size in (16, 64, 256, 1024, 4096):
-        ours_s, alone_s = [], []
-        for _ in range(rounds):
-            for env, times in ((workers_only, ours_s), (single, alone_s)):
-                start = time.perf_counter()
-                env.step_batch(actions[:size], states=states[:size])
-                times.append(time.perf_counter() - start)
+
+        def per_transition(env, size=size) -> float:
+            return timed(lambda: env.step_batch(actions[:size], states=states[:size])) / size
+
+        samples = rotated_rounds(
+            {"ours": lambda: per_transition(workers_only), "alone": lambda: per_transition(single)},
+            rounds,
+        )
+        ours_us, alone_us = median(samples["ours"]) * 1e6, median(samples["alone"]) * 1e6
         rows.append(
             (
                 f"CartPole batch {size}",
                 "us/transition: 2 workers / single",
-                f"{median(ours_s) / size * 1e6:.1f} / {median(alone_s) / size * 1e6:.1f}",
+                f"{ours_us:.1f} / {alone_us:.1f}",
             )
         )
     parallel.close()
@@ -292,6 +302,9 @@ def cartpole_rows(rounds: int, base: Baseline | None) -> list[tuple[str, str, st
 
 def main() -> None:
     warnings.simplefilter("ignore")
+    # A SIGTERM ends the run as Ctrl-C does: through the finally blocks, which close the envs
+    # (the raw loops are daemons and end with this process).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description="ParallelEnv benchmark")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument(

@@ -25,7 +25,9 @@ Run (from the repository root):
 
     python benchmarks/published_games.py                       # Boxing, Alien, Qbert; swarm, uct
     python benchmarks/published_games.py --curve Boxing --planners swarm
-    python benchmarks/published_games.py --games Boxing --max-steps 3 --fraction 0.02  # smoke
+    # A smoke run, written under /tmp: the defaults would record it in the published table.
+    python benchmarks/published_games.py --games Boxing --max-steps 3 --fraction 0.02 \
+        --runs /tmp/pg/runs --results /tmp/pg/results --table /tmp/pg/published_games.md
 """
 
 from __future__ import annotations

@@ -56,8 +56,10 @@ def start_ray(address: str | None) -> bool:
 
 
 def run(rounds: int) -> list[tuple[str, str]]:
-    parallel = plangym.make("ALE/MsPacman-v5", n_workers=N_WORKERS, frameskip=FRAMESKIP)
-    on_ray = plangym.make("ALE/MsPacman-v5", n_workers=N_WORKERS, frameskip=FRAMESKIP, ray=True)
+    # Both on their workers, as the labels say: the cost model could step in the caller.
+    kwargs = {"n_workers": N_WORKERS, "frameskip": FRAMESKIP, "inline_small_batches": False}
+    parallel = plangym.make("ALE/MsPacman-v5", **kwargs)
+    on_ray = plangym.make("ALE/MsPacman-v5", ray=True, **kwargs)
     states = game_states(parallel.plan_env, N_STATES)
     actions = np.random.default_rng(1).integers(parallel.n_actions, size=N_STATES)
     # Same inputs, same results: a benchmark of the wrong answer would be worthless.

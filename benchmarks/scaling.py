@@ -111,6 +111,8 @@ def bare_ale(states: list, env) -> tuple:
 
 # Sections --------------------------------------------------------------------------------------
 def make_envs(name: str, use_ray: bool, **kwargs) -> dict[str, object]:
+    # On the workers, as the labels say: the cost model could step batches in the caller.
+    kwargs = {"inline_small_batches": False, **kwargs}
     envs = {"ParallelEnv (2 workers)": plangym.make(name, n_workers=2, **kwargs)}
     if use_ray:
         envs["RayEnv (2 actors)"] = plangym.make(name, n_workers=2, ray=True, **kwargs)
@@ -171,7 +173,10 @@ def batch_section(env_id: str, sizes, rounds: int, min_time: float, use_ray: boo
 
 def workers_section(batch: int, rounds: int, min_time: float) -> dict:
     """ParallelEnv on MsPacman with 1 and 2 workers, next to 1 and 2 bare ALE loops."""
-    envs = {k: plangym.make(ATARI, n_workers=k, frameskip=FRAMESKIP) for k in (1, 2)}
+    envs = {
+        k: plangym.make(ATARI, n_workers=k, frameskip=FRAMESKIP, inline_small_batches=False)
+        for k in (1, 2)
+    }
     single = envs[2].plan_env
     states = game_states(single, batch)
     actions = np.random.default_rng(1).integers(single.n_actions, size=batch)

@@ -4,8 +4,9 @@ Rows (each the median of several interleaved rounds, so machine noise hits all a
 
 * Atari: ALE/MsPacman-v5, a batch of 256 distinct states, 5 frames per step, RGB obs,
   states returned. ``raw ALE`` is a tight loop over the ALE itself: restore, 5 frames,
-  clone (with RNG), read the screen. ``plangym step_batch`` does the same work through the
-  public API, with input checks and exact states.
+  clone (without the ALE's generator, as plangym's states), read the screen.
+  ``plangym step_batch`` does the same work through the public API, with input checks and
+  exact states.
 * CartPole-v1: a batch of 4096 states, dt=1, states returned. ``raw gymnasium`` sets the
   physics, steps the unwrapped env and copies the physics out; plangym also restores and
   records the generator, the step counters and checks every input.

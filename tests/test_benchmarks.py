@@ -13,6 +13,8 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RUNS = {
     "against_commit.py": (["HEAD", "--rounds", "1", "--quick"], "| plan |"),
+    "atari_state_codec.py": (["--rounds", "1", "--steps", "50"], "fixed/raw rate"),
+    "parallel.py": (["--rounds", "1", "--only", "atari"], "ParallelEnv / raw limit (per-round)"),
     "classic_kernels.py": (["--rounds", "1", "--quick"], "| array form / raw loop |"),
     "design_figures.py": (["--rounds", "1"], "PCG64 state read / CartPole step"),
     "kernel_workers.py": (
