@@ -5,6 +5,9 @@ before the next test (creating one costs about 25 ms); fresh instances run in ne
 """
 
 import hashlib
+import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -304,3 +307,19 @@ def test_replays_run_at_the_consoles_speed():
     env = RetroEnv(NAME, frameskip=5)
     assert real_time_delay_cs(env) == round(100 * 5 / 60)
     env.close()
+
+
+def test_an_allocator_that_fills_freed_memory_is_named_in_the_error():
+    """The save-state probe needs freed buffers back as left; debug allocators break it."""
+    code = "import plangym; plangym.make('Airstriker-Genesis-v0').reset()"
+    environment = {**os.environ, "PYTHONMALLOC": "debug", "SDL_VIDEODRIVER": "dummy"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "which PYTHONMALLOC=debug prevents; run without it" in done.stderr

@@ -19,6 +19,8 @@ what is wrong with bytes offered as a state.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,17 @@ _HEADER_DTYPE = np.dtype(
     ]
 )
 HEADER_SIZE = _HEADER_DTYPE.itemsize
+
+
+def _memory_debugging() -> str:
+    """Name the setting that overwrites freed memory here, as far as this process can see."""
+    settings = [
+        "Python's dev mode (-X dev, PYTHONDEVMODE)" if sys.flags.dev_mode else "",
+        f"PYTHONMALLOC={os.environ['PYTHONMALLOC']}" if "PYTHONMALLOC" in os.environ else "",
+        "MALLOC_PERTURB_" if os.environ.get("MALLOC_PERTURB_", "0") != "0" else "",
+    ]
+    found = [setting for setting in settings if setting]
+    return " or ".join(found) if found else "a memory debugger or allocator that fills freed memory"
 
 
 def find_written_bytes(em: Any, attempts: int = 8) -> tuple[int, np.ndarray]:
@@ -70,10 +83,11 @@ def find_written_bytes(em: Any, attempts: int = 8) -> tuple[int, np.ndarray]:
         if unchanged == 2:
             break
     written = np.flatnonzero(~unwritten)
-    if unchanged < 2 or not len(written):  # pragma: no cover - an allocator that never reuses
+    if unchanged < 2 or not len(written):  # an allocator that overwrites freed memory
         raise RuntimeError(
             "RetroEnv: cannot tell which bytes of the emulator's save state it writes, so "
-            "its states would not compare exactly"
+            "its states would not compare exactly: the probe needs freed memory handed back "
+            f"as it was left, which {_memory_debugging()} prevents; run without it"
         )
     end = int(written[-1]) + 1
     return end, np.flatnonzero(unwritten[:end])
