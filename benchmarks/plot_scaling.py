@@ -199,12 +199,14 @@ def page(data: dict, images: dict[str, str]) -> str:
             "worker processes and on a [RayEnv](ray.md) of 2 actors; for CartPole also with "
             "the NumPy kernels (`step_batch(records, arrays=True)`). The dashed line is the "
             "raw limit: for Ms. Pac-Man the two bare exact ALE loops of "
-            "`benchmarks/parallel.py` (restore, 5 frames, clone with the RNG, read the "
-            "screen) on both cores at once; for CartPole the raw gymnasium loop of "
-            "`benchmarks/classic_kernels.py` in one process. Small batches pay the fixed "
-            "cost of a call (a round trip to the workers; the parallel envs step small "
-            "batches in the caller when their cost model says that is faster); large ones "
-            "show what each path costs per transition.",
+            "`benchmarks/parallel.py` (restore, 5 frames, clone without the ALE's "
+            "generator as plangym's states, read the screen) on both cores at once; for "
+            "CartPole the raw gymnasium loop of `benchmarks/classic_kernels.py` in one "
+            "process. Small batches pay the fixed cost of a call (a round trip to the "
+            "workers: the parallel envs are measured on their workers, "
+            "`inline_small_batches=False`, where by default their cost model steps small "
+            "batches in the caller when that is faster); large ones show what each path "
+            "costs per transition.",
         )
         for env_id, block in data["batch"].items():
             out += ["", f"**{env_id}**, {rate_label(block['frameskip'])}:", ""]
