@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 
 from plangym.cli.args import Parser, UsageError
-from plangym.cli.interrupt import stop_signals_raise
+from plangym.cli.interrupt import past_echo, stop_signals_raise
 from plangym.version import __version__
 
 # The subcommands' modules, imported by build_parser: they bring in the planners and the
@@ -78,8 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:  # an Interrupted (SIGINT, SIGTERM) or a bare Ctrl-C
         name = getattr(stop, "signal_name", "SIGINT")
         # On a terminal the line would follow the echoed "^C" or a progress bar.
-        start = "\n" if sys.stderr.isatty() else ""
-        print(f"{start}plangym: interrupted ({name})", file=sys.stderr)
+        print(f"{past_echo(sys.stderr)}plangym: interrupted ({name})", file=sys.stderr)
         return int(getattr(stop, "exit_status", 130))
     except BrokenPipeError:
         # The reader went away (``plangym list | head``): stop quietly, as other tools do.

@@ -24,8 +24,17 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import TextIO
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def past_echo(stream: TextIO) -> str:
+    """Return what starts a line printed after a Ctrl-C: a newline on a terminal.
+
+    The terminal echoes "^C" where the cursor is, and a line printed then would follow it.
+    """
+    return "\n" if stream.isatty() else ""
 
 
 class Interrupted(KeyboardInterrupt):

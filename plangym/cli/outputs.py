@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from plangym.cli.interrupt import Interrupted, stop_signals_held
+from plangym.cli.interrupt import Interrupted, past_echo, stop_signals_held
 from plangym.planning.common import Trajectory
 from plangym.planning.display import drawing_env, real_time_delay_cs, replay_frames
 from plangym.planning.gif import write_gif
@@ -242,6 +243,7 @@ def report(summary: dict[str, Any], gif_problem: str | None, out: Path) -> None:
     steps = f"{summary['agent_steps']}"
     if summary["interrupted"]:
         steps += f" (interrupted by {summary['signal']})"
+        print(past_echo(sys.stdout), end="")  # the table starts on a line of its own
     elif summary["episode_ended"]:
         steps += " (episode over)"
     samples = summary.get("samples_per_action_mean")

@@ -46,7 +46,7 @@ from plangym.cli.checkpoint import (
     load_checkpoint,
     restore_trajectory,
 )
-from plangym.cli.interrupt import StopSignals, stop_signals_raise
+from plangym.cli.interrupt import StopSignals, past_echo, stop_signals_raise
 from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.plan_settings import (
     DEFAULT_OUT,
@@ -249,8 +249,8 @@ def save_outputs(
         again = " again" if stop is not None else ""
         files = ", ".join(outputs.written) or "nothing"
         print(
-            f"plangym: interrupted{again} ({stops.received[-1].signal_name}) while "
-            f"writing; wrote {files} in {out}",
+            f"{past_echo(sys.stderr)}plangym: interrupted{again} "
+            f"({stops.received[-1].signal_name}) while writing; wrote {files} in {out}",
             file=sys.stderr,
         )
         return first.exit_status
