@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+from workloads import rotated_rounds
 
 SIZES = (4, 4096)
 NEW = "plangym vector_entry_point"
@@ -101,14 +102,7 @@ def states_round(env, n: int, repeats: int) -> Callable[[], float]:
     return run
 
 
-def measure(contenders: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
-    """Run every contender once per round, the order rotated each round."""
-    names = list(contenders)
-    rates: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            rates[name].append(contenders[name]())
-    return rates
+measure = rotated_rounds  # every contender once per round, the order rotated each round
 
 
 def ratio(rates: dict[str, list[float]], name: str) -> float:

@@ -36,11 +36,10 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from workloads import cartpole_states, game_states, raw_ale_pass
+from workloads import cartpole_states, game_states, raw_ale_pass, rotated_rounds
 
 import plangym
 
@@ -129,18 +128,6 @@ class Baseline:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
-
-
-def rotated_rounds(
-    contenders: dict[str, Callable[[], float]], rounds: int
-) -> dict[str, list[float]]:
-    """Each contender's measure once per round, the order rotated round by round."""
-    names = list(contenders)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            samples[name].append(contenders[name]())
-    return samples
 
 
 def per_round(samples: dict[str, list[float]], numerator: str, denominator: str) -> float:

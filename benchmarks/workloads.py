@@ -62,3 +62,15 @@ def ale_clones(env, states: list) -> list:
         env.set_state(state)
         clones.append(env.ale.cloneState())
     return clones
+
+
+def rotated_rounds(
+    contenders: dict[str, Callable[[], float]], rounds: int
+) -> dict[str, list[float]]:
+    """Each contender's measure once per round, the order rotated round by round."""
+    names = list(contenders)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            samples[name].append(contenders[name]())
+    return samples
