@@ -10,7 +10,7 @@ import os
 from plangym import environment_names
 from plangym.core import PlanEnv, PlangymEnv
 from plangym.registry import make
-from plangym.vector.make_vec import make_vec
+from plangym.vector.building import make_vec
 from plangym.version import __version__
 
 # plangym 0.1's switch for :func:`warn_import_error`: set PLANGYM_DISABLE_WARNINGS to "true",

@@ -1,6 +1,7 @@
 """gymnasium's vector API on plangym's workers: RL loops and planners share one pool.
 
-* :func:`plangym.make_vec` builds a vector env of plangym envs (exact states);
+* :func:`make_vec` (also ``plangym.make_vec``) builds a vector env of plangym envs (exact
+  states);
 * :class:`AsyncVectorEnv` and :class:`SyncVectorEnv` are drop-ins for gymnasium's classes
   over any gymnasium env constructors;
 * :class:`RayVectorEnv` runs the sub-envs on Ray actors.
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from gymnasium.vector import AutoresetMode
 
 from plangym.vector.async_vector_env import AsyncVectorEnv
+from plangym.vector.building import make_vec
 from plangym.vector.errors import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -64,4 +66,5 @@ __all__ = [
     "SubEnvCrashedError",
     "SyncVectorEnv",
     "VectorTimeoutError",
+    "make_vec",
 ]

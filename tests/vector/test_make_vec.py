@@ -21,7 +21,7 @@ import plangym
 from plangym.api_tests import assert_identical
 from plangym.control.classic_control import ClassicControl
 from plangym.vector import AsyncVectorEnv, PlanVectorEnv, SyncVectorEnv
-from plangym.vector.make_vec import build_sub_env, sub_env_kwargs
+from plangym.vector.building import build_sub_env, sub_env_kwargs
 from tests.helpers.vector_checks import assert_same
 from tests.vector.test_vector_parity import run_both
 
@@ -482,3 +482,18 @@ def test_a_seeded_reset_leaves_the_action_spaces_generator_as_gymnasium_does():
         int(seeded.sample()) for _ in range(20)
     ]
     env.close()
+
+
+def test_make_vec_is_importable_from_plangym_vector_with_the_other_vector_names():
+    # The module that defines it is not the attribute: plangym.vector.make_vec(...) once
+    # raised "'module' object is not callable".
+    import plangym.vector
+
+    assert plangym.vector.make_vec is plangym.make_vec
+    assert "make_vec" in plangym.vector.__all__
+    envs = plangym.vector.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync")
+    try:
+        obs, _ = envs.reset(seed=3)
+        assert obs.shape == (2, 4)
+    finally:
+        envs.close()
