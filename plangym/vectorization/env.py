@@ -217,11 +217,12 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """Step a checked batch where it is cheapest: here for a few cheap states."""
         started = time.perf_counter()
         size = len(inputs)
+        dt = sum(inputs.dts) / size if size else 1.0  # the costs count env steps
         if (
             inputs.states is not None
             and self.inline_small_batches
             and not self._differing
-            and self.dispatch_costs.prefer_local(size)
+            and self.dispatch_costs.prefer_local(size, dt)
         ):
             # A batch with states moves no env, here as on the workers (PlanEnvHandler).
             plan_env = self.plan_env
@@ -229,14 +230,14 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
                 columns = plan_env.run_batch_columns(
                     inputs.actions, inputs.states, inputs.dts, inputs.want_state
                 )
-            self.dispatch_costs.record_local(size, time.perf_counter() - started)
+            self.dispatch_costs.record_local(size, time.perf_counter() - started, dt)
             return columns
         batch = self.scheduler.run(inputs)
         costs = batch.chunk_costs()
         if costs:
             chunk_size, compute_s = max(costs)
             wall_s = time.perf_counter() - started
-            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s, size)
+            self.dispatch_costs.record_remote(chunk_size, compute_s, wall_s, size, dt)
         return columns_of(batch.columns(), inputs.want_state)
 
     @idle_only

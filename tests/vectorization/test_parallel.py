@@ -212,6 +212,33 @@ def test_small_cheap_batches_run_in_the_caller_with_the_same_results():
     contract.check_small_cheap_batches_run_in_the_caller(env)
 
 
+def test_the_dispatch_choice_counts_env_steps_not_elements():
+    # Fixed costs, ~15 us per CartPole step and ~300 us per round trip: 8 states at dt=1
+    # step here (120 us against 360 us), the same 8 at dt=50 on the workers (6 ms against
+    # 3.3 ms), with the same results either way.
+    costs = DispatchCosts(2, smoothing=0.0, per_element=15e-6, overhead=300e-6)
+    env = ParallelEnv(CountingCartPole, "CartPole-v1", n_workers=2, dispatch_costs=costs)
+    try:
+        states = random_states(env.plan_env, 8)
+        actions = [0, 1] * 4
+        for dt, where in ((1, "here"), (50, "workers"), (1, "here")):
+            expected = env.plan_env.clone().step_batch(actions, states=states, dt=dt)
+            here, there = env.plan_env.steps_here, sum(env.get_attr("steps_here"))
+            assert_identical(env.step_batch(actions, states=states, dt=dt), expected)
+            ran_here = env.plan_env.steps_here - here  # dt=50 stops at each episode's end
+            ran_there = sum(env.get_attr("steps_here")) - there
+            assert (ran_here > 0, ran_there > 0) == (where == "here", where == "workers"), dt
+        # Measured at dt=20 on the workers and at dt=1 here (the caller on one core, each
+        # batch a 256-state MsPacman one): per env step the workers are faster at any dt.
+        costs = DispatchCosts(2, per_element=340e-6, overhead=1e-3)
+        for local_s in (0.33, 0.30):
+            costs.record_remote(128, 4.0, 4.2, size=256, dt=20)
+            costs.record_local(256, local_s, dt=1)
+        assert not costs.prefer_local(256, dt=20) and not costs.prefer_local(256, dt=1)
+    finally:
+        env.close()
+
+
 def where_batches_run(costs: DispatchCosts, batches: int, local_s: float, remote_s) -> str:
     """Which way each of ``batches`` batches of 256 goes ("L"/"R"), each way taking its time.
 
