@@ -38,6 +38,10 @@ def forwarded_method(
         return getattr(getattr(self, target), name)(*args, **kwargs)
 
     method.__qualname__ = name
+    # The signature stays, the link does not: source viewers (``??`` in IPython) follow
+    # ``__wrapped__``, and ``like``'s method may be an abstract one that only raises.
+    method.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    del method.__wrapped__
     return guard(method) if guard is not None else method
 
 

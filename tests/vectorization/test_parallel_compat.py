@@ -94,6 +94,16 @@ def test_vectorized_env_methods_of_plangym_env_keep_their_signatures(name):
     )
 
 
+@pytest.mark.parametrize("name", [*PLANGYM_ENV_METHODS, "get_state", "get_image", "step"])
+def test_forwarded_methods_show_the_source_that_runs(name):
+    # IPython's ``env.get_state??`` follows __wrapped__: it showed PlanEnv's abstract method,
+    # whose body only raises, for a method that works.
+    method = getattr(VectorizedEnv, name)
+    assert "not_implemented" not in inspect.getsource(method)
+    assert "getattr(self, target)" in inspect.getsource(method)
+    assert method.__doc__  # and its documentation stays
+
+
 def test_vectorized_env_plangym_env_members_answer_with_the_local_env(env):
     single = plangym.make("CartPole-v1")
     assert env.metadata == single.metadata and env.reward_range == single.reward_range
