@@ -10,6 +10,7 @@ Subclasses only say what a worker is (:meth:`VectorizedEnv.create_backend`); a
 from __future__ import annotations
 
 import functools
+import reprlib
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -109,10 +110,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         )
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(name={self.name!r}, n_workers={self.n_workers}, "
-            f"env_class={self._env_class.__name__})"
-        )
+        given = "".join(f", {key}={reprlib.repr(value)}" for key, value in self._env_kwargs.items())
+        head = f"{type(self).__name__}(name={self.name!r}, n_workers={self.n_workers}"
+        return f"{head}, env_class={self._env_class.__name__}{given})"  # and the user's settings
 
     # Construction ---------------------------------------------------------------------------
     def create_env_callable(self, **kwargs: Any) -> Callable[[], PlanEnv]:

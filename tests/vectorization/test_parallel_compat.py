@@ -104,6 +104,21 @@ def test_forwarded_methods_show_the_source_that_runs(name):
     assert method.__doc__  # and its documentation stays
 
 
+def test_vectorized_env_repr_shows_the_settings_it_was_given():
+    # In a notebook the repr is how one tells envs apart: a frameskip or an obs_type given
+    # to make() shows, without building anything (delay_setup).
+    env = plangym.make(
+        "ALE/MsPacman-v5", n_workers=2, frameskip=3, obs_type="ram", delay_setup=True
+    )
+    try:
+        assert repr(env) == (
+            "ParallelEnv(name='ALE/MsPacman-v5', n_workers=2, env_class=AtariEnv, "
+            "obs_type='ram', frameskip=3)"
+        )
+    finally:
+        env.close()
+
+
 def test_vectorized_env_plangym_env_members_answer_with_the_local_env(env):
     single = plangym.make("CartPole-v1")
     assert env.metadata == single.metadata and env.reward_range == single.reward_range
