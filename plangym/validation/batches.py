@@ -239,10 +239,18 @@ def discrete_as_int64(actions: Any, space: Any) -> Any:
     if (
         isinstance(space, spaces.Discrete)
         and actions
-        and all(type(action) is int or isinstance(action, np.integer) for action in actions)
+        and all(type(action) is int or _is_integer_value(action) for action in actions)
     ):  # bools stay bools
         return np.fromiter(actions, dtype=np.int64, count=len(actions))
     return actions
+
+
+def _is_integer_value(action: Any) -> bool:
+    # 0-d arrays too: as the batch's own array, no env can change them in place (stable-retro
+    # divides its action in place) and a read-only one (from Ray) is not refused.
+    if isinstance(action, np.ndarray):
+        return action.ndim == 0 and action.dtype.kind in "iu"
+    return isinstance(action, np.integer)
 
 
 def check_integer_batch(space: spaces.Space, actions: np.ndarray) -> None:
