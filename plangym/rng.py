@@ -41,10 +41,46 @@ def generator_words(generator: np.random.Generator) -> np.ndarray:
     )
 
 
+def words_problem(words: np.ndarray | list[int]) -> str | None:
+    """Say why six words are no PCG64 state :func:`generator_words` records, or None.
+
+    PCG64's increment is odd (an even one, all zeros say, gives a generator that may repeat
+    one number forever), ``has_uint32`` is 0 or 1 and ``uinteger`` a 32-bit word.
+
+    >>> words_problem(generator_words(np.random.default_rng(1))) is None
+    True
+    >>> words_problem([0] * 6)
+    'generator words with an even increment (0), which no PCG64 generator has'
+    """
+    *_, inc_lo, has_uint32, uinteger = (int(word) for word in words)
+    if not inc_lo & 1:
+        return f"generator words with an even increment ({inc_lo}), which no PCG64 generator has"
+    if has_uint32 > 1 or uinteger >> 32:
+        return (
+            f"generator words with has_uint32={has_uint32} and uinteger={uinteger} (0 or 1 and "
+            "a 32-bit word in any PCG64 generator)"
+        )
+    return None
+
+
+def check_words(words: np.ndarray | list[int], name: str = "state") -> None:
+    """Raise ValueError, naming ``name``, unless ``words`` pass :func:`words_problem`."""
+    problem = words_problem(words)
+    if problem is not None:
+        raise ValueError(
+            f"{name}: expected a state from get_state(), received {problem} (corrupt bytes?)"
+        )
+
+
 def restore_generator(generator: np.random.Generator, words: np.ndarray) -> None:
-    """Put ``generator`` back in the state that :func:`generator_words` recorded."""
+    """Put ``generator`` back in the state that :func:`generator_words` recorded.
+
+    Words no generator has (corrupt bytes) raise ValueError and leave ``generator`` as it was.
+    """
     # tolist() turns the six words into Python ints in one call (half the time of six int()).
-    s_hi, s_lo, inc_hi, inc_lo, has_uint32, uinteger = np.asarray(words).tolist()
+    s_hi, s_lo, inc_hi, inc_lo, has_uint32, uinteger = values = np.asarray(words).tolist()
+    if not inc_lo & 1 or has_uint32 > 1 or uinteger >> 32:
+        check_words(values)
     generator.bit_generator.state = {
         "bit_generator": "PCG64",
         "state": {"state": (s_hi << 64) | s_lo, "inc": (inc_hi << 64) | inc_lo},

@@ -207,6 +207,28 @@ def test_bad_actions_are_rejected_before_stepping(name):
     env.close()
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", ["BipedalWalker-v3", "LunarLander-v3"])
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [(bytes(48), r"even increment \(0\)"), (np.full(6, 3, "<u8").tobytes(), "has_uint32=3")],
+)
+def test_corrupt_generator_words_are_refused_before_any_env_sees_them(name, words, message):
+    # All-zero words made BipedalWalker's terrain generation loop forever; random ones
+    # raised numpy's bare OverflowError in the middle of a batch.
+    env = plangym.make(name)
+    state = warm_state(env, seed=0, n_steps=3)
+    raw = bytearray(bytes(state))
+    raw[8:HEADER_BYTES] = words
+    bad = ReplayState(bytes(raw), name, env.state_layout.codec.step_bytes)
+    with pytest.raises(ValueError, match=rf"^state: expected .*{message}"):
+        env.set_state(bad)
+    with pytest.raises(ValueError, match=rf"^states\[1\]: expected .*{message}"):
+        env.step_batch([env.sample_action()] * 2, states=[state, bad])
+    assert env.get_state() == state
+    env.close()
+
+
 def test_foreign_states_are_rejected_before_stepping():
     env = Box2DEnv("LunarLander-v3")
     state = warm_state(env, seed=0, n_steps=3)

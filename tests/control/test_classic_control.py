@@ -251,6 +251,29 @@ def test_wrong_states_are_rejected(state, error):
 
 
 @pytest.mark.parametrize(
+    ("words", "message"),
+    [([0] * 6, r"even increment \(0\)"), ([1, 2, 3, 5, 7, 1], "has_uint32=7")],
+)
+@pytest.mark.parametrize("name", ["CartPole-v1", "Pendulum-v1", "FastLunarLander-v0"])
+def test_corrupt_generator_words_are_refused_and_change_nothing(name, words, message):
+    # Random bytes there raised numpy's bare OverflowError, zeros gave a generator no
+    # get_state() records.
+    env = plangym.make(name)
+    good, *_ = env.reset(seed=2)
+    bad = good.copy()
+    bad["rng"] = words
+    with pytest.raises(
+        ValueError, match=rf"^state: expected a state from get_state\(\).*{message}"
+    ):
+        env.set_state(bad)
+    assert_identical(env.get_state(), good)
+    with pytest.raises(ValueError, match=message):
+        env.step(env.sample_action(), state=bad)
+    assert_identical(env.get_state(), good)
+    env.close()
+
+
+@pytest.mark.parametrize(
     ("action", "error", "message"),
     [
         (np.array([np.inf], dtype=np.float32), ValueError, "finite values"),

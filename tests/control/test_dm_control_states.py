@@ -149,6 +149,9 @@ BAD_STATES = {
     "negative-count": (lambda env, s: corrupt(env, s, "step_count", 0, -1.0), "step_count -1"),
     "nan-count": (lambda env, s: corrupt(env, s, "step_count", 0, np.nan), "step_count nan"),
     "flag": (lambda env, s: corrupt(env, s, "reset_next_step", 0, 0.5), "reset_next_step 0.5"),
+    # MuJoCo resets the physics mid-step on a NaN, with only a warning.
+    "nan-physics": (lambda env, s: corrupt(env, s, "step_count", -3, np.nan), "nan at position"),
+    "inf-physics": (lambda env, s: corrupt(env, s, "step_count", -3, -np.inf), "-inf at position"),
 }
 
 

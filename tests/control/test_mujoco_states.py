@@ -136,6 +136,12 @@ BAD_STATES = {
     ),
     "elapsed-low": (lambda s: tampered(s, ELAPSED + 1, -1.0), ValueError, "elapsed_steps"),
     "tag": (lambda s: tampered(s, TAG, 7.0), ValueError, "another MuJoCo model"),
+    # MuJoCo resets the simulation mid-step on a NaN, with only a warning.
+    "physics-nan": (lambda s: tampered(s, 1, np.nan), ValueError, "nan at position 1: exp"),
+    "physics-inf": (lambda s: tampered(s, 7, np.inf), ValueError, "inf at position 7: exp"),
+    # In range, but the words of no generator (rng.words_problem).
+    "rng-even": (lambda s: tampered(s, RNG + 7, 0.0), ValueError, r"even increment \(\d+\)"),
+    "rng-has-uint32": (lambda s: tampered(s, RNG + 9, 5.0), ValueError, "has_uint32=5"),
 }
 
 

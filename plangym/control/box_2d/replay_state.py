@@ -35,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.control.box_2d.state import FINGERPRINT_BYTES, HEADER_BYTES, ReplayState
+from plangym.rng import words_problem
 from plangym.validation import describe
 from plangym.validation.values import counted, with_article
 
@@ -219,7 +220,10 @@ class ReplayLayout:
                 "is not a header plus whole steps"
             )
         if values:
-            problem = self.codec.invalid(replay[HEADER_BYTES:])
+            # Checked here, before any env sees them: BipedalWalker's terrain loops forever
+            # on a generator that repeats one number.
+            words = np.frombuffer(replay[FINGERPRINT_BYTES:HEADER_BYTES].tobytes(), dtype="<u8")
+            problem = words_problem(words) or self.codec.invalid(replay[HEADER_BYTES:])
             if problem:
                 raise ValueError(f"{name}: expected {self.expected()}, received {problem}")
 

@@ -174,6 +174,7 @@ class ClassicStateCodec:
         """Put the env in the state of ``fields`` (from read, unpack or rows)."""
         physics, steps_beyond, elapsed, last_u, rng = fields
         unwrapped, time_limit = self.unwrapped, self.time_limit
+        self._words().write(unwrapped.np_random, rng)  # first: corrupt words change nothing
         unwrapped.state = physics
         if self.has_steps_beyond:
             unwrapped.steps_beyond_terminated = steps_beyond
@@ -181,7 +182,6 @@ class ClassicStateCodec:
             time_limit._elapsed_steps = elapsed
         if self.has_last_u:
             unwrapped.last_u = last_u
-        self._words().write(unwrapped.np_random, rng)
 
     def write_physics(self, physics: np.ndarray) -> None:
         """Set only the physics (a bare vector: plangym 0.1's state format)."""

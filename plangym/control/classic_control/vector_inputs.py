@@ -23,6 +23,7 @@ from plangym.validation.batches import (
     check_batch_action_values,
     check_box_batch,
     check_integer_batch,
+    items_as_given,
 )
 
 
@@ -30,7 +31,12 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
     """Return ``n`` actions of ``space`` as one array; raise for a batch that is not that."""
     if isinstance(actions, Iterator):  # gymnasium's iterate takes one, as the other modes do
         actions = list(actions)
-    array = np.asarray(actions)
+    try:
+        array = np.asarray(actions)
+    except ValueError:  # ragged: [1, [1]]
+        array = items_as_given(actions)
+    if isinstance(space, spaces.Discrete) and array.dtype.kind not in "biu":
+        array = items_as_given(actions)  # checked as given: [1, "a"] blames "a"
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
         # A scalar is no batch at all: a TypeError, as on plangym's other faces.

@@ -225,6 +225,13 @@ class DMControlStateCodec:
             return ValueError, f"{describe(state)} without this task's tag as its first value"
         if state.size != self.size:
             return ValueError, f"{describe(state)} (another layout or plangym version)"
+        finite = np.isfinite(state[:-2])  # the counters have their own message
+        if not finite.all():  # MuJoCo would reset the physics mid-step, with a warning
+            index = int(np.argmin(finite))
+            return (
+                ValueError,
+                f"{float(state[index])!r} at position {index}, where values are finite",
+            )
         episode = state[: self.episode_size].tobytes()
         if episode not in self.known_episodes:
             found = self._episode_problem(state)
@@ -266,6 +273,7 @@ class DMControlStateCodec:
                 and state.flags.c_contiguous
                 and state[:end].tobytes() in known
                 and _counters_ok(*unpack(state, counters_at))
+                and np.isfinite(state).all()
             ):
                 self.check(state, name=f"states[{i}]")
 

@@ -230,16 +230,17 @@ class LanderSim(gym.Env):
     def restore(self, raw: bytes) -> None:
         """Put the env in the state of a record's bytes (from :meth:`snapshot`)."""
         values = _RECORD.unpack(raw)
+        # The words first: corrupt ones raise before anything has changed.
+        self.rng_words.write(self.np_random, values[_TAIL + 3])
         body = self.body
         body.x, body.y, body.vx, body.vy, body.angle, body.omega = values[:6]
         body.anchor[:] = values[6:8]
         heights = values[8:_TAIL]
         if heights != self.terrain.heights:
             self.terrain = Terrain(heights)
-        self.prev_shaping, self.rest_steps, self.elapsed_steps, words = values[_TAIL : _TAIL + 4]
+        self.prev_shaping, self.rest_steps, self.elapsed_steps = values[_TAIL : _TAIL + 3]
         body.contact[:] = values[_TAIL + 4 : _TAIL + 6]
         self.game_over = values[_TAIL + 6]
-        self.rng_words.write(self.np_random, words)
 
     def render(self) -> np.ndarray | None:
         """Return a (400, 600, 3) picture with ``render_mode="rgb_array"``, else None."""

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from plangym.control.shared.mujoco_runtime import load_mujoco
-from plangym.rng import N_WORDS, GeneratorWords
+from plangym.rng import N_WORDS, GeneratorWords, words_problem
 from plangym.validation import describe
 from plangym.validation.values import with_article
 
@@ -189,6 +189,11 @@ class MujocoStateCodec:
         """
         if not flat.flags.c_contiguous:  # mj_setState reads a contiguous buffer
             flat = np.ascontiguousarray(flat)
+        pieces = flat[self.rng]
+        if pieces.tobytes() != self._piece_bytes:
+            self._remember(join_uint64(pieces).astype("<u8").tobytes(), pieces.copy())
+        assert self._words is not None, "_remember set them"
+        self.rng_words.write(generator, self._words)  # first: corrupt words change nothing
         mujoco.mj_setState(self.model, self.data, flat[self.integration], INTEGRATION)
         if forward:
             mujoco.mj_forward(self.model, self.data)
@@ -196,11 +201,6 @@ class MujocoStateCodec:
         # left them, and Ant, Humanoid, Reacher and Pusher read them before stepping.
         self.xpos_view[:] = flat[self.xpos]
         self.xipos_view[:] = flat[self.xipos]
-        pieces = flat[self.rng]
-        if pieces.tobytes() != self._piece_bytes:
-            self._remember(join_uint64(pieces).astype("<u8").tobytes(), pieces.copy())
-        assert self._words is not None, "_remember set them"
-        self.rng_words.write(generator, self._words)
         return int(flat[self.elapsed]) * HALF + int(flat[self.elapsed + 1])
 
     def _remember(self, words: bytes, pieces: np.ndarray) -> None:
@@ -228,8 +228,8 @@ class MujocoStateCodec:
             raise TypeError(f"{name}: {expected} from get_state()), received {describe(state)}")
         if state.dtype != FLOAT64 or state.shape != (self.size,):
             raise ValueError(f"{name}: {expected} from get_state()), received {describe(state)}")
-        if self._bad_integers(state[None, self.integers :]).any():
-            raise ValueError(f"{name}: {expected}), received {self._integer_problem(state)}")
+        if self._bad_rows(state[None]).any():
+            raise ValueError(f"{name}: {expected}), received {self._problem(state)}")
 
     def check_all(self, states: list) -> None:
         """Check a batch: each state's type and shape, then their integers in one pass."""
@@ -239,23 +239,43 @@ class MujocoStateCodec:
                 self.check(state, name=f"states[{i}]")
         if states:
             # One array of the whole batch: a third of the cost of stacking the tails.
-            bad = self._bad_integers(np.array(states)[:, self.integers :])
+            bad = self._bad_rows(np.array(states))
             if bad.any():
                 first = int(np.argmax(bad))
                 self.check(states[first], name=f"states[{first}]")
 
-    def _bad_integers(self, tails: np.ndarray) -> np.ndarray:
-        """Per row of integer entries: whether one is not an integer of its range."""
-        good = (tails >= self.lower) & (tails < self.upper) & (np.floor(tails) == tails)
-        return ~good.all(axis=1)
+    def _bad_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Per state: whether a value is not finite, or an integer entry not of its range.
 
-    def _integer_problem(self, state: np.ndarray) -> str:
+        MuJoCo meets a NaN in the physics by resetting the simulation in the middle of a
+        step, with a warning; the generator's words must be a PCG64 state
+        (:func:`plangym.rng.words_problem`: pieces 7-10 are the increment's low half,
+        ``has_uint32`` and ``uinteger``).
+        """
+        tails = rows[:, self.integers :]
+        good = (tails >= self.lower) & (tails < self.upper) & (np.floor(tails) == tails)
+        bad = ~good.all(axis=1) | ~np.isfinite(rows[:, : self.integers]).all(axis=1)
+        return (
+            bad
+            | (tails[:, 7] % 2 != 1)
+            | (tails[:, 8] != 0)
+            | (tails[:, 9] > 1)
+            | (tails[:, 10] != 0)
+        )
+
+    def _problem(self, state: np.ndarray) -> str:
+        finite = np.isfinite(state[: self.integers])
+        if not finite.all():
+            index = int(np.argmin(finite))
+            return f"{float(state[index])!r} at position {index}: expected finite values there"
         tail = state[self.integers :]
         if tail[-1] != self.tag:
             tag = float(tail[-1])  # a whole number in a state of any model, unless corrupt
             shown = int(tag) if tag.is_integer() else repr(tag)
             return f"a state of another MuJoCo model (model tag {shown}, not {self.tag})"
         good = (tail >= self.lower) & (tail < self.upper) & (np.floor(tail) == tail)
+        if good.all():
+            return str(words_problem(join_uint64(tail[: 2 * N_WORDS])))
         index = int(np.argmin(good))
         what = "generator" if index < 2 * N_WORDS else "elapsed_steps"
         low, high = int(self.lower[index]), int(self.upper[index])
