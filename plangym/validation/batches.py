@@ -253,6 +253,22 @@ def _is_integer_value(action: Any) -> bool:
     return isinstance(action, np.integer)
 
 
+def items_as_given(items: Sequence) -> np.ndarray:
+    """``items`` as a 1-D object array, each element the very object given.
+
+    What a batch check gets for actions that are not all integers, so that the bad one is
+    named with its own value: as one array, ``[1, "a"]`` would be strings and ``[1, 1.5]``
+    floats, blaming ``actions[0]``, and ``[1, [1]]`` no array at all.
+
+    >>> items_as_given([1, [1]])
+    array([1, list([1])], dtype=object)
+    """
+    given = np.empty(len(items), dtype=object)
+    for index, item in enumerate(items):
+        given[index] = item
+    return given
+
+
 def check_integer_batch(space: spaces.Space, actions: np.ndarray) -> None:
     """Check an array of actions of a Discrete, MultiDiscrete or MultiBinary space at once.
 

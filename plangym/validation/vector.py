@@ -9,7 +9,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import iterate
 
-from plangym.validation.batches import check_action, check_box_batch, check_integer_batch
+from plangym.validation.batches import (
+    check_action,
+    check_box_batch,
+    check_integer_batch,
+    items_as_given,
+)
 from plangym.validation.values import check_seed, describe, is_integer
 
 
@@ -206,7 +211,10 @@ def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
 
 def _integer_batch(items: list) -> np.ndarray:
     """Return a list of integer actions as one array (Python bools as the ints they are)."""
-    batch = np.asarray(items)
+    try:
+        batch = np.asarray(items)
+    except ValueError:  # ragged, [1, [1]]
+        batch = np.empty(0)
     if batch.dtype == np.bool_ and all(type(item) is bool for item in items):
         return batch.astype(np.int64)
-    return batch
+    return batch if batch.dtype.kind in "biu" else items_as_given(items)

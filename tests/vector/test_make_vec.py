@@ -144,6 +144,10 @@ def elapsed_steps(envs):
         ("Pendulum-v1", [np.zeros(1), np.zeros(1), np.full(1, -np.inf)], ValueError, "[2]: e"),
         ("CartPole-v1", np.array([0, 1, 2]), ValueError, "[2]: expected an integer in [0, 2)"),
         ("CartPole-v1", np.array([True, False, True]), TypeError, "[0]: expected an integer"),
+        # Lists are checked as given: as one array, "a" made the 1 a string, blamed instead.
+        ("CartPole-v1", [1, "a", 0], TypeError, "[1]: expected an integer in [0, 2) for"),
+        ("CartPole-v1", [1, 1.5, 0], TypeError, "[1]: expected an integer in [0, 2) for"),
+        ("CartPole-v1", [1, [1], 0], TypeError, "[1]: expected an integer in [0, 2) for"),
     ],
 )
 def test_a_batch_with_one_bad_action_is_refused_whole(mode, name, actions, error, message):
