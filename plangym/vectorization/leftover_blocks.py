@@ -79,11 +79,34 @@ def remove_dead_callers_blocks() -> list[str]:
         names = os.listdir(SHM_DIR)
     except OSError:
         return []
-    removed = []
+    dead = []
     for name in names:
         pid = name[len(prefix) :].split("_", 1)[0] if name.startswith(prefix) else ""
         if pid.isdigit() and not pid_running(int(pid)):
-            with contextlib.suppress(FileNotFoundError, PermissionError):  # another got it
-                _posixshmem.shm_unlink("/" + name)
-                removed.append(name)
+            dead.append(name)
+    # A block still mapped is an orphan's (a caller killed alone): its workers remove it and
+    # tell the caller's tracker, which would warn about a block removed under it.
+    removed = []
+    for name in set(dead) - mapped_blocks() if dead else ():
+        with contextlib.suppress(FileNotFoundError, PermissionError):  # another got it
+            _posixshmem.shm_unlink("/" + name)
+            removed.append(name)
     return removed
+
+
+def mapped_blocks() -> set[str]:
+    """Return the names of the blocks that running processes map (those one may read).
+
+    >>> block = shared_memory.SharedMemory(create=True, size=8)
+    >>> block.name.lstrip("/") in mapped_blocks()
+    True
+    >>> block.close(); block.unlink()
+    """
+    mapped = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/maps", "rb") as maps:
+                for line in maps:
+                    if b" /dev/shm/" in line:
+                        mapped.add(line.split(b" /dev/shm/", 1)[1].split()[0].decode())
+    return mapped
