@@ -26,9 +26,9 @@ from plangym.cli.args import (
     print_table,
     worker_count,
 )
-from plangym.cli.progress import progress_bar
 from plangym.core import PlanEnv
 from plangym.planning.common import ActionSampler, start_episode
+from plangym.planning.progress import progress_bar
 
 COMMAND = Command(
     "bench",

@@ -16,7 +16,7 @@ from plangym.cli.args import (
     env_settings,
     print_table,
 )
-from plangym.cli.progress import progress_bar
+from plangym.planning.progress import progress_bar
 from plangym.selfcheck import CHECKS, SETTINGS, has_sticky_actions, run_checks
 
 COMMAND = Command(

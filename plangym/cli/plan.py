@@ -60,10 +60,10 @@ from plangym.cli.plan_settings import (
     planner_problem,
     resolve_settings,
 )
-from plangym.cli.progress import PlanProgress
 from plangym.extras import require
 from plangym.planning.common import Progress, Trajectory, play, random_scores
 from plangym.planning.presets import FULL_GAME_STEPS
+from plangym.planning.progress import PlanProgress
 
 VIZ_MODULES = ("PIL", "tqdm")  # the GIF and the progress bar: the viz extra
 PRESETS = ("fmc",)

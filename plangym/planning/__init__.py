@@ -10,12 +10,14 @@
 
 :func:`~plangym.planning.common.play` runs either (or your own) for one game; its
 :class:`~plangym.planning.common.Trajectory` shows as a table in Jupyter, and
-``trajectory.animation(name)`` as an animated GIF (:mod:`plangym.planning.display`).
+``trajectory.animation(name)`` as an animated GIF (:mod:`plangym.planning.display`);
+``play(..., on_step=PlanProgress(max_steps))`` draws a progress bar (a widget in Jupyter).
 """
 
 from plangym.planning.common import Decision, Progress, Trajectory, play, random_scores
 from plangym.planning.display import Animation, replay_frames
 from plangym.planning.fmc import FMCPlanner
+from plangym.planning.progress import PlanProgress
 from plangym.planning.swarm import SwarmPlanner
 from plangym.planning.uct import UCTPlanner
 
@@ -23,6 +25,7 @@ __all__ = [
     "Animation",
     "Decision",
     "FMCPlanner",
+    "PlanProgress",
     "Progress",
     "SwarmPlanner",
     "Trajectory",

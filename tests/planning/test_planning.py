@@ -145,6 +145,16 @@ def test_progress_is_reported_after_every_step(cartpole):
     assert all(p.max_steps == 5 for p in seen)
 
 
+def test_a_progress_bar_follows_play_from_the_planning_package(cartpole):
+    # What a notebook uses: a tqdm widget there (here stderr is no terminal: no bar drawn).
+    from plangym.planning import PlanProgress
+
+    with PlanProgress(5) as progress:
+        play(cartpole, SwarmPlanner(cartpole, n_walkers=4, horizon=2), 5, on_step=progress)
+    assert progress.step == 5
+    assert progress.postfix.startswith("score ")
+
+
 def test_swarm_plans_continuous_actions():
     env = plangym.make("Pendulum-v1")
     trajectory = play(env, SwarmPlanner(env, n_walkers=8, horizon=4, seed=0), 5, seed=0)

@@ -1,4 +1,7 @@
-"""Progress bars of the ``plangym`` commands, drawn by tqdm (the ``viz`` extra).
+"""Progress bars of planning runs and of the ``plangym`` commands, drawn by tqdm (``viz``).
+
+:class:`PlanProgress` is an ``on_step`` of :func:`~plangym.planning.common.play`: a bar of
+agent steps with the score and the simulation rate, a widget in Jupyter.
 
 ``tqdm.auto`` draws a widget in Jupyter and a bar on a terminal's stderr. When stderr is
 not a terminal (a log file, a pipe, output captured by tests) nothing is drawn, so logs stay
