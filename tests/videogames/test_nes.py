@@ -16,6 +16,7 @@ from plangym.api_tests import (
     assert_identical,
 )
 from plangym.exactness import difference, replay
+from plangym.rng import N_WORDS
 from plangym.selfcheck import run_checks
 from plangym.videogames.nes import (
     COMPLEX_MOVEMENT,
@@ -25,6 +26,7 @@ from plangym.videogames.nes import (
     MarioEnv,
     NesEnv,
 )
+from plangym.videogames.nes import state as nes_state
 from tests.helpers.worker_parity import MIXED_DTS, assert_batch_like_single, make_workers
 
 NAME = "SuperMarioBros-1-1-v0"
@@ -155,6 +157,11 @@ def test_foreign_states_are_rejected_with_what_was_expected(env):
         env.step_batch([1, 1], states=[state, bare])
     with pytest.raises(TypeError, match="uint8 vector"):
         env.set_state(state.astype(np.int16))
+    no_generator = state.copy()  # the stage generator's words, all zeros
+    start = nes_state._HEADER.fields["stage_rng"][1]
+    no_generator[start : start + 8 * N_WORDS] = 0
+    with pytest.raises(ValueError, match=r"^states\[1\]: .*even increment"):
+        env.step_batch([1, 1], states=[state, no_generator])
     assert_identical(env.get_state(), state)
 
 

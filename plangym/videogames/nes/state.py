@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from plangym.rng import N_WORDS, generator_words, restore_generator
+from plangym.rng import N_WORDS, generator_words, restore_generator, words_problem
 from plangym.validation.values import counted
 
 # nes-py keeps its screen as 32-bit pixels, at the end of its dump.
@@ -199,4 +199,4 @@ def state_problem(state: np.ndarray, game: str, area_size: int, random_stages: b
     # if the emulator the area was measured on had sprites on its scanline.
     if not area_size - 2 * MAX_SCANLINE_SPRITES <= used <= area_size:
         return f"a dump of {counted(used, 'byte')} before the screen, where {area_size} fit"
-    return None
+    return words_problem(header["stage_rng"])
