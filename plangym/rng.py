@@ -63,6 +63,15 @@ def words_problem(words: np.ndarray | list[int]) -> str | None:
     return None
 
 
+def invalid_words(words: np.ndarray) -> np.ndarray:
+    """Per row of six uint64 words: whether :func:`words_problem` finds one, in one pass.
+
+    >>> invalid_words(np.array([generator_words(np.random.default_rng(1)), np.zeros(6)], "u8"))
+    array([False,  True])
+    """
+    return ((words[..., 3] & 1) == 0) | (words[..., 4] > 1) | ((words[..., 5] >> 32) != 0)
+
+
 def check_words(words: np.ndarray | list[int], name: str = "state") -> None:
     """Raise ValueError, naming ``name``, unless ``words`` pass :func:`words_problem`."""
     problem = words_problem(words)

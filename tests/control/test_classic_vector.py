@@ -345,6 +345,12 @@ def test_bad_states_are_refused_before_anything_changes(built):
     float32["physics_kind"] = 1  # CartPole never holds a float32 state: no kernel steps it
     with pytest.raises(ValueError, match="physics_kind"):
         envs.set_states(float32)
+    no_generator = before.copy()
+    no_generator["rng"][1] = 0  # every reset of that sub-env would give one observation
+    with pytest.raises(ValueError, match=r"^states\[1\]: .*even increment \(0\)"):
+        envs.set_states(no_generator)
+    with pytest.raises(ValueError, match=r"even increment \(0\)"):  # found as restored
+        envs.step_batch(np.array([0, 1]), no_generator)
     assert (envs.get_states() == before).all()
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from plangym.columns import is_record_block, states_to_records
+from plangym.rng import check_words, invalid_words
 from plangym.validation.batches import (
     check_batch_action_values,
     check_box_batch,
@@ -90,6 +91,10 @@ def check_records(states: Any, dtype: np.dtype, kernel: Any, name: str) -> np.nd
             f"({sorted(kernel.exact_kinds)}), received "
             f"{sorted(set(records['physics_kind'].tolist()))}"
         )
+    bad = invalid_words(records["rng"])  # the sub-env's resets would repeat one episode
+    if bad.any():
+        index = int(np.argmax(bad))
+        check_words(records["rng"][index], name=f"states[{index}]")
     return records
 
 
