@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import math
 import zlib
 from typing import Any
 
@@ -228,7 +229,15 @@ class MujocoStateCodec:
             raise TypeError(f"{name}: {expected} from get_state()), received {describe(state)}")
         if state.dtype != FLOAT64 or state.shape != (self.size,):
             raise ValueError(f"{name}: {expected} from get_state()), received {describe(state)}")
-        if self._bad_rows(state[None]).any():
+        tail = state[self.integers :]
+        if (
+            self._bad_integers(tail[None]).any()
+            or not math.isfinite(state[: self.integers].sum())  # no state's values overflow
+            or tail[7] % 2 != 1
+            or tail[8]
+            or tail[9] > 1
+            or tail[10]
+        ):
             raise ValueError(f"{name}: {expected}), received {self._problem(state)}")
 
     def check_all(self, states: list) -> None:
@@ -244,17 +253,21 @@ class MujocoStateCodec:
                 first = int(np.argmax(bad))
                 self.check(states[first], name=f"states[{first}]")
 
+    def _bad_integers(self, tails: np.ndarray) -> np.ndarray:
+        """Per row of integer entries: whether one is not an integer of its range."""
+        good = (tails >= self.lower) & (tails < self.upper) & (np.floor(tails) == tails)
+        return ~good.all(axis=1)
+
     def _bad_rows(self, rows: np.ndarray) -> np.ndarray:
         """Per state: whether a value is not finite, or an integer entry not of its range.
 
         MuJoCo meets a NaN in the physics by resetting the simulation in the middle of a
         step, with a warning; the generator's words must be a PCG64 state
         (:func:`plangym.rng.words_problem`: pieces 7-10 are the increment's low half,
-        ``has_uint32`` and ``uinteger``).
+        ``has_uint32`` and ``uinteger``; :meth:`check` tests them one by one).
         """
         tails = rows[:, self.integers :]
-        good = (tails >= self.lower) & (tails < self.upper) & (np.floor(tails) == tails)
-        bad = ~good.all(axis=1) | ~np.isfinite(rows[:, : self.integers]).all(axis=1)
+        bad = self._bad_integers(tails) | ~np.isfinite(rows[:, : self.integers]).all(axis=1)
         return (
             bad
             | (tails[:, 7] % 2 != 1)
