@@ -16,7 +16,8 @@ so no estimate goes stale.
 >>> costs = DispatchCosts(n_workers=2)
 >>> costs.prefer_local(8)          # nothing measured yet: use the workers
 False
->>> costs.record_remote(chunk_size=4, compute_s=60e-6, wall_s=400e-6)
+>>> for wall_s in (20e-3, 400e-6):  # a cold warm-up, then 400 us
+...     costs.record_remote(chunk_size=4, compute_s=60e-6, wall_s=wall_s)
 >>> costs.prefer_local(8), costs.prefer_local(512)
 (True, False)
 >>> costs.prefer_local(8, dt=20)  # 20 times the work: sharing it out pays for the round trip
@@ -57,6 +58,10 @@ class DispatchCosts:
         self.n_workers = n_workers
         self.smoothing = smoothing  # weight of a new measurement (0: keep the first values)
         self._local_runs = 0
+        # Round trips measured; the first is a warm-up the second replaces (given estimates
+        # count as measured). A cold first one (6-26 ms for CartPole, against 0.4 ms) once
+        # kept small batches in the caller for hundreds of batches.
+        self._remote_runs = 2 if overhead is not None else 0
         self.per_element = per_element  # seconds of env work per element and unit of dt
         self.overhead = overhead  # seconds a round trip adds to the work
         # Large batches: seconds per env step of whole batches, by (where, size class), and
@@ -83,9 +88,13 @@ class DispatchCosts:
         self, chunk_size: int, compute_s: float, wall_s: float, size: int = 0, dt: float = 1.0
     ) -> None:
         """Learn from a batch of ``size`` at mean ``dt`` on the workers (its largest chunk)."""
+        self._remote_runs += 1
+        warm = self._remote_runs > 2
         if chunk_size > 0:
-            self.per_element = self._blend(self.per_element, compute_s / (chunk_size * dt))
-        self.overhead = self._blend(self.overhead, max(wall_s - compute_s, 0.0))
+            per_element = compute_s / (chunk_size * dt)
+            self.per_element = self._blend(self.per_element, per_element) if warm else per_element
+        overhead = max(wall_s - compute_s, 0.0)
+        self.overhead = self._blend(self.overhead, overhead) if warm else overhead
         self._record_large("remote", size, wall_s / dt)
 
     def record_local(self, size: int, wall_s: float, dt: float = 1.0) -> None:
@@ -118,7 +127,7 @@ class DispatchCosts:
 
     def prefer_local(self, size: int, dt: float = 1.0) -> bool:
         """Whether ``size`` elements at mean ``dt`` are expected to step faster here than there."""
-        if self.per_element is None or self.overhead is None:
+        if self.per_element is None or self.overhead is None or self._remote_runs < 2:
             return False
         if size > self.max_inline:
             return self._prefer_local_large(size)
