@@ -333,6 +333,7 @@ def test_bad_states_are_refused_before_anything_changes(built):
     envs.reset(seed=0)
     other.reset(seed=0)
     before = envs.get_states()
+    assert not before.flags.writeable  # read-only, as the other modes' states
     with pytest.raises(TypeError, match="states: expected a record array of CartPole-v1"):
         envs.set_states(other.get_states())
     with pytest.raises(TypeError, match="states"):

@@ -205,6 +205,7 @@ class ClassicVectorEnv(VectorEnv):
         records["steps_beyond_terminated"], records["elapsed_steps"] = self._beyond, self._elapsed
         records["has_last_u"], records["last_u"] = self._has_last_u, self._last_u
         records["rng"] = self._generators.words
+        records.flags.writeable = False  # as every classic-control state (states.md)
         return records
 
     def set_states(self, states: Any, indices: Sequence[int] | None = None) -> None:
