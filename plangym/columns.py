@@ -26,6 +26,10 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
+# What step_batch takes for actions, states and dt: a sequence (it needs len() and indexing,
+# as 0.1 did: a generator is refused) or an array.
+BatchInput = Sequence[Any] | np.ndarray
+
 _DTYPES: dict[np.dtype, np.dtype] = {}
 
 

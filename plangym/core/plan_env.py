@@ -20,12 +20,12 @@ from __future__ import annotations
 import contextlib
 import sys
 from abc import ABC
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from plangym.columns import empty_arrays
+from plangym.columns import BatchInput, empty_arrays
 from plangym.constructor import constructor_call, read_only, show_init_signature
 from plangym.core.batch_paths import BatchPaths
 from plangym.core.checks import InputChecks
@@ -242,9 +242,9 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
 
     def step_batch(
         self,
-        actions: Iterable,
-        states: Iterable | None = None,
-        dt: int | Iterable[int] = 1,
+        actions: BatchInput,
+        states: BatchInput | None = None,
+        dt: int | BatchInput = 1,
         return_state: bool | None = None,
         arrays: bool = False,
         copy: bool = True,

@@ -22,14 +22,14 @@ True
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.wrappers import TimeLimit
 
-from plangym.columns import columns_of, empty_arrays
+from plangym.columns import BatchInput, columns_of, empty_arrays
 from plangym.core.wrappers import added_wrappers, stateful_wrapper_names
 from plangym.validation import (
     check_flag,
@@ -103,9 +103,9 @@ class VectorPlanning:
     @one_thread_at_a_time
     def step_batch(
         self,
-        actions: Iterable,
-        states: Iterable,
-        dt: int | Iterable[int] = 1,
+        actions: BatchInput,
+        states: BatchInput,
+        dt: int | BatchInput = 1,
         return_state: bool | None = None,
         arrays: bool = False,
     ) -> tuple:

@@ -13,10 +13,10 @@ import functools
 import reprlib
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from plangym.columns import BatchColumns, columns_of
+from plangym.columns import BatchColumns, BatchInput, columns_of
 from plangym.constructor import constructor_defaults
 from plangym.core import PlanEnv
 from plangym.validation import (
@@ -173,9 +173,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     @idle_only
     def step_batch(
         self,
-        actions: Iterable,
-        states: Iterable | None = None,
-        dt: int | Iterable[int] = 1,
+        actions: BatchInput,
+        states: BatchInput | None = None,
+        dt: int | BatchInput = 1,
         return_state: bool | None = None,
         arrays: bool = False,
         copy: bool = True,
@@ -243,9 +243,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
     @idle_only
     def step_batch_async(
         self,
-        actions: Iterable,
-        states: Iterable | None = None,
-        dt: int | Iterable[int] = 1,
+        actions: BatchInput,
+        states: BatchInput | None = None,
+        dt: int | BatchInput = 1,
         return_state: bool | None = None,
         copy: bool = True,
     ) -> None:
