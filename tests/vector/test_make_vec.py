@@ -488,6 +488,23 @@ def test_a_seeded_reset_leaves_the_action_spaces_generator_as_gymnasium_does():
     env.close()
 
 
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_a_list_of_python_bools_steps_as_their_ints_in_every_mode(mode):
+    # gymnasium's spaces take a Python bool for an int; the vector entry point refused a
+    # list made only of them ("received np.True_"), the other modes stepped it.
+    envs = plangym.make_vec("MountainCar-v0", 2, mode)
+    twin = plangym.make_vec("MountainCar-v0", 2, mode)
+    try:
+        envs.reset(seed=4)
+        twin.reset(seed=4)
+        assert_same(envs.step([True, False]), twin.step(np.array([1, 0])))
+        with pytest.raises(TypeError, match=r"actions\[0\]: expected an integer"):
+            envs.step(np.array([True, False]))  # an array of flags: refused in every mode
+    finally:
+        envs.close()
+        twin.close()
+
+
 def test_make_vec_is_importable_from_plangym_vector_with_the_other_vector_names():
     # The module that defines it is not the attribute: plangym.vector.make_vec(...) once
     # raised "'module' object is not callable".

@@ -36,8 +36,11 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
         array = np.asarray(actions)
     except ValueError:  # ragged: [1, [1]]
         array = items_as_given(actions)
-    if isinstance(space, spaces.Discrete) and array.dtype.kind not in "biu":
-        array = items_as_given(actions)  # checked as given: [1, "a"] blames "a"
+    if isinstance(space, spaces.Discrete):
+        if array.dtype.kind not in "biu":
+            array = items_as_given(actions)  # checked as given: [1, "a"] blames "a"
+        elif array.dtype == np.bool_ and all(type(action) is bool for action in actions):
+            array = array.astype(np.int64)  # Python bools are ints to gymnasium's spaces
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
         # A scalar is no batch at all: a TypeError, as on plangym's other faces.
