@@ -1,5 +1,7 @@
 """MontezumaEnv: conformance, exact replay with its bookkeeping, workers, coords against RAM."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -407,3 +409,38 @@ def test_joe_walks_out_of_the_first_room_and_the_trip_replays_exactly():
     assert_identical(fresh.rooms[0], pictures[0])
     env.close()
     fresh.close()
+
+
+def test_custom_montezuma_passes_gymnasiums_env_checker_and_rebuilds_from_its_spec():
+    # Usable on its own as a gymnasium env: check_env's last step, spec.make(), failed
+    # ("does not inherit from gymnasium.utils.RecordConstructorArgs").
+    from gymnasium.utils.env_checker import check_env
+
+    tracker = CustomMontezuma(obs_type="coords", score_objects=True, check_death=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checker's advice on the ALE's spaces
+        check_env(tracker, skip_render_check=True)
+    rebuilt = tracker.spec.make()
+    try:
+        assert isinstance(rebuilt, CustomMontezuma)
+        assert (rebuilt.coords_obs, rebuilt.score_objects, rebuilt.check_death) == (
+            True,
+            True,
+            False,
+        )
+        assert np.array_equal(rebuilt.reset(seed=1)[0], tracker.reset(seed=1)[0])
+    finally:
+        rebuilt.close()
+        tracker.close()
+
+
+def test_the_tracker_hands_other_names_to_the_game_as_plangym_01s_did():
+    # 0.1's (gym) wrapper passed them on: env.gym_env.ale, env.gym_env.get_action_meanings().
+    env = plangym.make("PlanMontezuma-v0")
+    try:
+        assert env.gym_env.ale is env.gym_env.unwrapped.ale
+        assert env.gym_env.get_action_meanings()[:3] == ["NOOP", "FIRE", "UP"]
+        with pytest.raises(AttributeError, match=r"'CustomMontezuma' object .* 'no_such_name'"):
+            env.gym_env.no_such_name  # noqa: B018
+    finally:
+        env.close()

@@ -7,6 +7,7 @@ reads him from the screen after every frame as 0.1 did (:mod:`.pixels`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import TYPE_CHECKING, Any, cast
 
@@ -58,7 +59,7 @@ def check_tracker_options(**options: Any) -> None:
         check_positive_int("x_repeat", options["x_repeat"])
 
 
-class CustomMontezuma(gym.Wrapper):
+class CustomMontezuma(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """The Montezuma gymnasium env plus what 0.1 tracked about Panama Joe.
 
     Usable on its own as a gymnasium env (one frame per ``step``); :class:`MontezumaEnv`
@@ -114,7 +115,14 @@ class CustomMontezuma(gym.Wrapper):
         x_repeat: int = 1,
         env: gym.Env | None = None,
     ):
-        check_tracker_options(**{name: value for name, value in locals().items() if name != "env"})
+        options = {
+            name: value
+            for name, value in locals().items()
+            if name not in {"self", "env", "__class__"}
+        }
+        check_tracker_options(**options)
+        # Recorded for its spec: gymnasium's make rebuilds a wrapper as wrapper(env=env, ...).
+        gym.utils.RecordConstructorArgs.__init__(self, **options)
         if env is None:
             env = gym.make(
                 GAME_ID, frameskip=1, repeat_action_probability=0.0, render_mode=render_mode
@@ -143,6 +151,16 @@ class CustomMontezuma(gym.Wrapper):
         self._seen_mask = 0
         if self.coords_obs:
             self.observation_space = Box(-np.inf, np.inf, shape=(4,), dtype=np.float32)
+
+    def __getattr__(self, name: str) -> Any:
+        # 0.1's wrapper (gym's) handed other names to the game: gym_env.ale,
+        # gym_env.get_action_meanings(); gymnasium 1's wrappers no longer do.
+        if not name.startswith("_") and name != "env":
+            with contextlib.suppress(AttributeError):
+                return getattr(self.env.unwrapped, name)
+        raise AttributeError(
+            f"{type(self).__name__!r} object (nor its game) has no attribute {name!r}"
+        )
 
     # 0.1's API ----------------------------------------------------------------------------
     @staticmethod
