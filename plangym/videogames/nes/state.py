@@ -15,6 +15,7 @@ how much of it is used.
 
 >>> header = new_header("SuperMarioBros-v0", area_size=16)
 >>> header["dump_size"] = SCREEN_BYTES + 8  # a dump using 8 bytes of the area before its screen
+>>> header["stage_rng"] = generator_words(np.random.default_rng(0))
 >>> state = np.zeros(HEADER_SIZE + 16, dtype=np.uint8)
 >>> state[:HEADER_SIZE] = np.frombuffer(header.tobytes(), dtype=np.uint8)
 >>> state_problem(state, "SuperMarioBros-v0", 16, random_stages=False) is None
