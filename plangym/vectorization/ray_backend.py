@@ -76,6 +76,11 @@ class RayBackend(Backend):
 
     def _get(self, refs: list) -> list:
         ray = self.ray
+        if not ray.cluster_resources():  # else the wait below would last its whole timeout
+            raise WorkerCrashedError(
+                "no node of the Ray cluster is alive (ray.cluster_resources() is empty): no "
+                f"actor can be started; {len(refs)} env(s) waited for one"
+            )
         try:
             return ray.get(refs, timeout=process.READY_TIMEOUT)
         except ray.exceptions.RayTaskError as error:

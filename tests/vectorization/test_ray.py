@@ -733,3 +733,44 @@ def test_an_object_one_end_cannot_unpickle_raises_its_own_error(ray_cluster, tmp
         assert_identical(env.step_batch([0, 1], states=[state] * 2), expected)
     finally:
         env.close()
+
+
+def test_a_cluster_without_a_live_node_is_said_at_once_not_after_the_build_timeout(
+    own_ray_tmpdir,
+):
+    # Its raylet killed, the cluster can place no actor: replacing a dead one waited the
+    # whole build timeout (300 s), then blamed the actors' resource requests.
+    script = textwrap.dedent(
+        """
+        import os, signal, time, ray, plangym
+        from plangym.vectorization.errors import WorkerCrashedError
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        env = plangym.make("CartPole-v1", n_workers=2, ray=True, inline_small_batches=False)
+        state, *_ = env.reset()
+        env.step_batch([0, 1], [state] * 2)
+        for pid in filter(str.isdigit, os.listdir("/proc")):  # this cluster's raylet only
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    words = cmdline.read().split(bytes(1))
+            except OSError:
+                continue
+            own = any(os.environ["RAY_TMPDIR"].encode() in word for word in words)
+            if own and words[0].endswith(b"raylet"):
+                os.kill(int(pid), signal.SIGKILL)
+        time.sleep(3)
+        os.kill(env.pool.worker_pids[0], signal.SIGKILL)
+        started = time.monotonic()
+        try:
+            env.step_batch([0, 1], [state] * 2)
+            print("stepped")
+        except WorkerCrashedError as error:
+            print("refused:", "no node of the Ray cluster is alive" in str(error))
+        print("within a minute:", time.monotonic() - started < 60)
+        env.close()
+        """
+    )
+    run = run_python(script, timeout=240, env=own_ray_tmpdir)
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = [line for line in run.stdout.splitlines() if line.startswith(("refused", "within"))]
+    assert said == ["refused: True", "within a minute: True"], run.stdout[-2000:]  # Ray logs too
