@@ -110,6 +110,11 @@ class RayEnv(VectorizedEnv):
         actor_options: dict | None = None,
         **kwargs: Any,
     ):
+        if address is not None and not isinstance(address, str):
+            raise TypeError(
+                f"address: expected None or a Ray address such as 'HOST:PORT', received "
+                f"{describe(address)}"
+            )
         self._address = address
         options = DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options
         self._actor_options = checked_actor_options(options)

@@ -558,6 +558,12 @@ def test_actor_options_that_are_not_a_dict_are_named():
         RayEnv(ClassicControl, "CartPole-v1", n_workers=2, actor_options="SPREAD")
 
 
+def test_an_address_that_is_not_a_string_is_named_before_ray_is_reached():
+    # Ray's own message, "Invalid address format: 6379", named no parameter.
+    with pytest.raises(TypeError, match=r"^address: expected None or a Ray address .*6379 \(int\)"):
+        RayEnv(ClassicControl, "CartPole-v1", n_workers=2, address=6379)
+
+
 # Closing ----------------------------------------------------------------------------------------
 def test_close_kills_the_actors_and_blocks_further_use(ray_cluster):
     env = plangym.make("CartPole-v1", n_workers=2, ray=True)
