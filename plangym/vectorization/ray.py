@@ -75,11 +75,21 @@ def connect(address: str | None = None) -> ModuleType:
     either, Ray finds one started here with ``ray start`` or starts a local one. A process
     already connected keeps its connection and ``address`` is ignored.
     """
+    check_address(address)
     ray = import_ray()
     with _CONNECTING:  # two threads' first envs would each start a cluster
         if not ray.is_initialized():
             ray.init(address=address or os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
     return ray
+
+
+def check_address(address: Any) -> None:
+    """Raise TypeError unless ``address`` is None or a string (Ray's message names nothing)."""
+    if address is not None and not isinstance(address, str):
+        raise TypeError(
+            f"address: expected None or a Ray address such as 'HOST:PORT', received "
+            f"{describe(address)}"
+        )
 
 
 class RayEnv(VectorizedEnv):
@@ -110,11 +120,7 @@ class RayEnv(VectorizedEnv):
         actor_options: dict | None = None,
         **kwargs: Any,
     ):
-        if address is not None and not isinstance(address, str):
-            raise TypeError(
-                f"address: expected None or a Ray address such as 'HOST:PORT', received "
-                f"{describe(address)}"
-            )
+        check_address(address)  # before any env is built
         self._address = address
         options = DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options
         self._actor_options = checked_actor_options(options)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import cloudpickle
+import gymnasium
 import numpy as np
 import pytest
 
@@ -562,6 +563,10 @@ def test_an_address_that_is_not_a_string_is_named_before_ray_is_reached():
     # Ray's own message, "Invalid address format: 6379", named no parameter.
     with pytest.raises(TypeError, match=r"^address: expected None or a Ray address .*6379 \(int\)"):
         RayEnv(ClassicControl, "CartPole-v1", n_workers=2, address=6379)
+    from plangym.vector import RayVectorEnv
+
+    with pytest.raises(TypeError, match=r"^address: expected None or a Ray address"):
+        RayVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, address=6379)
 
 
 # Closing ----------------------------------------------------------------------------------------
