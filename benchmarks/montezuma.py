@@ -3,8 +3,8 @@
 * ``step_batch``: 256 distinct states, coords observations, states returned, through the
   public API (input checks, sticky-action bookkeeping, Joe's tracker after every frame).
   The raw loop does the same emulator work by hand: restore the serialized state, play the
-  frames, clone the state (without the ALE's generator, as plangym's states) and serialize
-  it, read the RAM for the coords, and
+  frames, clone the state (with the ALE's generator when the env's states hold it:
+  ``clone_seeds=True``, the default) and serialize it, read the RAM for the coords, and
   keep the new states and coords (as ``step_batch`` returns them).
   The two alternate for several rounds, the first starting in turn, and the ratio is the
   median of the per-round ratios, so machine noise hits both alike. Goal: >= 0.8.
@@ -52,6 +52,7 @@ def bench_step_batch(frameskip: int, rounds: int, batch: int) -> tuple[float, fl
     ale = env.ale
     ale_actions = env.gym_env.unwrapped._action_set
     raw_states = [clone.serialize() for clone in ale_clones(env, states)]
+    clone_seeds = env.clone_seeds  # True by default: the states hold the ALE's generator
 
     def raw() -> list:
         # The new states and observations are kept, as a planner keeps them (and as
@@ -62,7 +63,7 @@ def bench_step_batch(frameskip: int, rounds: int, batch: int) -> tuple[float, fl
             ale_action = ale_actions[action]
             for _ in range(frameskip):
                 ale.act(ale_action)
-            new_state = ale.cloneState().serialize()  # no generator, as plangym's states
+            new_state = ale.cloneState(include_rng=clone_seeds).serialize()  # as the env's
             ram = ale.getRAM()
             coords = np.array([ram[42], ram[43], ram[3], ram[65]], dtype=np.float32)
             kept.append((new_state, coords))
