@@ -148,6 +148,9 @@ def elapsed_steps(envs):
         ("CartPole-v1", [1, "a", 0], TypeError, "[1]: expected an integer in [0, 2) for"),
         ("CartPole-v1", [1, 1.5, 0], TypeError, "[1]: expected an integer in [0, 2) for"),
         ("CartPole-v1", [1, [1], 0], TypeError, "[1]: expected an integer in [0, 2) for"),
+        # n actions of the wrong shape: each one's message (the entry point gave a shape's).
+        ("CartPole-v1", [np.array([1])] * 3, TypeError, "[0]: expected an integer in [0, 2)"),
+        ("Pendulum-v1", [0.25, -0.5, 0.1], TypeError, "[0]: expected a numeric array of sh"),
     ],
 )
 def test_a_batch_with_one_bad_action_is_refused_whole(mode, name, actions, error, message):

@@ -21,6 +21,7 @@ from gymnasium import spaces
 from plangym.columns import is_record_block, states_to_records
 from plangym.rng import check_words, invalid_words
 from plangym.validation.batches import (
+    check_action,
     check_batch_action_values,
     check_box_batch,
     check_integer_batch,
@@ -43,6 +44,10 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
             array = array.astype(np.int64)  # Python bools are ints to gymnasium's spaces
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
+        if isinstance(actions, list | tuple) and len(actions) == n:
+            # n actions of the wrong shape: each one's message, as in the other modes.
+            for index, action in enumerate(actions):
+                check_action(space, action, name=f"actions[{index}]")
         # A scalar is no batch at all: a TypeError, as on plangym's other faces.
         kind = TypeError if array.ndim == 0 and not isinstance(actions, np.ndarray) else ValueError
         raise kind(
