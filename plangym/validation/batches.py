@@ -269,6 +269,24 @@ def items_as_given(items: Sequence) -> np.ndarray:
     return given
 
 
+def integer_batch(items: Sequence) -> np.ndarray:
+    """Return a list of integer actions as one array, for :func:`check_integer_batch`.
+
+    Python bools count as the ints they are (as gymnasium's spaces take them); items that
+    are not all integers come as given (:func:`items_as_given`), so the bad one is named.
+
+    >>> integer_batch([True, 0]).tolist(), integer_batch([1, "a"]).dtype
+    ([1, 0], dtype('O'))
+    """
+    try:
+        batch = np.asarray(items)
+    except ValueError:  # ragged, [1, [1]]
+        return items_as_given(items)
+    if batch.dtype == np.bool_ and all(type(item) is bool for item in items):
+        return batch.astype(np.int64)
+    return batch if batch.dtype.kind in "biu" else items_as_given(items)
+
+
 def check_integer_batch(space: spaces.Space, actions: np.ndarray) -> None:
     """Check an array of actions of a Discrete, MultiDiscrete or MultiBinary space at once.
 

@@ -13,7 +13,7 @@ from plangym.validation.batches import (
     check_action,
     check_box_batch,
     check_integer_batch,
-    items_as_given,
+    integer_batch,
 )
 from plangym.validation.values import check_seed, describe, is_integer
 
@@ -197,7 +197,7 @@ def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
     [0, 1]
     """
     if isinstance(space, INTEGER_SPACES):
-        batch = actions if isinstance(actions, np.ndarray) else _integer_batch(items)
+        batch = actions if isinstance(actions, np.ndarray) else integer_batch(items)
         check_integer_batch(space, batch)
         return items if batch is actions else list(batch)
     if isinstance(space, spaces.Box) and check_box_batch(
@@ -207,14 +207,3 @@ def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
     for index, item in enumerate(items):
         check_action(space, item, name=f"actions[{index}]")
     return items
-
-
-def _integer_batch(items: list) -> np.ndarray:
-    """Return a list of integer actions as one array (Python bools as the ints they are)."""
-    try:
-        batch = np.asarray(items)
-    except ValueError:  # ragged, [1, [1]]
-        batch = np.empty(0)
-    if batch.dtype == np.bool_ and all(type(item) is bool for item in items):
-        return batch.astype(np.int64)
-    return batch if batch.dtype.kind in "biu" else items_as_given(items)

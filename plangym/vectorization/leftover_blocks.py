@@ -87,7 +87,8 @@ def remove_dead_callers_blocks() -> list[str]:
     # A block still mapped is an orphan's (a caller killed alone): its workers remove it and
     # tell the caller's tracker, which would warn about a block removed under it.
     removed = []
-    for name in set(dead) - mapped_blocks() if dead else ():
+    mapped = mapped_blocks() if dead else set()
+    for name in (name for name in dead if name not in mapped):
         with contextlib.suppress(FileNotFoundError, PermissionError):  # another got it
             _posixshmem.shm_unlink("/" + name)
             removed.append(name)

@@ -25,6 +25,7 @@ from plangym.validation.batches import (
     check_batch_action_values,
     check_box_batch,
     check_integer_batch,
+    integer_batch,
     items_as_given,
 )
 
@@ -33,15 +34,13 @@ def check_actions(space: spaces.Space, actions: Any, n: int) -> np.ndarray:
     """Return ``n`` actions of ``space`` as one array; raise for a batch that is not that."""
     if isinstance(actions, Iterator):  # gymnasium's iterate takes one, as the other modes do
         actions = list(actions)
-    try:
-        array = np.asarray(actions)
-    except ValueError:  # ragged: [1, [1]]
-        array = items_as_given(actions)
-    if isinstance(space, spaces.Discrete):
-        if array.dtype.kind not in "biu":
-            array = items_as_given(actions)  # checked as given: [1, "a"] blames "a"
-        elif array.dtype == np.bool_ and all(type(action) is bool for action in actions):
-            array = array.astype(np.int64)  # Python bools are ints to gymnasium's spaces
+    if isinstance(space, spaces.Discrete) and not isinstance(actions, np.ndarray):
+        array = integer_batch(actions)  # as the other modes: [1, "a"] blames "a"
+    else:
+        try:
+            array = np.asarray(actions)
+        except ValueError:  # ragged: [1, [1]]
+            array = items_as_given(actions)
     expected = (n, *(space.shape or ()))
     if array.shape != expected:
         if isinstance(actions, list | tuple) and len(actions) == n:

@@ -287,8 +287,9 @@ class MujocoStateCodec:
             shown = int(tag) if tag.is_integer() else repr(tag)
             return f"a state of another MuJoCo model (model tag {shown}, not {self.tag})"
         good = (tail >= self.lower) & (tail < self.upper) & (np.floor(tail) == tail)
-        if good.all():
-            return str(words_problem(join_uint64(tail[: 2 * N_WORDS])))
+        if good.all():  # check() sums the values: huge finite ones overflow the sum
+            words = words_problem(join_uint64(tail[: 2 * N_WORDS]))
+            return words or "values so large that their sum is not finite"
         index = int(np.argmin(good))
         what = "generator" if index < 2 * N_WORDS else "elapsed_steps"
         low, high = int(self.lower[index]), int(self.upper[index])
