@@ -130,6 +130,7 @@ def test_value_semantics(env):
     assert in_object_array.shape == (3,)  # no __array__: NumPy keeps one object per state
     assert (in_object_array == state).tolist() == [False, True, False]
     assert copy.copy(state) is state and copy.deepcopy(state) is state
+    assert state.copy() is state  # plangym 0.1's README saves states with state.copy()
     assert copy.deepcopy([state])[0] == state
     with pytest.raises(AttributeError, match="immutable"):
         state._data = np.zeros(3, dtype=np.uint8)

@@ -247,6 +247,13 @@ def test_names_and_constructor_keywords():
         plangym.make("walker-walk", task_name="run")
     with pytest.raises(ValueError, match="closest known names: walker-walk"):
         DMControlEnv("walker-wlak")
+    # An unknown task is named by the parameters that named it, with the values received.
+    with pytest.raises(ValueError, match=r"^name: expected .*, received 'cartpole';"):
+        DMControlEnv(name="cartpole")
+    with pytest.raises(ValueError, match=r"^domain_name, task_name: .* domain_name='cartpole'"):
+        DMControlEnv(name=None, domain_name="cartpole")
+    with pytest.raises(TypeError, match=r"^name: expected .*\(str\), received 3"):
+        DMControlEnv(name=3)
     with pytest.raises(ValueError, match="wrappers"):
         DMControlEnv("walker-walk", wrappers=[object])
     with pytest.raises(ValueError, match="render_mode"):

@@ -158,6 +158,18 @@ class ReplayState:
             _set_hash(self, hash(self._data.tobytes()))
             return self._hash
 
+    def copy(self) -> ReplayState:
+        """Return this state: it cannot change, so it serves as its own copy.
+
+        Code written for plangym 0.1, whose Box2D states were arrays, saves states with
+        ``state.copy()``.
+
+        >>> state = ReplayState(bytes(58), "Demo-v0", step_bytes=1)
+        >>> state.copy() == state
+        True
+        """
+        return self
+
     def __copy__(self) -> ReplayState:
         return self
 
