@@ -276,8 +276,11 @@ def report(summary: dict[str, Any], gif_problem: str | None, out: Path) -> None:
         rows.append(("vs random", f"{summary['score_vs_random']:g}x the random mean"))
     if summary["replay_exact"] is not None:
         rows.append(("replay", "exact" if summary["replay_exact"] else "NOT exact"))
-    gif = summary["gif"] or f"none ({gif_problem})"
-    rows.append(("wrote", f"{gif}, {out / 'summary.json'}, {out / 'actions.json'}"))
+    written = f"{out / 'summary.json'}, {out / 'actions.json'}"
+    if summary["gif"]:
+        rows.append(("wrote", f"{summary['gif']}, {written}"))
+    else:
+        rows.append(("wrote", f"{written}; no GIF ({gif_problem})"))
     rows.append(("score", f"{summary['score']:g}"))
     for label, value in rows:
         print(f"{label:<17} {value}")

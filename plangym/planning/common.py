@@ -147,10 +147,21 @@ class Progress:
 
 
 def start_episode(env: Any, seed: int | None) -> Any:
-    """Seed ``env`` (when it can be seeded) and return the state of a new episode."""
-    seed_env = getattr(env, "seed", None)
-    if seed is not None and callable(seed_env):
-        seed_env(seed)
+    """Seed ``env`` (when it has a ``seed`` method) and return the state of a new episode.
+
+    An env whose ``seed`` is not a method (an attribute that hides it) is refused: skipping
+    the seed would play a different game for the same ``seed``.
+    """
+    if seed is not None:
+        seed_env = getattr(env, "seed", None)
+        if callable(seed_env):
+            seed_env(seed)
+        elif hasattr(env, "seed"):
+            raise TypeError(
+                f"seed: expected {type(env).__name__} to have a seed(seed) method to seed it "
+                f"with, received the attribute seed={seed_env!r:.60}; keep that value under "
+                "another name, or pass seed=None to play without seeding"
+            )
     state, *_ = env.reset()
     return state
 

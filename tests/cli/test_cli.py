@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from plangym.cli.outputs import report
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -186,6 +188,19 @@ def test_plan_writes_gif_and_summary_and_prints_the_score_last(tmp_path):
     label, score = result.stdout.splitlines()[-1].split()
     assert label == "score" and float(score) == summary["score"]
     assert "Traceback" not in result.stderr
+    written = f"{out / 'summary.json'}, {out / 'actions.json'}"
+    assert f"wrote             {out / 'trajectory.gif'}, {written}" in result.stdout
+
+
+def test_the_report_says_why_no_gif_was_written(tmp_path, capsys):
+    # As after a Ctrl-C before the first step: the files written, then why there is no GIF.
+    out = tmp_path / "run"
+    _, summary = plan_summary("CartPole-v1 --workers 1 --steps 2 --baseline-games 0", out)
+    report({**summary, "gif": None}, "no steps were played", out)
+    written = f"{out / 'summary.json'}, {out / 'actions.json'}"
+    assert (
+        f"wrote             {written}; no GIF (no steps were played)\n" in capsys.readouterr().out
+    )
 
 
 def test_plan_atari_on_two_workers_with_uct(tmp_path):

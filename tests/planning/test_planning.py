@@ -262,6 +262,25 @@ def test_self_checks_catch_a_state_that_leaves_something_out():
     )
 
 
+class SeedHidingCorridor(Corridor):
+    """A corridor that keeps its constructor's seed as ``self.seed``, hiding the method."""
+
+    def setup(self):
+        super().setup()
+        self.action_space = gymnasium.spaces.Discrete(2)
+        self.seed = None
+
+
+def test_play_refuses_an_env_whose_seed_attribute_hides_the_method():
+    # Skipping the seed would play another game for the same seed, with no word said.
+    env = SeedHidingCorridor(slip=0.5)
+    planner = SwarmPlanner(env, n_walkers=4, horizon=2, seed=0)
+    for call in (lambda: play(env, planner, max_steps=5, seed=0), lambda: random_scores(env, 5, 2)):
+        with pytest.raises(TypeError, match=r"^seed: expected SeedHidingCorridor to have a seed"):
+            call()
+    assert play(env, planner, max_steps=3, seed=None).agent_steps == 3  # no seed: no need
+
+
 def test_play_tells_a_time_limit_from_a_game_over():
     class Idle:
         def decide(self, state):
