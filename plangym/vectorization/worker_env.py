@@ -18,16 +18,18 @@ worker process: the caller may hold an emulator, or build one while it is open.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import gymnasium
 
 from plangym.core import PlanEnv
 from plangym.core.checks import InputChecks
-from plangym.vectorization.errors import ClosedEnvironmentError
+from plangym.vectorization.calls import OnCrash
+from plangym.vectorization.errors import ClosedEnvironmentError, WorkerCrashedError
 from plangym.vectorization.handler import HandlerFactory
 from plangym.vectorization.messages import Call, GetAttr, SetAttr
 from plangym.vectorization.plan_handler import PlanEnvHandler
@@ -35,6 +37,27 @@ from plangym.vectorization.process_backend import ProcessBackend
 from plangym.vectorization.scheduler import Scheduler
 
 SPACES = ("action_space", "observation_space")
+# Calls whose answer does not depend on the env's current state: if the worker holding the
+# env dies under one, it is asked again of the replacement. The first three set the state.
+SETS_STATE = ("reset", "set_state", "step")  # step: with a state given
+STATE_FREE = frozenset({*SETS_STATE, "step_batch", "run_batch_columns", "seed", "clone"})
+STATE_FREE_PREFIXES = ("check", "sample_action", "thawed_state", "state_from_array")
+
+
+def reads_current_state(body: Any) -> bool:
+    """Whether ``body``'s answer depends on the env's current state (unknown methods do)."""
+    if not isinstance(body, Call):  # attributes are settings
+        return False
+    name, args, kwargs = body
+    if name in ("step", "step_batch", "run_batch_columns"):  # the state(s): 2nd argument
+        given = args[1] if len(args) > 1 else (kwargs or {}).get("states", None)
+        return given is None and (kwargs or {}).get("state", None) is None
+    return name not in STATE_FREE and not name.startswith(STATE_FREE_PREFIXES)
+
+
+def sets_state(body: Any) -> bool:
+    """Whether ``body``, once answered, leaves the env in a state it does not depend on."""
+    return isinstance(body, Call) and body.name in SETS_STATE and not reads_current_state(body)
 
 
 class WorkerEnv:
@@ -48,14 +71,22 @@ class WorkerEnv:
     def __init__(self, scheduler: Scheduler, env_class: type[PlanEnv]):
         self._scheduler: Scheduler | None = scheduler
         self._env_class = env_class
+        # Its worker died since the last reset() or set_state(): the replacement's env
+        # started afresh, so what depends on the current state is refused.
+        self._state_lost = False
 
     def __repr__(self) -> str:
         pids = self._scheduler.backend.worker_pids if self._scheduler else (None,)
         return f"{type(self).__name__}({self._env_class.__name__}, pid={pids[0]})"
 
-    # PlanEnv's, by get_state/set_state through here: called in the worker it would return
-    # a generator.
-    state_kept = PlanEnv.state_kept
+    @contextlib.contextmanager
+    def state_kept(self) -> Iterator[None]:
+        """PlanEnv's, by get_state/set_state through here (in the worker, a generator)."""
+        if self._state_lost:  # nothing to keep
+            yield
+            return
+        with PlanEnv.state_kept(cast("PlanEnv", self)):
+            yield
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -71,13 +102,37 @@ class WorkerEnv:
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
             object.__setattr__(self, name, value)
-        else:
-            self._request(SetAttr(name, value), name)
+            return
+        # Set again on a replacement of the worker, as the workers' settings are.
+        scheduler = self._live_scheduler(name)
+        scheduler.raise_first(scheduler.set_attributes({0: SetAttr(name, value)}, name))
 
-    def _request(self, body: Any, label: str) -> Any:
+    def _live_scheduler(self, label: str) -> Scheduler:
         if self._scheduler is None:  # a request would start a new worker
             raise ClosedEnvironmentError(f"{self!r}: {label} after close()")
-        return self._scheduler.broadcast({0: body}, label)[0]
+        return self._scheduler
+
+    def _request(self, body: Any, label: str) -> Any:
+        scheduler = self._live_scheduler(label)
+        reads_state = reads_current_state(body)
+        lost = (
+            f"the worker process holding the env's {self._env_class.__name__} died, and "
+            "its current state went with it: reset() or set_state() before "
+            f"{label}() (steps and batches from given states work as ever)"
+        )
+        if reads_state and self._state_lost:
+            raise WorkerCrashedError(f"{label}: {lost}")
+        batch = scheduler.send({0: body}, label, OnCrash.RAISE if reads_state else OnCrash.RERUN)
+        try:
+            scheduler.gather(batch)
+        except WorkerCrashedError as crash:
+            self._state_lost = True
+            raise WorkerCrashedError(f"{crash}; {lost}") from crash
+        finally:
+            self._state_lost |= batch.tasks[0].reruns > 0
+        if sets_state(body):
+            self._state_lost = False
+        return batch.tasks[0].result
 
     @property
     def unwrapped(self) -> WorkerEnv:

@@ -174,3 +174,39 @@ def test_a_state_check_whose_worker_died_is_asked_again():
             envs.set_states(states)
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("ray", [False, True], ids=["parallel", "ray"])
+def test_a_local_env_whose_worker_died_loses_its_state_out_loud(ray, request):
+    """The local env lives in a worker of its own: killed, it is replaced. Checks and steps
+    from given states are asked again; what needs the lost current state is refused until
+    reset() or set_state(); settings made on the env are made again on the replacement."""
+    import os
+    import signal
+    import time
+
+    from plangym.vectorization.errors import WorkerCrashedError
+
+    if ray:
+        request.getfixturevalue("ray_cluster")
+    env = plangym.make(NAME, n_workers=2, ray=ray, inline_small_batches=False)
+    try:
+        env.frameskip = 2
+        states = random_states(env, 4, seed=5)
+        expected = env.step_batch([1, 2], states=states[:2])
+        single = env.step(3, state=states[2])
+        env.set_state(states[3])
+        os.kill(env.plan_env._scheduler.backend.worker_pids[0], signal.SIGKILL)
+        time.sleep(0.2)  # dead before the checks are sent
+        assert_identical(env.step_batch([1, 2], states=states[:2]), expected)
+        for call in (env.get_state, lambda: env.step(3), env.get_image):
+            with pytest.raises(WorkerCrashedError, match="its current state went with it"):
+                call()
+        assert_identical(env.step(3, state=states[2]), single)  # frameskip 2, as set
+        assert_identical(env.get_state(), single[0])  # a state given: known again
+        os.kill(env.plan_env._scheduler.backend.worker_pids[0], signal.SIGKILL)
+        time.sleep(0.2)
+        env.set_state(states[3])
+        assert_identical(env.step(3, return_state=True), env.step(3, state=states[3]))
+    finally:
+        env.close()
