@@ -265,8 +265,17 @@ def build_vector_env(
         envs = vector_entry_point(name, num_envs, mode, kwargs, wrappers, vector_kwargs, asked)
         if envs is not None:
             return envs, "vector_entry_point"
-        # Keywords only AsyncVectorEnv takes choose it: SyncVectorEnv would refuse them.
-        mode_name = "async" if set(vector_kwargs) & ASYNC_ONLY_KWARGS else "sync"
+        # Keywords only AsyncVectorEnv takes choose it: SyncVectorEnv would refuse them;
+        # so does a family of one simulator per process, whose sub-envs "sync" cannot build.
+        one_per_process = num_envs > 1 and is_singleton(name, kwargs)
+        async_only = set(vector_kwargs) & ASYNC_ONLY_KWARGS
+        mode_name = "async" if async_only or one_per_process else "sync"
+    elif mode_name == "sync" and num_envs > 1 and is_singleton(name, kwargs):
+        raise ValueError(
+            f"vectorization_mode: expected 'async' or 'ray' for {num_envs} sub-envs of "
+            f"{name!r}, whose family runs one simulator per process ('sync' builds every "
+            "sub-env in this one), received 'sync'"
+        )
     vector_class: Callable[..., PlanVectorEnv] = SyncVectorEnv
     if mode_name == "async":
         vector_class = AsyncVectorEnv
@@ -279,6 +288,11 @@ def build_vector_env(
         vector_class = RayVectorEnv
     env_fns = [SubEnvBuilder(name, kwargs, wrappers)] * num_envs
     return vector_class(env_fns, autoreset_mode=mode, **vector_kwargs), mode_name
+
+
+def is_singleton(name: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the env class of ``name`` runs one simulator per process (stable-retro's)."""
+    return get_environment_class(name, state=kwargs.get("state"))[1].SINGLETON
 
 
 def check_mode(mode: Any) -> str | None:

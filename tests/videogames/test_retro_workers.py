@@ -210,3 +210,20 @@ def test_a_local_env_whose_worker_died_loses_its_state_out_loud(ray, request):
         assert_identical(env.step(3, return_state=True), env.step(3, state=states[3]))
     finally:
         env.close()
+
+
+def test_make_vec_builds_several_retro_sub_envs_in_workers_by_default():
+    from plangym.vector import AsyncVectorEnv, SyncVectorEnv
+
+    with pytest.raises(ValueError, match=r"^vectorization_mode: expected 'async' or 'ray'"):
+        plangym.make_vec(NAME, 2, vectorization_mode="sync")  # refused before any is built
+    envs = plangym.make_vec(NAME, 2)
+    try:
+        assert isinstance(envs, AsyncVectorEnv)
+        envs.reset(seed=0)
+        envs.step(np.array([1, 2]))
+    finally:
+        envs.close()
+    one = plangym.make_vec(NAME, 1)  # one sub-env: "sync" holds it, as gymnasium's default
+    assert isinstance(one, SyncVectorEnv)
+    one.close()
