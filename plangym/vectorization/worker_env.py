@@ -134,6 +134,10 @@ class WorkerEnv:
             self._state_lost = False
         return batch.tasks[0].result
 
+    def __reduce__(self) -> Any:
+        # As the env it holds pickles: its constructor call and its current state.
+        return self._request(Call("__reduce__"), "pickle")
+
     @property
     def unwrapped(self) -> WorkerEnv:
         """Itself: the env it holds cannot be brought into this process."""

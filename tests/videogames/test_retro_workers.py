@@ -227,3 +227,23 @@ def test_make_vec_builds_several_retro_sub_envs_in_workers_by_default():
     one = plangym.make_vec(NAME, 1)  # one sub-env: "sync" holds it, as gymnasium's default
     assert isinstance(one, SyncVectorEnv)
     one.close()
+
+
+def test_the_local_env_of_workers_pickles_as_the_env_it_holds():
+    # What the TypeError of pickling a ParallelEnv advises: pickle its plan_env.
+    import pickle
+
+    env = plangym.make(NAME, n_workers=1)
+    try:
+        states = random_states(env, 3, seed=1)
+        with pytest.raises(TypeError, match="Pickle its plan_env"):
+            pickle.dumps(env)
+        data = pickle.dumps(env.plan_env)
+    finally:
+        env.close()
+    copy = pickle.loads(data)  # built here: the caller held no emulator
+    try:
+        assert isinstance(copy, RetroEnv)
+        assert_identical(copy.get_state(), states[-1])
+    finally:
+        copy.close()
