@@ -38,9 +38,11 @@ from plangym.vectorization.scheduler import Scheduler
 
 SPACES = ("action_space", "observation_space")
 # Calls whose answer does not depend on the env's current state: if the worker holding the
-# env dies under one, it is asked again of the replacement. The first three set the state.
-SETS_STATE = ("reset", "set_state", "step")  # step: with a state given
-STATE_FREE = frozenset({*SETS_STATE, "step_batch", "run_batch_columns", "seed", "clone"})
+# env dies under one, it is asked again of the replacement. Steps and batches are such
+# calls when given states (their second argument).
+STATE_ARGUMENT = {"step": "state", "step_batch": "states", "run_batch_columns": "states"}
+SETS_STATE = ("reset", "set_state", "step")  # "step" when given a state
+STATE_FREE = frozenset({*SETS_STATE, *STATE_ARGUMENT, "seed", "clone"})
 STATE_FREE_PREFIXES = ("check", "sample_action", "thawed_state", "state_from_array")
 
 
@@ -49,9 +51,9 @@ def reads_current_state(body: Any) -> bool:
     if not isinstance(body, Call):  # attributes are settings
         return False
     name, args, kwargs = body
-    if name in ("step", "step_batch", "run_batch_columns"):  # the state(s): 2nd argument
-        given = args[1] if len(args) > 1 else (kwargs or {}).get("states", None)
-        return given is None and (kwargs or {}).get("state", None) is None
+    if name in STATE_ARGUMENT:
+        given = args[1] if len(args) > 1 else (kwargs or {}).get(STATE_ARGUMENT[name])
+        return given is None
     return name not in STATE_FREE and not name.startswith(STATE_FREE_PREFIXES)
 
 
@@ -115,24 +117,26 @@ class WorkerEnv:
     def _request(self, body: Any, label: str) -> Any:
         scheduler = self._live_scheduler(label)
         reads_state = reads_current_state(body)
-        lost = (
-            f"the worker process holding the env's {self._env_class.__name__} died, and "
-            "its current state went with it: reset() or set_state() before "
-            f"{label}() (steps and batches from given states work as ever)"
-        )
         if reads_state and self._state_lost:
-            raise WorkerCrashedError(f"{label}: {lost}")
+            raise WorkerCrashedError(f"{label}: {self._lost(label)}")
         batch = scheduler.send({0: body}, label, OnCrash.RAISE if reads_state else OnCrash.RERUN)
         try:
             scheduler.gather(batch)
         except WorkerCrashedError as crash:
             self._state_lost = True
-            raise WorkerCrashedError(f"{crash}; {lost}") from crash
+            raise WorkerCrashedError(f"{crash}; {self._lost(label)}") from crash
         finally:
             self._state_lost |= batch.tasks[0].reruns > 0
         if sets_state(body):
             self._state_lost = False
         return batch.tasks[0].result
+
+    def _lost(self, label: str) -> str:
+        return (
+            f"the worker process holding the env's {self._env_class.__name__} died, and "
+            f"its current state went with it: reset() or set_state() before {label}() "
+            "(steps and batches from given states work as ever)"
+        )
 
     def __reduce__(self) -> Any:
         # As the env it holds pickles: its constructor call and its current state.
