@@ -92,6 +92,12 @@ def get_planenv_class(
     if RETRO_SYSTEMS.search(name) and not environment_names.RETRO:
         # A console game's name while stable-retro is missing: say what to install.
         return _import_class(FAMILY_CLASSES["retro"])
+    if name in gymnasium.registry:  # e.g. FrozenLake-v1: not a near miss of another name
+        raise UnknownEnvironmentError(
+            f"name: unknown environment {name!r}: gymnasium registers it, but plangym has "
+            "no plannable version of it (plangym.environment_names lists those it has; "
+            "docs/extending.md writes one)"
+        )
     # family_of read stable-retro's games already: they are suggested too.
     known = [*environment_names.ALL, *environment_names.RETRO]
     closest = difflib.get_close_matches(name, known, n=5, cutoff=0.5)

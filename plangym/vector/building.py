@@ -29,7 +29,7 @@ from gymnasium.vector import AutoresetMode
 
 from plangym.constructor import constructor_defaults
 from plangym.core.wrappers import check_wrappers
-from plangym.registry import get_environment_class, resolve_name
+from plangym.registry import UnknownEnvironmentError, get_environment_class, resolve_name
 from plangym.validation import check_positive_int, check_process_count, describe
 from plangym.vector.async_vector_env import AsyncVectorEnv
 from plangym.vector.gym_plan_env import GymPlanEnv
@@ -227,7 +227,19 @@ def make_vec(
     if given is not None and name is not None and given != name:
         raise ValueError(f"id, name: expected one environment name, got {id=!r} and {name=!r}")
     name = resolve_name(given if given is not None else name, domain_name, task_name)
-    kwargs = sub_env_kwargs(name, env_kwargs, spec)
+    try:
+        kwargs = sub_env_kwargs(name, env_kwargs, spec)
+    except UnknownEnvironmentError as error:
+        if given is None:
+            raise
+        # The caller's parameter is gymnasium's id, not plangym 0.1's name.
+        message = str(error).replace("name:", "id:", 1)
+        if name in gymnasium.registry:
+            message += (
+                f"; plangym.vector.AsyncVectorEnv([lambda: gymnasium.make({name!r})] * n) "
+                "runs gymnasium's env on plangym's workers, without states"
+            )
+        raise UnknownEnvironmentError(message) from None
     wrappers = tuple(check_wrappers(wrappers) or ())
     envs, built_in = build_vector_env(
         name, num_envs, mode_name, mode, kwargs, wrappers, vector_kwargs

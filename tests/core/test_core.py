@@ -47,6 +47,20 @@ def test_an_unknown_name_is_also_gymnasiums_name_not_found(make):
         make("Nope-v0")
 
 
+def test_a_gymnasium_id_plangym_has_no_version_of_is_said_so():
+    # Not a near miss of FrontLine-Nes-v0 or Freeway-v4, as the closest names would say.
+    message = r"unknown environment 'FrozenLake-v1': gymnasium registers it, but plangym has no"
+    with pytest.raises(gymnasium.error.NameNotFound, match=rf"^name: {message}"):
+        plangym.make("FrozenLake-v1")
+    # make_vec names gymnasium's parameter and the way to run gymnasium's env on workers.
+    with pytest.raises(gymnasium.error.NameNotFound, match=rf"^id: {message}.*AsyncVectorEnv"):
+        plangym.make_vec("FrozenLake-v1", 2)
+    with pytest.raises(gymnasium.error.NameNotFound, match=r"^id: .*'CartPol-v1'; closest"):
+        plangym.make_vec("CartPol-v1", 2)
+    with pytest.raises(gymnasium.error.NameNotFound, match=r"^name: .*'CartPol-v1'; closest"):
+        plangym.make_vec(name="CartPol-v1")
+
+
 def test_atari_names_come_from_ale_py():
     registered = [k for k, s in gym.registry.items() if str(s.entry_point).startswith("ale_py")]
     assert sorted(registered) == environment_names.ATARI
