@@ -17,8 +17,10 @@ import re
 from typing import TYPE_CHECKING, Any, overload
 
 import gymnasium
+from gymnasium.envs.registration import parse_env_id
 
 from plangym import environment_names
+from plangym.control.dm_control.names import split_name
 from plangym.core import PlangymEnv
 from plangym.validation import check_flag
 
@@ -92,7 +94,7 @@ def get_planenv_class(
     if RETRO_SYSTEMS.search(name) and not environment_names.RETRO:
         # A console game's name while stable-retro is missing: say what to install.
         return _import_class(FAMILY_CLASSES["retro"])
-    if name in gymnasium.registry:  # e.g. FrozenLake-v1: not a near miss of another name
+    if has_no_version_of(name):  # e.g. FrozenLake-v1: not a near miss of another name
         raise UnknownEnvironmentError(
             f"name: unknown environment {name!r}: gymnasium registers it, but plangym has "
             "no plannable version of it (plangym.environment_names lists those it has; "
@@ -105,6 +107,24 @@ def get_planenv_class(
         f"closest known names: {', '.join(closest)}" if closest else "see plangym.environment_names"
     )
     raise UnknownEnvironmentError(f"name: unknown environment {name!r}; {hint}")
+
+
+def has_no_version_of(name: str) -> bool:
+    """Whether gymnasium registers ``name`` and plangym has no version of that env.
+
+    >>> has_no_version_of("FrozenLake-v1"), has_no_version_of("Ant-v2")  # Ant-v4/v5 exist
+    (True, False)
+    """
+    if name not in gymnasium.registry:
+        return False
+    namespace, base, _ = parse_env_id(name)
+    for known in environment_names.ALL:
+        try:
+            if parse_env_id(known)[:2] == (namespace, base):
+                return False
+        except gymnasium.error.Error:  # not an id (dm_control's "walker-walk")
+            continue
+    return True
 
 
 def get_environment_class(
@@ -177,6 +197,11 @@ def resolve_name(name: str | None, domain_name: str | None, task_name: str | Non
         raise ValueError(
             f"name: {name!r} contradicts domain_name={domain_name!r}, task_name={task_name!r}"
         )
+    if joined not in environment_names.DM_CONTROL_NAMES:  # named by the parameters given
+        try:
+            split_name(name, *given)
+        except ValueError as error:  # an unknown environment, as for any name
+            raise UnknownEnvironmentError(str(error)) from None
     return joined
 
 

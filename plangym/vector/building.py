@@ -29,7 +29,12 @@ from gymnasium.vector import AutoresetMode
 
 from plangym.constructor import constructor_defaults
 from plangym.core.wrappers import check_wrappers
-from plangym.registry import UnknownEnvironmentError, get_environment_class, resolve_name
+from plangym.registry import (
+    UnknownEnvironmentError,
+    get_environment_class,
+    has_no_version_of,
+    resolve_name,
+)
 from plangym.validation import check_positive_int, check_process_count, describe
 from plangym.vector.async_vector_env import AsyncVectorEnv
 from plangym.vector.gym_plan_env import GymPlanEnv
@@ -234,7 +239,7 @@ def make_vec(
             raise
         # The caller's parameter is gymnasium's id, not plangym 0.1's name.
         message = str(error).replace("name:", "id:", 1)
-        if name in gymnasium.registry:
+        if has_no_version_of(name):
             message += (
                 f"; plangym.vector.AsyncVectorEnv([lambda: gymnasium.make({name!r})] * n) "
                 "runs gymnasium's env on plangym's workers, without states"

@@ -41,8 +41,8 @@ SPACES = ("action_space", "observation_space")
 # env dies under one, it is asked again of the replacement. Steps and batches are such
 # calls when given states (their second argument).
 STATE_ARGUMENT = {"step": "state", "step_batch": "states", "run_batch_columns": "states"}
-SETS_STATE = ("reset", "set_state", "step")  # "step" when given a state
-STATE_FREE = frozenset({*SETS_STATE, *STATE_ARGUMENT, "seed", "clone"})
+SETS_STATE = ("reset", "apply_reset", "set_state", "step")  # "step" when given a state
+STATE_FREE = frozenset({*SETS_STATE, *STATE_ARGUMENT, "seed"})
 STATE_FREE_PREFIXES = ("check", "sample_action", "thawed_state", "state_from_array")
 
 
@@ -83,12 +83,20 @@ class WorkerEnv:
 
     @contextlib.contextmanager
     def state_kept(self) -> Iterator[None]:
-        """PlanEnv's, by get_state/set_state through here (in the worker, a generator)."""
-        if self._state_lost:  # nothing to keep
+        """As PlanEnv's: the block's calls leave the env in the state it is in now.
+
+        A state lost with the worker (before or while it is read) is not kept: the block
+        runs all the same, as it needs none (a batch from given states).
+        """
+        kept = None
+        if not self._state_lost:
+            with contextlib.suppress(WorkerCrashedError):  # lost: marked by _request
+                kept = self.get_state()
+        try:
             yield
-            return
-        with PlanEnv.state_kept(cast("PlanEnv", self)):
-            yield
+        finally:
+            if kept is not None:
+                self.set_state(kept)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -107,7 +115,9 @@ class WorkerEnv:
             return
         # Set again on a replacement of the worker, as the workers' settings are.
         scheduler = self._live_scheduler(name)
-        scheduler.raise_first(scheduler.set_attributes({0: SetAttr(name, value)}, name))
+        batch = scheduler.set_attributes({0: SetAttr(name, value)}, name)
+        self._state_lost |= batch.tasks[0].reruns > 0  # set on a replacement: a fresh env
+        scheduler.raise_first(batch)
 
     def _live_scheduler(self, label: str) -> Scheduler:
         if self._scheduler is None:  # a request would start a new worker
@@ -118,24 +128,24 @@ class WorkerEnv:
         scheduler = self._live_scheduler(label)
         reads_state = reads_current_state(body)
         if reads_state and self._state_lost:
-            raise WorkerCrashedError(f"{label}: {self._lost(label)}")
+            raise WorkerCrashedError(f"{label}: {self._lost()}")
         batch = scheduler.send({0: body}, label, OnCrash.RAISE if reads_state else OnCrash.RERUN)
         try:
             scheduler.gather(batch)
         except WorkerCrashedError as crash:
             self._state_lost = True
-            raise WorkerCrashedError(f"{crash}; {self._lost(label)}") from crash
+            raise WorkerCrashedError(f"{crash}; {self._lost()}") from crash
         finally:
             self._state_lost |= batch.tasks[0].reruns > 0
         if sets_state(body):
             self._state_lost = False
         return batch.tasks[0].result
 
-    def _lost(self, label: str) -> str:
+    def _lost(self) -> str:
         return (
             f"the worker process holding the env's {self._env_class.__name__} died, and "
-            f"its current state went with it: reset() or set_state() before {label}() "
-            "(steps and batches from given states work as ever)"
+            "its current state went with it: reset() or set_state() first (steps and "
+            "batches from given states work as ever)"
         )
 
     def __reduce__(self) -> Any:

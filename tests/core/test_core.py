@@ -59,6 +59,20 @@ def test_a_gymnasium_id_plangym_has_no_version_of_is_said_so():
         plangym.make_vec("CartPol-v1", 2)
     with pytest.raises(gymnasium.error.NameNotFound, match=r"^name: .*'CartPol-v1'; closest"):
         plangym.make_vec(name="CartPol-v1")
+    # An old version of an env plangym has: the versions it has.
+    with pytest.raises(gymnasium.error.NameNotFound, match=r"'Ant-v2'; closest .*: Ant-v5"):
+        plangym.make("Ant-v2")
+
+
+@pytest.mark.parametrize("make", [plangym.make, plangym.make_vec])
+def test_an_unknown_dm_control_task_is_named_by_its_parameters(make):
+    message = r"^domain_name, task_name: .*received domain_name='walker', task_name='wlak';"
+    with pytest.raises(gymnasium.error.NameNotFound, match=message):
+        make(domain_name="walker", task_name="wlak")
+    with pytest.raises(gymnasium.error.NameNotFound, match=r"\(the rest from name='walker'\)"):
+        make("walker", task_name="wlak")
+    with pytest.raises(TypeError, match=r"^domain_name: expected a str, received 3"):
+        make(domain_name=3, task_name="walk")
 
 
 def test_atari_names_come_from_ale_py():

@@ -208,6 +208,22 @@ def test_a_local_env_whose_worker_died_loses_its_state_out_loud(ray, request):
         time.sleep(0.2)
         env.set_state(states[3])
         assert_identical(env.step(3, return_state=True), env.step(3, state=states[3]))
+        # A setting is the first call after the death: it is made on the replacement, whose
+        # state is not the one set before.
+        os.kill(env.plan_env._scheduler.backend.worker_pids[0], signal.SIGKILL)
+        time.sleep(0.2)
+        env.frameskip = 2
+        with pytest.raises(WorkerCrashedError, match="its current state went with it"):
+            env.get_state()
+        # A batch from given states that the caller runs through the local env keeps the
+        # local env's state around it: a death found then loses only that state.
+        env.set_state(states[3])
+        os.kill(env.plan_env._scheduler.backend.worker_pids[0], signal.SIGKILL)
+        time.sleep(0.2)
+        with env.plan_env.state_kept():
+            assert_identical(env.plan_env.step_batch([1, 2], states=states[:2]), expected)
+        with pytest.raises(WorkerCrashedError, match="its current state went with it"):
+            env.get_state()
     finally:
         env.close()
 

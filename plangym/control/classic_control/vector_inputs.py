@@ -130,7 +130,7 @@ def vector_entry_point(
         if asked:
             raise ValueError(
                 f"vectorization_mode: 'vector_entry_point' is for {', '.join(KERNEL_TASKS)}; "
-                f"{name!r} has none (use 'sync' or 'async')"
+                f"{name!r} has none (vectorization_mode=None picks the mode for it)"
             )
         return None
     if wrappers or set(vector_kwargs) - {"copy"}:

@@ -16,7 +16,7 @@ from plangym.environment_names import DM_CONTROL_NAMES
 LQR_MODEL_SEED = 0
 
 
-def split_name(name: str, domain_name: str | None, task_name: str | None) -> tuple[str, str]:
+def split_name(name: str | None, domain_name: str | None, task_name: str | None) -> tuple[str, str]:
     """Return ``(domain, task)`` of a suite task; ``domain_name``/``task_name`` win over ``name``.
 
     An unknown task is reported with the parameters that named it and the values received.
@@ -39,9 +39,13 @@ def split_name(name: str, domain_name: str | None, task_name: str | None) -> tup
             )
         given = f'name: expected a dm_control task "domain-task", received {name!r}'
     else:
+        for label, value in (("domain_name", domain_name), ("task_name", task_name)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{label}: expected a str, received {value!r}")
+        rest = f" (the rest from name={name!r})" if None in (domain_name, task_name) else ""
         given = (
             "domain_name, task_name: expected a dm_control task, received "
-            f"domain_name={domain_name!r}, task_name={task_name!r} (name={name!r})"
+            f"domain_name={domain_name!r}, task_name={task_name!r}{rest}"
         )
     domain, _, task = name.partition("-") if isinstance(name, str) else ("", "", "")
     domain, task = domain_name or domain, task_name or task
