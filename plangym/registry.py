@@ -20,7 +20,6 @@ import gymnasium
 from gymnasium.envs.registration import parse_env_id
 
 from plangym import environment_names
-from plangym.control.dm_control.names import split_name
 from plangym.core import PlangymEnv
 from plangym.validation import check_flag
 
@@ -199,7 +198,7 @@ def resolve_name(name: str | None, domain_name: str | None, task_name: str | Non
         )
     if joined not in environment_names.DM_CONTROL_NAMES:  # named by the parameters given
         try:
-            split_name(name, *given)
+            environment_names.split_name(name, *given)
         except ValueError as error:  # an unknown environment, as for any name
             raise UnknownEnvironmentError(str(error)) from None
     return joined

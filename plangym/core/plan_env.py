@@ -166,7 +166,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
     # Planning API ---------------------------------------------------------------------------
     def reset(
         self, return_state: bool = True, seed: int | None = None, options: dict | None = None
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         """Start a new episode.
 
         Args:
@@ -214,7 +214,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         state: Any = None,
         dt: int = 1,
         return_state: bool | None = None,
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         """Apply ``action`` for ``dt`` agent steps, optionally from ``state``.
 
         Args:
@@ -292,7 +292,7 @@ class PlanEnv(StepHooks, InputChecks, BatchPaths, ABC):
         columns = self.run_batch_columns(actions, states, dts, want_state, copy=copy)
         return columns.as_arrays() if arrays else columns.as_lists()
 
-    def clone(self, **kwargs: Any) -> PlanEnv:
+    def clone(self, **kwargs: Any) -> Self:
         """Return a new env built with the same constructor parameters, ``kwargs`` overriding.
 
         The clone starts from its own reset, not from this env's state: use

@@ -55,8 +55,6 @@ class Decision:
 class Planner(Protocol):
     """What :func:`play` needs from a planner."""
 
-    name: str
-
     def decide(self, state: Any) -> Decision:
         """Return the action to apply from ``state``."""
 

@@ -21,7 +21,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 from gymnasium.envs.registration import EnvSpec, VectorizeMode
@@ -40,6 +40,9 @@ from plangym.vector.async_vector_env import AsyncVectorEnv
 from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.sync_vector_env import SyncVectorEnv
 from plangym.vector.vector_env import PlanVectorEnv, autoreset_mode_of
+
+if TYPE_CHECKING:  # built only by the vector entry point, imported there on first use
+    from plangym.control.classic_control.vector_env import ClassicVectorEnv
 
 MODES = ("sync", "async", "ray", "vector_entry_point")
 ASYNC_ONLY_KWARGS = frozenset({"shared_memory", "context", "daemon", "max_concurrency", "worker"})
@@ -174,7 +177,7 @@ def make_vec(
     task_name: str | None = None,
     name: str | None = None,
     **env_kwargs: Any,
-) -> PlanVectorEnv:
+) -> PlanVectorEnv | ClassicVectorEnv:
     """Return a gymnasium vector env of ``num_envs`` plangym envs called ``id``.
 
     Called as ``gymnasium.make_vec`` is, and with the same dynamics: the sub-envs take the
@@ -273,7 +276,7 @@ def build_vector_env(
     kwargs: dict[str, Any],
     wrappers: tuple,
     vector_kwargs: dict[str, Any],
-) -> tuple[PlanVectorEnv, str]:
+) -> tuple[PlanVectorEnv | ClassicVectorEnv, str]:
     """Build the vector env of a checked :func:`make_vec` call: it and the mode it runs in."""
     if mode_name in (None, "vector_entry_point"):  # None: there when the task has one
         from plangym.control.classic_control.vector_inputs import vector_entry_point

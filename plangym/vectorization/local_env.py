@@ -195,3 +195,8 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
             return method(*args, **kwargs)
 
     return checked
+
+
+# plangym 0.1's vectorized envs were PlangymEnv subclasses, and ours answer as one (their
+# class has every PlangymEnv member, the instance the local env's): isinstance says so.
+PlangymEnv.register(LocalEnvAPI)

@@ -83,6 +83,12 @@ def test_vectorized_env_classes_have_plangym_env_class_attributes(cls, name):
     assert getattr(cls, name) == getattr(PlangymEnv, name)
 
 
+def test_vectorized_envs_are_plangym_envs_to_isinstance(env):
+    # plangym 0.1 code tells its envs apart with isinstance(env, PlangymEnv).
+    assert isinstance(env, PlangymEnv)
+    assert issubclass(RayEnv, PlangymEnv) and issubclass(VectorizedEnv, PlangymEnv)
+
+
 PLANGYM_ENV_METHODS = ["apply_wrappers", "wrap", "init_gym_env", "init_spaces", "seed"]
 PLANGYM_ENV_METHODS += ["get_coords_obs", "get_rgb_obs", "get_grayscale_obs"]
 
