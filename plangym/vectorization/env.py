@@ -93,10 +93,8 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         self._scheduler: Scheduler | None = None
         # Only what the caller passed: the env class fills in the rest.
         self._env_kwargs = dict(kwargs)
-        if frameskip is not None:
-            self._env_kwargs["frameskip"] = frameskip
-        if autoreset is not None:
-            self._env_kwargs["autoreset"] = autoreset
+        given = {"frameskip": frameskip, "autoreset": autoreset}
+        self._env_kwargs.update({key: value for key, value in given.items() if value is not None})
         self._env_kwargs.pop("delay_setup", None)
         self._plan_env: PlanEnv | None = None
         # Until the local env exists (delay_setup), its values as its signature gives them.
@@ -128,8 +126,7 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
         """Build the local env (a ``SINGLETON`` env's in a worker process), then the workers."""
         plan_env = build_local_env(self.create_env_callable(), self._env_class, self._start_method)
         self._plan_env = plan_env
-        # The built env's own values, whatever its signature says (frameskip and autoreset
-        # are read from it: LocalEnvAPI).
+        # The built env's own, whatever its signature says (frameskip etc.: LocalEnvAPI).
         self._return_image = plan_env.return_image
         self._scheduler = self.create_scheduler(self.create_backend())
 
@@ -168,6 +165,9 @@ class VectorizedEnv(LocalEnvAPI, PlanEnv):
             self.setup()
             assert self._scheduler is not None  # setup() started it
         return self._scheduler
+
+    # As the vector envs': each worker's process id (a Ray actor's; None where not known).
+    worker_pids = property(lambda self: self.scheduler.backend.worker_pids, doc="Worker pids.")
 
     # Batches --------------------------------------------------------------------------------
     @idle_only

@@ -83,6 +83,13 @@ def test_vectorized_env_classes_have_plangym_env_class_attributes(cls, name):
     assert getattr(cls, name) == getattr(PlangymEnv, name)
 
 
+def test_worker_pids_are_the_worker_processes(env):
+    import multiprocessing
+
+    children = {child.pid for child in multiprocessing.active_children()}
+    assert len(set(env.worker_pids)) == 2 and set(env.worker_pids) <= children
+
+
 def test_vectorized_envs_are_plangym_envs_to_isinstance(env):
     # plangym 0.1 code tells its envs apart with isinstance(env, PlangymEnv).
     assert isinstance(env, PlangymEnv)
