@@ -148,10 +148,11 @@ def test_a_second_emulator_in_one_process_is_refused(env):
 
 
 def test_a_sync_vector_env_of_two_games_says_where_the_emulators_would_be():
-    """The caller holds no emulator: the message must not tell it to close one of its own."""
-    with pytest.raises(RuntimeError, match=r"vectorization_mode.*sync vector env's sub-envs"):
+    """The caller holds no emulator: the message must not tell it to close one of its own;
+    the mode is refused before any sub-env is built."""
+    with pytest.raises(ValueError, match=r"^vectorization_mode: .*one simulator per process"):
         plangym.make_vec(NAME, 2, vectorization_mode="sync")
-    RetroEnv(NAME).close()  # the half-built vector env left the process's emulator free
+    RetroEnv(NAME).close()  # the process's emulator is free
 
 
 def test_reset_builds_a_delayed_emulator_and_setup_rebuilds_it_as_in_plangym_01(env):
