@@ -9,6 +9,7 @@ The scripts name their shared memory with a prefix of their own (the tracker and
 test sessions use the default one), so a segment left in /dev/shm is theirs.
 """
 
+import os
 import random
 import string
 import textwrap
@@ -99,7 +100,10 @@ def run_scenario(body: str, tmp_path: Path, epilogue: str = EPILOGUE, timeout: f
     script = PRELUDE.format(repo=str(REPO), prefix=prefix)
     script += f"MARKER = Path({str(tmp_path / 'marker')!r})\n"
     script += textwrap.dedent(body) + epilogue
-    done = run_python(script, timeout=timeout, cwd=tmp_path)
+    # A caller killed here leaves multiprocessing's temp folder (its forkserver's socket):
+    # in tmp_path, pytest removes it.
+    environ = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = run_python(script, timeout=timeout, cwd=tmp_path, env=environ)
     names = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("shm ")]
     assert names, f"the scenario reported no shared memory:\n{done.stdout}\n{done.stderr}"
     assert all(name.startswith(prefix[1:]) for line in names for name in line)
