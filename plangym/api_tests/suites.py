@@ -17,6 +17,7 @@ import pytest
 from plangym.columns import BatchColumns, records_to_states
 from plangym.constructor import keyword_names
 from plangym.core import PlanEnv
+from plangym.core.obs_pool import rows_of
 from plangym.exactness import difference, replay
 from plangym.selfcheck import replay_in_fresh_instance, run_in_fresh_process
 
@@ -67,9 +68,15 @@ class TestPlanEnv:
         assert isinstance(info, dict)
         obs_only, info_only = env.reset(return_state=False)
         assert isinstance(info_only, dict)
-        if env.OBS_IS_ARRAY:  # np.shape: a Discrete space's observations are ints
-            assert np.shape(obs) == env.obs_shape
-            assert np.shape(obs_only) == env.obs_shape
+        # np.shape: a Discrete space's observations are ints. A Dict or Tuple space has no
+        # shape (obs_shape None): its observations are checked against the space instead.
+        if env.OBS_IS_ARRAY and env.obs_shape is not None:
+            for observation in (obs, obs_only):
+                assert np.shape(observation) == env.obs_shape, (
+                    f"observation of shape {np.shape(observation)} where obs_shape is "
+                    f"{env.obs_shape}: set the class attribute OBS_IS_ARRAY = False for "
+                    "observations that are not arrays"
+                )
         if env.STATE_IS_ARRAY:
             assert isinstance(state, np.ndarray), (
                 f"the state is a {type(state).__name__}, not an array: set the class "
@@ -151,7 +158,9 @@ class TestPlanEnv:
             assert_identical(records_to_states(again[0]), lists[0])
         else:
             assert_identical(list(new_states), lists[0])
-        assert_identical(list(observs), list(lists[1]))
+        # Rows, not list(): the rows of a stack of 0-d observations are 0-d arrays too.
+        rows = rows_of(observs) if isinstance(observs, np.ndarray) else list(observs)
+        assert_identical(rows, list(lists[1]))
         assert rewards.dtype == np.float64 and rewards.tolist() == [float(r) for r in lists[2]]
         assert terminals.tolist() == lists[3] and truncateds.tolist() == lists[4]
         if isinstance(infos, dict):
@@ -287,9 +296,14 @@ class TestPlangymEnv(TestPlanEnv):
 
     def test_observations_fit_the_space(self, env):
         _, obs, _ = env.reset()
-        *_, info = env.step(env.sample_action())
-        assert np.shape(obs) == env.observation_space.shape
-        assert np.asarray(obs).dtype == env.observation_space.dtype
+        stepped = env.step(env.sample_action())[0]
+        space = env.observation_space
+        for observation in (obs, stepped):
+            if space.shape is None:  # a Dict or Tuple space: nothing to compare but the space
+                assert space.contains(observation), f"{observation!r} is not in {space}"
+            else:
+                assert np.shape(observation) == space.shape
+                assert np.asarray(observation).dtype == space.dtype
 
     def test_seed_makes_runs_repeatable(self, env):
         # A singleton repeats the run in itself: its process may hold only one instance.
@@ -310,7 +324,12 @@ class TestPlangymEnv(TestPlanEnv):
     def test_out_of_space_action_is_rejected(self, env):
         state = _warm_state(env)
         space = env.action_space
-        bad = -1 if hasattr(space, "n") else np.full(space.shape, np.inf, dtype=np.float32)
+        if hasattr(space, "n"):
+            bad: Any = -1
+        elif space.shape is None:  # a Tuple or Dict space: a string is in none of them
+            bad = "not an action"
+        else:
+            bad = np.full(space.shape, np.inf, dtype=np.float32)
         with pytest.raises((ValueError, TypeError), match="action"):
             env.step(bad, state=state)
         with pytest.raises((ValueError, TypeError), match=r"actions\[1\]"):

@@ -35,6 +35,17 @@ import numpy as np
 MIN_BYTES = 4096
 
 
+def rows_of(array: np.ndarray) -> list[np.ndarray]:
+    """Return one array per row of ``array``, views into it.
+
+    The rows of a 1-d array are 0-d arrays, as a single env returns 0-d observations;
+    iterating over it would give NumPy scalars instead.
+    """
+    if array.ndim == 1:
+        return [array[index, ...] for index in range(len(array))]
+    return list(array)
+
+
 def _references(arrays: list[np.ndarray], index: int) -> int:
     """Return the reference count of ``arrays[index]``, always taken the same way."""
     return sys.getrefcount(arrays[index])
@@ -67,7 +78,7 @@ class ObservationPool:
     def copies(self, rows: np.ndarray) -> list[np.ndarray]:
         """Return one array per row of ``rows``, each owning its memory."""
         if not len(rows) or rows[0].nbytes < MIN_BYTES:
-            return [row.copy() for row in rows]
+            return [row.copy() for row in rows_of(rows)]
         arrays = self.arrays(len(rows), rows.shape[1:], rows.dtype)
         for array, row in zip(arrays, rows, strict=True):
             np.copyto(array, row)

@@ -34,6 +34,7 @@ from plangym.extras import extra_for
 from plangym.utils import find_time_limit, make_gym_env, to_grayscale
 from plangym.utils.display import draw_off_screen_when_headless
 from plangym.utils.gym_envs import find_time_limits, registered_time_limit
+from plangym.utils.warning_site import stacklevel_outside_plangym
 from plangym.validation import check_choice, check_flag, check_pictures_available, check_seed
 from plangym.validation.values import add_note
 
@@ -64,8 +65,9 @@ class PlangymEnv(PlanEnv):
     # render_mode="rgb_array"); emulators draw their screens whatever the render mode.
     SCREEN_FROM_RENDERER = True
     # Whether states hold the step count of a TimeLimit among the user's wrappers; the
-    # families whose states cannot hold it refuse such a wrapper, with this advice.
-    TIME_LIMIT_IN_STATE = True
+    # families whose states cannot hold it refuse such a wrapper, with this advice. None
+    # (a user's own subclass that does not say): a TimeLimit is taken with a warning.
+    TIME_LIMIT_IN_STATE: bool | None = None
     # The extra that brings what gymnasium draws with (pygame), named when it is missing.
     DRAWING_EXTRA = "classic-control"
     TIME_LIMIT_ADVICE = "use the env's own episode limit"
@@ -241,6 +243,8 @@ class PlangymEnv(PlanEnv):
         self._removed_time_limit = (
             registered_time_limit(self.name) if self.remove_time_limit else None
         )
+        if find_time_limit(gym_env) is not None:
+            self._warn_if_time_limit_unsaid("the registered TimeLimit kept")
         gym_env.reset()
         return gym_env
 
@@ -259,14 +263,30 @@ class PlangymEnv(PlanEnv):
             if problem is not None:
                 self._gym_env = inner
                 raise ValueError(f"wrappers: {problem}; received {wrapper!r}")
+            if any(isinstance(env, TimeLimit) for env in added):
+                self._warn_if_time_limit_unsaid(f"the TimeLimit of wrappers ({wrapper!r})")
             for name in stateful_wrapper_names(type(env) for env in added):
                 warnings.warn(
                     f"wrappers: {name} keeps state of its own (history, running "
                     "statistics), which states do not hold: steps from a state will depend "
                     "on what the env did before",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=stacklevel_outside_plangym(),
                 )
+
+    def _warn_if_time_limit_unsaid(self, which: str) -> None:
+        """Warn that ``which`` TimeLimit may count outside the states (TIME_LIMIT_IN_STATE None)."""
+        if self.TIME_LIMIT_IN_STATE is not None:
+            return
+        name = type(self).__name__
+        warnings.warn(
+            f"{name}: {which} counts the env's steps, and {name} does not say whether its "
+            "states hold that count: if get_state leaves it out, steps from a state truncate "
+            "by the env's history. Set the class attribute TIME_LIMIT_IN_STATE = True once "
+            "they hold it, or False to refuse TimeLimits",
+            UserWarning,
+            stacklevel=stacklevel_outside_plangym(),
+        )
 
     def _wrap_explained(self, wrapper: Callable[..., gym.Wrapper], args: tuple, kwargs: dict):
         """Wrap the env; a wrapper that fails to build is told that plangym removed a limit.
@@ -298,7 +318,7 @@ class PlangymEnv(PlanEnv):
         if not any(isinstance(env, TimeLimit) for env in added):
             return None
         name = type(self).__name__
-        if not self.TIME_LIMIT_IN_STATE:
+        if self.TIME_LIMIT_IN_STATE is False:
             return (
                 f"{name} states do not hold a TimeLimit's step count, so steps from a state "
                 f"would truncate by the env's history; {self.TIME_LIMIT_ADVICE}"

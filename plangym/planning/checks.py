@@ -87,12 +87,24 @@ def check_decide_state(state: Any) -> Any:
     return state
 
 
-def check_features(features: Any) -> Any:
-    """Return ``features``, or raise TypeError unless it is callable (``features_of``'s kind)."""
+def check_features(features: Any, env: Any, default: Any) -> Any:
+    """Return ``features``, or raise TypeError unless it is callable (``features_of``'s kind).
+
+    The ``default`` (``features_of``) reads observations as arrays of numbers: with it, an
+    env observed through a ``Dict`` or ``Tuple`` space is refused here, before any game.
+    """
     if not callable(features):
         raise TypeError(
             "features: expected a callable turning observations into float rows "
             f"(default: features_of), received {describe(features)}"
+        )
+    space = getattr(env, "observation_space", None)
+    if features is default and isinstance(space, gymnasium.Space) and space.shape is None:
+        raise TypeError(
+            f"features: the default, features_of, reads observations as arrays of numbers, "
+            f"and {type(env).__name__} observes {type(space).__name__} values ({space}): "
+            "pass features=, a callable turning a list of its observations into one float "
+            "row each"
         )
     return features
 

@@ -300,6 +300,13 @@ def features_of(observs: Sequence | np.ndarray, max_size: int = 4096) -> np.ndar
     (2, 4032)
     """
     rows = np.asarray(observs).reshape(len(observs), -1)
+    if rows.dtype.kind not in "fiub":
+        received = type(observs[0]).__name__ if len(observs) else describe(observs)
+        raise TypeError(
+            "features: the default, features_of, reads observations as arrays of numbers, "
+            f"received observations of type {received}: pass features=, a callable turning "
+            "a list of them into one float row each"
+        )
     if rows.shape[1] > max_size:
         stride = -(-rows.shape[1] // max_size)
         rows = rows[:, ::stride]

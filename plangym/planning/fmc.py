@@ -139,7 +139,7 @@ class FMCPlanner:
             )
         self.reward_weight = check_number("reward_weight", reward_weight, low=0)
         self.distance_weight = check_number("distance_weight", distance_weight, low=0)
-        self.features = check_features(features)
+        self.features = check_features(features, env, default=features_of)
         self.seed = check_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self.sampler = ActionSampler(env.action_space, self.rng)

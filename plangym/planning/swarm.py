@@ -105,7 +105,7 @@ class SwarmPlanner:
         self.dt = check_dt(dt)  # refused here, not in the first batch
         self.reward_weight = check_number("reward_weight", reward_weight, low=0)
         self.distance_weight = check_number("distance_weight", distance_weight, low=0)
-        self.features = check_features(features)
+        self.features = check_features(features, env, default=features_of)
         self.repeat_probability = check_number("repeat_probability", repeat_probability, 0, 1)
         self.seed = check_seed(seed)
         self.rng = np.random.default_rng(self.seed)

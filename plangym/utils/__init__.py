@@ -4,7 +4,8 @@
   :func:`process_frame_pil`, :func:`process_frame_opencv`, :class:`GrayScaleObservation`;
 * :mod:`plangym.utils.display`: :func:`get_display`, a virtual X display;
 * :mod:`plangym.utils.gym_envs`: :func:`make_gym_env`, :func:`remove_time_limit`,
-  :func:`remove_time_limit_from_spec`, :func:`find_time_limit`, :data:`NO_TIME_LIMIT`.
+  :func:`remove_time_limit_from_spec`, :func:`find_time_limit`, :data:`NO_TIME_LIMIT`;
+* :mod:`plangym.utils.warning_site`: :func:`stacklevel_outside_plangym`, where a warning points.
 
 Everything plangym 0.1 exported from ``plangym.utils`` is importable from here with the
 same signature. Pillow, OpenCV and pyvirtualdisplay stay optional: they are imported when

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from plangym.core.obs_pool import ObservationPool
+from plangym.core.obs_pool import ObservationPool, rows_of
 from plangym.vectorization.backend import STALE, Backend, BatchInputs, ChunkResult
 from plangym.vectorization.calls import UNSENT, Batch, OnCrash, Task
 from plangym.vectorization.chunks import CHUNKS_PER_WORKER, plan_chunks
@@ -297,7 +297,7 @@ class Scheduler:
         """
         column = 1 if batch.want_state else 0
         rows = result.columns[column]
-        result.columns[column] = self.obs_pool.copies(rows) if batch.copy_observs else list(rows)
+        result.columns[column] = self.obs_pool.copies(rows) if batch.copy_observs else rows_of(rows)
 
     def _send_next(self, batch: Batch, free_worker: int) -> None:
         """Send the next unsent task: to its own worker, or a chunk to ``free_worker``."""

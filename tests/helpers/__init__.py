@@ -1,7 +1,10 @@
 """Helpers shared by the test modules (no tests here); import them as ``tests.helpers.<name>``.
 
 * ``corridor_env``: ``Corridor``, a tiny user-written :class:`plangym.core.PlanEnv` (the one
-  docs/extending.md builds), and ``OldGymCorridor``, the same env on the old gym API.
+  docs/extending.md builds), ``OldGymCorridor``, the same env on the old gym API, and
+  ``PositionCorridor``, observed as a 0-d array.
+* ``composite_env``: ``Hopscotch``, a user's gymnasium env with a ``Dict`` observation space
+  and ``Tuple`` (or ``Discrete``) actions, made plannable.
 * ``backend_checks``: the tests and fault checks ``ParallelEnv`` and ``RayEnv`` share beyond
   ``vectorized_contract`` (errors, kills, timeouts, Ctrl-C, bad input).
 * ``faulty_env``: ``FaultyCartPole``, a CartPole that raises, hangs, sleeps or kills its

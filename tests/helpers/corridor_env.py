@@ -137,3 +137,14 @@ class OldGymCorridor(Corridor):
         obs, reward, terminal, truncated, info = super().apply_action(action)
         info["TimeLimit.truncated"] = truncated
         return obs, reward, terminal or truncated, info
+
+
+class PositionCorridor(Corridor):
+    """The corridor observed as its position alone: a 0-d float64 array each step."""
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        return ()
+
+    def _observe(self) -> np.ndarray:
+        return np.array(float(self._position))

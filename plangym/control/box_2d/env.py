@@ -114,6 +114,7 @@ class Box2DEnv(PlangymEnv):
     """
 
     FAST_PATHS = True
+    TIME_LIMIT_IN_STATE = True  # a replay steps through every wrapper again
     DRAWING_EXTRA = "box2d"  # pygame comes with it
     # A replay grows with every step, so states have no fixed shape: not arrays.
     STATE_IS_ARRAY = False

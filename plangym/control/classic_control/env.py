@@ -90,6 +90,7 @@ class ClassicControl(PlangymEnv):
     """
 
     FAST_PATHS = True
+    TIME_LIMIT_IN_STATE = True  # states carry the TimeLimit's elapsed steps
     TAKES_RESET_OPTIONS = True  # the bounds of the first state: low/high, x_init/y_init
     # Whether a checked step skips gymnasium's action assertion (_CheckedActionSpace):
     # chosen at setup, when no wrapper or override of this class's may read the space.

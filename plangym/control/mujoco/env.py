@@ -89,6 +89,7 @@ class MujocoEnv(PlangymEnv):
     """
 
     FAST_PATHS = True
+    TIME_LIMIT_IN_STATE = True  # states carry the TimeLimit's elapsed steps
     DEFAULT_OBS_TYPE = "coords"
 
     def __init__(
