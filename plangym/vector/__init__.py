@@ -4,7 +4,9 @@
   states);
 * :class:`AsyncVectorEnv` and :class:`SyncVectorEnv` are drop-ins for gymnasium's classes
   over any gymnasium env constructors;
-* :class:`RayVectorEnv` runs the sub-envs on Ray actors.
+* :class:`RayVectorEnv` runs the sub-envs on Ray actors;
+* :class:`GymPlanEnv` shows a plangym env (yours too) as a gymnasium env, a sub-env with
+  states for the two drop-ins.
 
 Every one is a ``gymnasium.vector.VectorEnv`` with gymnasium's autoreset modes and batched
 infos, plus ``get_states``/``set_states``/``step_batch`` for planning (see docs/vector.md).
@@ -35,6 +37,7 @@ from plangym.vector.errors import (
     SubEnvCrashedError,
     VectorTimeoutError,
 )
+from plangym.vector.gym_plan_env import GymPlanEnv
 from plangym.vector.sync_vector_env import SyncVectorEnv
 from plangym.vector.vector_env import PlanVectorEnv
 
@@ -60,6 +63,7 @@ __all__ = [
     "AsyncVectorEnv",
     "AutoresetMode",
     "ClosedEnvironmentError",
+    "GymPlanEnv",
     "NoAsyncCallError",
     "PlanVectorEnv",
     "RayVectorEnv",

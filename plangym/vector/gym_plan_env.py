@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
+from plangym.validation import describe
+
 if TYPE_CHECKING:
-    from plangym.core import PlangymEnv
-    from plangym.vectorization.env import VectorizedEnv
+    from plangym.core import PlanEnv
 
 # plangym's own info keys, left out so that infos are gymnasium's: the bookkeeping (always 1
 # here), and the video games' "lifes" (0.1's spelling; "lives" stays) and "lost_life".
@@ -54,17 +55,33 @@ class GymPlanEnv(gymnasium.Env):
 
     Args:
         plan_env: The plangym env (built with ``autoreset=False``): one with gymnasium
-            spaces, as :func:`plangym.make` builds them.
+            spaces, as :func:`plangym.make` builds them, or your own env with an
+            ``observation_space`` and an ``action_space`` (docs/vector.md).
     """
 
     # gymnasium's np_random, np_random_seed and reset(seed=...) use these: see generator_owner.
     _np_random = OwnersField()
     _np_random_seed = OwnersField()
 
-    def __init__(self, plan_env: PlangymEnv | VectorizedEnv):
-        self.plan_env = plan_env
-        self.observation_space = plan_env.observation_space
-        self.action_space = plan_env.action_space
+    def __init__(self, plan_env: PlanEnv):
+        spaces: list[Any] = [
+            getattr(plan_env, name, None) for name in ("observation_space", "action_space")
+        ]
+        for name, space in zip(("observation_space", "action_space"), spaces, strict=True):
+            if not isinstance(space, gymnasium.spaces.Space):
+                raise TypeError(
+                    f"plan_env: expected a plangym env with gymnasium spaces, received a "
+                    f"{type(plan_env).__name__} whose {name} is {describe(space)}: give its "
+                    f"class an {name} (a gymnasium.spaces.Space) to serve it as a gymnasium env"
+                )
+        if getattr(plan_env, "autoreset", False):
+            raise ValueError(
+                f"plan_env: expected an env built with autoreset=False (the vector env "
+                f"resets its sub-envs), received a {type(plan_env).__name__} with autoreset=True"
+            )
+        # Any: the families' members (an Atari env's ale, a gymnasium env) are read from it.
+        self.plan_env: Any = plan_env
+        self.observation_space, self.action_space = spaces[0], spaces[1]
         self.metadata = dict(getattr(plan_env, "metadata", None) or {})
         self.render_mode = getattr(plan_env, "render_mode", None)
         # Underlying steps (frames) stepped so far: step_batch through wrappers counts with it.
@@ -87,7 +104,7 @@ class GymPlanEnv(gymnasium.Env):
     @property
     def ale(self) -> Any:
         """The emulator of a plangym Atari env (an AttributeError for other envs)."""
-        return self.plan_env.ale  # type: ignore[union-attr]  # AtariEnv's
+        return self.plan_env.ale  # AtariEnv's
 
     @property
     def _frameskip(self) -> int:
@@ -96,7 +113,7 @@ class GymPlanEnv(gymnasium.Env):
 
     def get_action_meanings(self) -> list[str]:
         """Return what each action of a plangym Atari env means, as ale-py names them."""
-        return self.plan_env.gym_env.unwrapped.get_action_meanings()  # type: ignore[union-attr]
+        return self.plan_env.gym_env.unwrapped.get_action_meanings()
 
     # Attributes of the plangym env and of its gymnasium env -----------------------------------
     def __getattr__(self, name: str) -> Any:

@@ -36,6 +36,7 @@ from plangym.validation import (
     check_indices,
     check_return_state,
     check_space_batch,
+    check_vector_actions,
     describe,
 )
 from plangym.vector.gym_plan_env import GymPlanEnv
@@ -55,6 +56,7 @@ class VectorPlanning:
     checks_actions: bool
     _wrapper_kinds: tuple[type, ...] = ()  # the wrappers above each sub-env's plangym env
     num_envs: int
+    action_space: Space
     single_action_space: Space
     single_observation_space: Space
     _ended: np.ndarray
@@ -154,6 +156,20 @@ class VectorPlanning:
                 UserWarning,
                 stacklevel=4,  # the caller of get_states & co., past their decorator
             )
+
+    def _checked_actions(self, actions: Any) -> list:
+        """Return one action per sub-env, each checked before any sub-env steps.
+
+        Against the action space; and by the plangym env kept here when its own
+        ``check_action`` may ask more than the space (a user's env without ``FAST_PATHS``,
+        whose ``step_batch`` checks each action that way too).
+        """
+        space, n = self.single_action_space, self.num_envs
+        items = check_vector_actions(self.action_space, space, actions, n, self.checks_actions)
+        checker = self._checker
+        if checker is not None and not checker.plan_env.has_fast_paths():
+            checker.plan_env.check_actions(items)
+        return items
 
     def _checked(self, name: str, *args: Any) -> Any:
         """Return the sub-envs' plangym env's ``name(*args)``: checked inputs.

@@ -21,7 +21,6 @@ from plangym.validation import (
     check_seeds,
     check_timeout,
     check_values_per_env,
-    check_vector_actions,
 )
 from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.errors import log_worker_errors
@@ -193,9 +192,7 @@ class PlanVectorEnv(VectorPlanning, VectorEnv):
     def step_async(self, actions: Any) -> None:
         """Send every sub-env its action; collect the results with :meth:`step_wait`."""
         self.call_state.check_idle("step_async")
-        items = check_vector_actions(
-            self.action_space, self.single_action_space, actions, self.num_envs, self.checks_actions
-        )
+        items = self._checked_actions(actions)
         if self.autoreset_mode is AutoresetMode.DISABLED and self._ended.any():
             ended = np.flatnonzero(self._ended).tolist()
             raise RuntimeError(
