@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -47,12 +48,33 @@ def require(
         raise ImportError(message) from error
 
 
+# Extras that cannot install on newer Pythons: (first Python without it, why, what to do).
+UNINSTALLABLE = {
+    "dm-control": (
+        (3, 13),
+        "dm-control needs labmaze, whose last release (1.0.6) has no wheel for Python 3.13 "
+        "and builds only with bazel",
+        "use Python 3.10 to 3.12, or install dm-control without labmaze as docs/dm_control.md "
+        "shows",
+    )
+}
+
+
 def install_command(extra: str) -> str:
-    """Return the commands that install ``extra``: from the package index and from a clone."""
-    return (
+    """Return the commands that install ``extra``: from the package index and from a clone.
+
+    On a Python the extra cannot install on, also why and what to do instead.
+    """
+    command = (
         f'pip install "plangym[{extra}]" (from a clone of the repository: '
         f'pip install ".[{extra}]" in its directory)'
     )
+    if extra in UNINSTALLABLE:
+        first, why, instead = UNINSTALLABLE[extra]
+        if sys.version_info[:2] >= first:
+            python = ".".join(map(str, sys.version_info[:2]))
+            command += f"; on this Python ({python}) it does not install: {why}; {instead}"
+    return command
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -78,3 +79,16 @@ def test_the_readme_says_how_to_reach_the_command_and_install_from_the_clone():
     readme = (ROOT / "README.md").read_text()
     assert "source .venv/bin/activate" in readme
     assert 'pip install ".[' in readme and "still plangym 0.1.32" in readme
+
+
+def test_on_python_3_13_the_dm_control_hint_says_it_cannot_install(monkeypatch):
+    # It advised pip install "plangym[dm-control]", which fails there (labmaze needs bazel).
+    from plangym.extras import install_command
+
+    monkeypatch.setattr(sys, "version_info", (3, 13, 0, "final", 0))
+    hint = install_command("dm-control")
+    assert "on this Python (3.13) it does not install: dm-control needs labmaze" in hint
+    assert "docs/dm_control.md" in hint
+    assert "does not install" not in install_command("mujoco")
+    monkeypatch.setattr(sys, "version_info", (3, 12, 9, "final", 0))
+    assert "does not install" not in install_command("dm-control")
