@@ -103,8 +103,13 @@ class GymPlanEnv(gymnasium.Env):
     # and fire resets, episodic life) read from ``env.unwrapped``.
     @property
     def ale(self) -> Any:
-        """The emulator of a plangym Atari env (an AttributeError for other envs)."""
-        return self.plan_env.ale  # AtariEnv's
+        """The emulator of a plangym Atari env (an AttributeError for other envs).
+
+        Its screen readers give the screen the env shows (a reset's, or black), which the
+        emulator's own may not be (plangym.videogames.atari.shown_ale).
+        """
+        shown_ale = getattr(self.plan_env, "shown_ale", None)
+        return shown_ale() if shown_ale is not None else self.plan_env.ale
 
     @property
     def _frameskip(self) -> int:

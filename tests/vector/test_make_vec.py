@@ -103,15 +103,21 @@ def test_wrappers_read_the_simulator_through_unwrapped_as_on_gymnasiums_sub_envs
         theirs.close()
 
 
-@pytest.mark.parametrize("frame_skip", [4, 1])
-def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(frame_skip):
+@pytest.mark.parametrize(
+    ("game", "frame_skip", "noop_max"),
+    [("Breakout", 4, 30), ("Breakout", 1, 30), ("MsPacman", 4, 0)],
+)
+def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(game, frame_skip, noop_max):
     pytest.importorskip("cv2", reason="AtariPreprocessing resizes frames with OpenCV")
     # AtariPreprocessing reads ale-py's members from env.unwrapped: the emulator, its frames
-    # per step (1, to skip frames itself), the action meanings and the generator.
-    preprocess = functools.partial(gymnasium.wrappers.AtariPreprocessing, frame_skip=frame_skip)
+    # per step (1, to skip frames itself), the action meanings and the generator. Without
+    # no-ops it reads the reset's screen from the emulator: MsPacman's differed in 72 pixels.
+    preprocess = functools.partial(
+        gymnasium.wrappers.AtariPreprocessing, frame_skip=frame_skip, noop_max=noop_max
+    )
     kwargs = {"frameskip": 1, "repeat_action_probability": 0.0, "wrappers": [preprocess]}
-    ours = plangym.make_vec("ALE/Breakout-v5", 2, "sync", **kwargs)
-    theirs = gymnasium.make_vec("ALE/Breakout-v5", 2, "sync", **kwargs)
+    ours = plangym.make_vec(f"ALE/{game}-v5", 2, "sync", **kwargs)
+    theirs = gymnasium.make_vec(f"ALE/{game}-v5", 2, "sync", **kwargs)
     try:
         assert ours.single_observation_space == theirs.single_observation_space  # 84x84 gray
         (obs, info), (expected_obs, expected_info) = ours.reset(seed=3), theirs.reset(seed=3)
@@ -121,7 +127,7 @@ def test_gymnasiums_atari_preprocessing_wraps_the_sub_envs_as_ale_pys(frame_skip
         assert_same(info, expected_info, "reset info")
         rng = np.random.default_rng(3)
         for t in range(150):
-            action = rng.integers(4, size=2)
+            action = rng.integers(ours.single_action_space.n, size=2)
             assert_same(ours.step(action), theirs.step(action), f"step {t}")
     finally:
         ours.close()

@@ -50,6 +50,7 @@ from plangym.videogames.atari.emulator import (
 from plangym.videogames.atari.env_states import AtariStates
 from plangym.videogames.atari.human_mode import keep_until_exit
 from plangym.videogames.atari.in_place import rows_for, step_in_place
+from plangym.videogames.atari.shown_ale import ShownALE
 from plangym.videogames.atari.state import StateCodec, saves_lossily
 from plangym.videogames.atari.sticky import StickyActions
 from plangym.videogames.env import VideogameEnv
@@ -94,8 +95,9 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
     RESET_FRAMES = 0  # frames a reset plays: max_episode_steps counts the steps after them
     # Whether the last step started from a game that was over: see :meth:`play`.
     _screen_is_black = False
-    # The reset's screen, until the next step or restore (see :meth:`_settle_after_reset`).
-    _reset_screen: np.ndarray | None = None
+    # The reset's screen, RGB and grayscale, until the next step or restore (see
+    # :meth:`_settle_after_reset`).
+    _reset_screen: tuple[np.ndarray, np.ndarray] | None = None
 
     def __init__(
         self,
@@ -254,11 +256,28 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         Black after a step from a game that was over (see :meth:`play`).
         """
         if self._reset_screen is not None:
-            return self._reset_screen.copy()
+            return self._reset_screen[0].copy()
         screen = self.ale.getScreenRGB()
         if self._screen_is_black:
             screen.fill(0)
         return screen
+
+    def shown_screen(self, grayscale: bool = False) -> np.ndarray | None:
+        """Return the screen the env shows where the emulator's is another, else None.
+
+        The reset's (the emulator shows the frame that settled it), or black (see
+        :meth:`play`). Not a copy.
+        """
+        if self._reset_screen is not None:
+            return self._reset_screen[1 if grayscale else 0]
+        if self._screen_is_black:
+            height, width = self.ale.getScreenDims()
+            return np.zeros((height, width) if grayscale else (height, width, 3), np.uint8)
+        return None
+
+    def shown_ale(self) -> ShownALE:
+        """Return the emulator as gymnasium's Atari wrappers read it: its screen is the env's."""
+        return ShownALE(self)
 
     def render(self) -> Any:
         """Return the screen :meth:`get_image` shows for "rgb_array"; see PlangymEnv.
@@ -307,7 +326,7 @@ class AtariEnv(AtariStates, StickyActions, VideogameEnv):
         """
         ale = self.ale
         state = ale.cloneState(include_rng=True)
-        self._reset_screen = ale.getScreenRGB()
+        self._reset_screen = (ale.getScreenRGB(), ale.getScreenGrayscale())
         ale.act(self._ale_actions[0])
         ale.restoreState(state)
 

@@ -30,7 +30,7 @@ class AtariStates:
     _sticky_words: GeneratorWords
     _last_action: int
     _screen_is_black: bool
-    _reset_screen: np.ndarray | None
+    _reset_screen: tuple[np.ndarray, np.ndarray] | None
     clone_seeds: bool
     name: str
 
