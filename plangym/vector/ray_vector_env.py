@@ -8,6 +8,7 @@ process is connected already.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import cloudpickle
 import gymnasium
@@ -18,6 +19,8 @@ from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
 from plangym.vectorization.handler import HandlerFactory
+from plangym.vectorization.lifecycle import one_thread_at_a_time
+from plangym.vectorization.messages import Location
 from plangym.vectorization.ray import checked_actor_options, connect
 from plangym.vectorization.ray_backend import RayBackend
 
@@ -47,6 +50,23 @@ class RayVectorEnv(PlanVectorEnv):
         self._start_from_probe(self._start_actors)
 
     LOG_WORKER_ERRORS = True
+
+    @property
+    def workers(self) -> list:
+        """The actor handles, one per sub-env (as :attr:`RayEnv.workers`), e.g. for ``ray.kill``."""
+        self.call_state.check_running()
+        backend = self._backend
+        assert isinstance(backend, RayBackend)  # what _start_actors started
+        return list(backend.actors)
+
+    @one_thread_at_a_time
+    def locations(self) -> list[dict[str, Any]]:
+        """Where each sub-env's actor runs (node, address, pid), in sub-env order.
+
+        See :meth:`plangym.vectorization.ray_actor.RemoteEnv.location`.
+        """
+        self.call_state.check_idle("locations")
+        return self._run_now(self._to_all(Location()), "location")
 
     def _start_actors(self, single: Space) -> tuple[RayBackend, BatchOutputs]:
         blobs = [

@@ -785,3 +785,29 @@ def test_a_cluster_without_a_live_node_is_said_at_once_not_after_the_build_timeo
     assert run.returncode == 0, run.stderr[-2000:]
     said = [line for line in run.stdout.splitlines() if line.startswith(("refused", "within"))]
     assert said == ["refused: True", "within a minute: True"], run.stdout[-2000:]  # Ray logs too
+
+
+def test_a_ray_vector_env_says_where_its_sub_envs_run_and_hands_out_its_actors(ray_cluster):
+    """As a RayEnv does: it had neither, so a sub-env's actor could not be found to ray.kill."""
+    from plangym.vector import RayVectorEnv
+
+    envs = plangym.make_vec("CartPole-v1", 2, vectorization_mode="ray")
+    try:
+        assert isinstance(envs, RayVectorEnv)
+        locations = envs.locations()
+        assert [location["pid"] for location in locations] == list(envs.worker_pids)
+        assert {location["node_id"] for location in locations} == {
+            ray.get_runtime_context().get_node_id()
+        }
+        envs.reset(seed=0)
+        ray.kill(envs.workers[1])
+        assert wait_dead([locations[1]["pid"]], 30)  # ray.kill returns before the actor dies
+        *_, truncations, infos = envs.step(np.array([0, 1]))
+        assert truncations.tolist() == [False, True] and infos["worker_restarted"].tolist() == [
+            False,
+            True,
+        ]
+    finally:
+        envs.close()
+    with pytest.raises(ClosedEnvironmentError):
+        envs.locations()
