@@ -75,7 +75,25 @@ def reports_errors(method: Callable) -> Callable:
     return wrapper
 
 
-class RemoteEnv:
+class _PlainActorClass(type):
+    """RemoteEnv's type: 0.1's ``RemoteEnv.remote(...)`` is told what replaces it.
+
+    Not answered: Ray warns when the class it makes an actor of has a ``remote`` attribute.
+    """
+
+    def __getattr__(cls, name: str) -> Any:
+        if name == "remote":
+            raise AttributeError(
+                f"{cls.__name__}.remote: {cls.__name__} is a plain class here, not Ray's actor "
+                "class (importing plangym does not load Ray): plangym 0.1's "
+                "RemoteEnv.remote(env_callable) is remote_env_class().remote(env_callable), "
+                "with remote_env_class from plangym.vectorization.ray_actor "
+                "(docs/compatibility.md)"
+            )
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+class RemoteEnv(metaclass=_PlainActorClass):
     """The one Ray actor class: a worker holding one handler, for both faces.
 
     A plain class (:func:`remote_env_class` makes it an actor class). Every method raises

@@ -811,3 +811,20 @@ def test_a_ray_vector_env_says_where_its_sub_envs_run_and_hands_out_its_actors(r
         envs.close()
     with pytest.raises(ClosedEnvironmentError):
         envs.locations()
+
+
+def test_plangym_01s_remote_env_remote_names_what_replaces_it(ray_cluster, capfd):
+    """A bare AttributeError, where the replacement is one call away; the actor class made
+    of RemoteEnv still works, without Ray's warning about a class attribute 'remote'."""
+    from plangym.vectorization.ray_actor import remote_env_class
+
+    with pytest.raises(AttributeError, match=r"remote_env_class\(\)\.remote\(env_callable\)"):
+        RemoteEnv.remote(env_callable=lambda: plangym.make("CartPole-v1"))
+    with pytest.raises(AttributeError, match="has no attribute 'not_there'"):
+        RemoteEnv.not_there  # noqa: B018
+    actor = remote_env_class().remote(lambda: plangym.make("CartPole-v1"))
+    try:
+        assert ray.get(actor.location.remote())["pid"] > 0
+    finally:
+        ray.kill(actor)
+    assert "overwrites attribute remote" not in capfd.readouterr().err
