@@ -207,3 +207,31 @@ def checked_values(space: spaces.Space, actions: Any, items: list) -> list:
     for index, item in enumerate(items):
         check_action(space, item, name=f"actions[{index}]")
     return items
+
+
+def check_states_given(states: Any) -> None:
+    """Raise unless every element of a vector env's ``step_batch`` comes with its state.
+
+    A plangym env steps a None state from its current one; a vector env has one current
+    state per sub-env, none of them the batch's, so it takes given states only.
+
+    >>> check_states_given([b"s0", None])
+    Traceback (most recent call last):
+    ...
+    ValueError: states[1]: expected a state (get_states() gives them), received None: a ...
+    """
+    advice = (
+        "a vector env's step_batch steps each action from the state given with it "
+        "(step() steps the sub-envs from their own)"
+    )
+    if states is None:
+        raise TypeError(f"states: expected one state per action, received None: {advice}")
+    if isinstance(states, np.ndarray) and states.dtype != object:
+        return  # a record array or an array of states: no None in it
+    if isinstance(states, Sequence | np.ndarray):
+        for index, state in enumerate(states):
+            if state is None:
+                raise ValueError(
+                    f"states[{index}]: expected a state (get_states() gives them), received "
+                    f"None: {advice}"
+                )

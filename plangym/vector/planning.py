@@ -36,6 +36,7 @@ from plangym.validation import (
     check_indices,
     check_return_state,
     check_space_batch,
+    check_states_given,
     check_vector_actions,
     describe,
 )
@@ -121,6 +122,7 @@ class VectorPlanning:
         want_state = check_return_state(return_state) is not False  # None: states passed
         arrays = check_flag("arrays", arrays)
         self.call_state.check_idle("step_batch")
+        check_states_given(states)
         self._warn_of_stateful_wrappers("step_batch")
         space = self.single_action_space
         if self.checks_actions and not self._wrapper_kinds:

@@ -111,10 +111,11 @@ class ProcessBackend(Backend):
     def allocate(self, shape: tuple, dtype: Any) -> np.ndarray:
         """Return a zeroed shared array every worker maps (a vector step's rows)."""
         shared = SharedArray(shape, dtype)
+        self._resources.arrays.append(shared)  # closed with the others, whatever comes next
+        shared.reserve()
         shared.array[...] = 0
         specs = self._resources.batch_specs
         specs[f"batch:{len(specs)}"] = shared.spec
-        self._resources.arrays.append(shared)
         return shared.array
 
     def stage_actions(self, actions: np.ndarray) -> bool:
@@ -129,6 +130,7 @@ class ProcessBackend(Backend):
                 current.close()
             current = resources.actions = SharedArray(actions.shape, actions.dtype)
             resources.actions_specs = {"actions": current.spec}
+        current.reserve()  # no room: OSError, again on each call (nothing written)
         current.array[...] = actions
         return True
 
@@ -152,6 +154,7 @@ class ProcessBackend(Backend):
     def prepare(self, inputs: BatchInputs, bounds: list[tuple[int, int]]) -> ArenaLayout:
         """Size the shared buffers for the batch and lay its chunks' states out in them."""
         outputs = self.outputs(len(inputs))
+        outputs.reserve_rows(len(inputs))  # before the arena: an OSError leaves nothing sent
         states = inputs.states
         parts = [None if states is None else states[start:stop] for start, stop in bounds]
         layouts = [None if part is None else state_layout(part) for part in parts]

@@ -29,6 +29,7 @@ from numpy.typing import DTypeLike
 from plangym.vectorization.leftover_blocks import block_name
 from plangym.vectorization.packing import PackedStates, SharedStates, unpack_states
 from plangym.vectorization.shared_states import read_states
+from plangym.vectorization.shm_room import reserve
 
 try:  # what SharedMemory uses on POSIX; Windows has no resource tracker to keep out of
     import _posixshmem
@@ -141,8 +142,22 @@ class SharedArray:
                 raise
         else:
             self._memory = attach_untracked(name)
+        self._reserved = 0  # bytes from the start that have their pages (see reserve)
         self.array = np.ndarray(self.shape, self.dtype, buffer=self._memory.buf)
         self.spec: Spec = (self._memory.name, self.shape, self.dtype.str)
+
+    def reserve(self, nbytes: int | None = None) -> None:
+        """Give the block's first ``nbytes`` (all: None) their pages now (see :mod:`shm_room`).
+
+        Raises OSError (``ENOSPC``) when /dev/shm has no room for them, where writing them
+        would kill the writing process.
+        """
+        stop = self.array.nbytes if nbytes is None else min(nbytes, self.array.nbytes)
+        if stop > self._reserved:
+            fd = getattr(self._memory, "_fd", -1)  # SharedMemory's descriptor on POSIX
+            if fd >= 0:
+                reserve(fd, self._reserved, stop)
+            self._reserved = stop
 
     @classmethod
     def attach(cls, spec: Spec) -> SharedArray:
@@ -196,7 +211,8 @@ class SharedOutputs:
     def ensure_state_bytes(self, in_bytes: int, out_bytes: int) -> None:
         """Make the state arenas ("states_in", "states_out") hold at least these many bytes.
 
-        A grown arena is replaced: workers attach to it with their next chunk.
+        A grown arena is replaced: workers attach to it with their next chunk. The bytes
+        needed get their pages (:meth:`SharedArray.reserve`), or OSError says there is no room.
         """
         for field, needed in (("states_in", in_bytes), ("states_out", out_bytes)):
             current = self.buffers.get(field)
@@ -205,8 +221,16 @@ class SharedOutputs:
                 if current is not None:  # out of the dict first: it is never used closed
                     del self.buffers[field]
                     current.close()
-                self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
+                current = self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
                 self.specs = self._specs()
+            if current is not None:
+                current.reserve(needed)
+
+    def reserve_rows(self, count: int) -> None:
+        """Give the first ``count`` rows of each output buffer their pages (or OSError)."""
+        for field in ("observs", "rewards", "terminals", "truncateds"):
+            buffer = self.buffers[field]
+            buffer.reserve(count * (buffer.array.nbytes // max(self.capacity, 1)))
 
     def arena(self, field: str) -> np.ndarray:
         """Return the state arena ``field`` ("states_in" or "states_out"; empty if none)."""

@@ -527,3 +527,21 @@ def test_make_vec_is_importable_from_plangym_vector_with_the_other_vector_names(
         assert obs.shape == (2, 4)
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "vector_entry_point"])
+def test_step_batch_without_states_is_refused_in_every_mode(mode):
+    # Nones were taken: sync/async chained each sub-env's chunk from its own state (and
+    # returned states), the vector entry point stepped a hidden env of its own.
+    envs = plangym.make_vec("CartPole-v1", 2, mode)
+    try:
+        envs.reset(seed=0)
+        states = envs.get_states()
+        state = states[0]
+        with pytest.raises(ValueError, match=r"states\[1\]: expected a state .* received None"):
+            envs.step_batch([0, 1], [state, None])
+        with pytest.raises(TypeError, match="states: expected one state per action, received None"):
+            envs.step_batch([0, 1], None)
+        assert len(envs.step_batch([0, 1], [state, state])) == 6
+    finally:
+        envs.close()

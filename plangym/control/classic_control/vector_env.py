@@ -33,7 +33,7 @@ from gymnasium.vector.utils import batch_space
 from plangym.control.classic_control.kernels import FLOAT32_ARRAY, KERNEL_ENV_IDS, kernel_for
 from plangym.control.classic_control.vector_draws import RESET_RULES, Generators, float32_trig_obs
 from plangym.control.classic_control.vector_inputs import check_actions, check_records
-from plangym.validation import check_indices, check_reset_mask, check_seeds
+from plangym.validation import check_indices, check_reset_mask, check_seeds, check_states_given
 from plangym.vector.spaces import autoreset_mode_of
 from plangym.vectorization.errors import ClosedEnvironmentError
 
@@ -248,6 +248,7 @@ class ClassicVectorEnv(VectorEnv):
         states is one kernel pass.
         """
         self._check_open()
+        check_states_given(states)
         return self._plan.step_batch(actions, states, dt, return_state, arrays=arrays)
 
     # Internals ----------------------------------------------------------------------------------
