@@ -6,8 +6,8 @@ observations, states returned, 2 workers. Two tables:
 1. **Per element, one process** (microseconds, medians of rounds that rotate the rows):
    each stage of plangym's exact step (``set_state``, the frames, the screen drawn into a
    row, ``get_state``) next to the raw ALE call it wraps, the raw limit's loop (restore an
-   ``ALEState`` with the ALE's generator, 5 frames, ``cloneState(include_rng=True)``,
-   ``getScreenRGB``).
+   ``ALEState``, 5 frames, ``cloneState()``, ``getScreenRGB``; the ALE's generator in the
+   raw states only with ``--clone-seeds``, as in plangym's).
 2. **One batch across the workers** (milliseconds, medians over batches, ``copy=False``):
    the caller's time before the first chunk leaves (input checks, states into shared
    memory), how long the first and the last worker to finish were busy, how far apart
@@ -43,24 +43,25 @@ def per_element_rows(env, states, actions, rounds: int) -> list[tuple[str, float
     import ale_py
 
     ale = env.ale
+    # The raw side's states carry the ALE's generator exactly when plangym's do.
+    with_rng = env.clone_seeds
     raw_states = [ale_py.ALEState(env.ale_bytes(state)) for state in states]
-    with_rng = [None] * len(states)
-    for i, raw in enumerate(raw_states):  # the raw limit's states hold the ALE's generator
+    for i, raw in enumerate(raw_states):
         ale.restoreState(raw)
-        with_rng[i] = ale.cloneState(include_rng=True)
+        raw_states[i] = ale.cloneState(include_rng=with_rng)
     row = np.empty(env.obs_shape, np.uint8)
     codes = [env._ale_actions[a] for a in actions]  # what the raw loop feeds the ALE
     stages = {
         "restore": (
             lambda i: env.set_state(states[i]),
-            lambda i: ale.restoreState(with_rng[i]),
+            lambda i: ale.restoreState(raw_states[i]),
         ),
         f"{FRAMES} frames": (
             lambda i: env.play(actions[i], 1),
             lambda i: [ale.act(codes[i]) for _ in range(FRAMES)],
         ),
         "screen": (lambda i: env.observe(row), lambda i: ale.getScreenRGB()),
-        "clone": (lambda i: env.get_state(), lambda i: ale.cloneState(include_rng=True)),
+        "clone": (lambda i: env.get_state(), lambda i: ale.cloneState(include_rng=with_rng)),
     }
     sides = ("plangym", "raw")
     restore = dict(zip(sides, stages["restore"], strict=True))
