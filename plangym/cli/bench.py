@@ -26,6 +26,7 @@ from plangym.cli.args import (
     print_table,
     worker_count,
 )
+from plangym.cli.memory import check_fits_in_memory
 from plangym.core import PlanEnv
 from plangym.planning.common import ActionSampler, start_episode
 from plangym.planning.progress import progress_bar
@@ -95,6 +96,7 @@ def measure(
     single = plangym.make(name, frameskip=frameskip)
     parallel_label = f"ParallelEnv, {workers} worker{'s' if workers > 1 else ''}"
     try:
+        check_fits_in_memory("--batch", batch, single)
         states = distinct_states(single, batch, seed)
         actions = ActionSampler(single.action_space, np.random.default_rng(seed)).sample(batch)
         if single.SINGLETON:

@@ -47,6 +47,7 @@ from plangym.cli.checkpoint import (
     restore_trajectory,
 )
 from plangym.cli.interrupt import StopSignals, past_echo, stop_signals_raise
+from plangym.cli.memory import check_fits_in_memory
 from plangym.cli.outputs import PlanOutputs, describe, played_part, report
 from plangym.cli.plan_settings import (
     DEFAULT_OUT,
@@ -212,6 +213,8 @@ def check_game(
     keywords = env_keywords(args.name, frameskip, whole_game=args.preset is not None)
     with single_env(args.name, **keywords) as env:
         build_planner(args, planner_class, params, env)
+        if params.get("n_walkers"):
+            check_fits_in_memory("--walkers", params["n_walkers"], env)
 
 
 def build_planner(

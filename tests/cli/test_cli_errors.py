@@ -134,3 +134,24 @@ def test_a_checkpoint_of_stray_text_is_one_line(tmp_path):
     assert result.returncode == 2, result.stderr
     lines = nonblank_lines(result.stderr)
     assert len(lines) == 1 and lines[0].startswith("plangym: error: --resume: cannot read")
+
+
+@pytest.mark.parametrize("command", [["plan", "CartPole-v1", "--planner", "fmc", "--walkers"],
+                                     ["bench", "CartPole-v1", "--rounds", "1", "--batch"]],
+                         ids=["plan-walkers", "bench-batch"])  # fmt: skip
+def test_a_size_past_the_free_memory_is_refused_before_any_work(command, tmp_path):
+    """Four times the free memory in states alone, each array small: with overcommit no
+    allocation failed and the out-of-memory killer ended the process (or another)."""
+    from plangym.cli.memory import available_memory
+
+    available = available_memory()
+    if available is None:
+        pytest.skip("this system does not say how much memory is free")
+    size = str(4 * available // 100)  # a CartPole state and observation take more than 100 B
+    out = tmp_path / "out"
+    result = run_without([], *command, size, "--out", str(out)) if command[0] == "plan" else (
+        run_without([], *command, size))  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    lines = nonblank_lines(result.stderr)
+    assert len(lines) == 1 and "its states and observations alone take" in lines[0], lines
+    assert not out.exists()
