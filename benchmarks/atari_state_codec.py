@@ -21,6 +21,7 @@ from typing import Any
 
 import ale_py
 import numpy as np
+from workloads import positive_int
 
 from plangym.videogames.atari import AtariEnv
 from plangym.videogames.atari.state import TRAILER_SIZE
@@ -93,8 +94,8 @@ def round_ratio(envs: dict, pools: dict, actions: list[int], chunk: int = 100) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--rounds", type=positive_int, default=7)
+    parser.add_argument("--steps", type=positive_int, default=2000)
     parser.add_argument("--game", default="ALE/MsPacman-v5")
     args = parser.parse_args()
     envs = {

@@ -26,6 +26,7 @@ import statistics
 import time
 
 import numpy as np
+from workloads import positive_int
 
 import plangym
 from plangym.utils import make_gym_env
@@ -139,7 +140,7 @@ def ended_episode_costs(name: str, rounds: int, n_steps: int = 20) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=positive_int, default=5)
     parser.add_argument("--games", nargs="*", default=GAMES)
     args = parser.parse_args()
     print("Restore cost (ms, median), by depth of the history (underlying steps)")

@@ -58,7 +58,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
-from workloads import states_along
+from workloads import positive_int, states_along
 
 import plangym
 from plangym.columns import is_record_block, records_to_states, states_to_records
@@ -483,16 +483,22 @@ SECTIONS = ("cartpole", "list", "others", "cost", "uct")
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description="classic control kernels benchmark")
-    parser.add_argument("--rounds", type=int, default=7, help="rotating rounds per section")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=7, help="rotating rounds per section"
+    )
     parser.add_argument(
         "--quick", action="store_true", help="B up to 4096 in section 4; UCT: 2 seeds, 100 steps"
     )
-    parser.add_argument("--batch", type=int, default=4096, help="B of sections 1-3")
+    parser.add_argument("--batch", type=positive_int, default=4096, help="B of sections 1-3")
     parser.add_argument(
-        "--max-batch", type=int, help="largest B of section 4 (default 65536; 4096 with --quick)"
+        "--max-batch",
+        type=positive_int,
+        help="largest B of section 4 (default 65536; 4096 with --quick)",
     )
-    parser.add_argument("--seeds", type=int, help="UCT games (default 10; 2 with --quick)")
-    parser.add_argument("--steps", type=int, help="UCT max_steps (default 500; 100 with --quick)")
+    parser.add_argument("--seeds", type=positive_int, help="UCT games (default 10; 2 with --quick)")
+    parser.add_argument(
+        "--steps", type=positive_int, help="UCT max_steps (default 500; 100 with --quick)"
+    )
     parser.add_argument(
         "--min-time", type=float, help="seconds per timed sample (default 0.05; 0.01 with --quick)"
     )

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from workloads import rotated_rounds
+from workloads import positive_int, rotated_rounds
 
 SIZES = (4, 4096)
 NEW = "plangym vector_entry_point"
@@ -116,7 +116,7 @@ def main() -> None:
     import plangym
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=positive_int, default=7)
     parser.add_argument("--envpool-python", default=os.environ.get("ENVPOOL_PYTHON"))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")

@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import gymnasium
 import numpy as np
+from workloads import positive_int
 
 import plangym
 
@@ -69,7 +70,7 @@ def ratio(a: Callable[[], object], b: Callable[[], object], rounds: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=positive_int, default=7)
     rounds = parser.parse_args().rounds
 
     cartpole = gymnasium.make("CartPole-v1").unwrapped

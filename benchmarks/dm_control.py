@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from workloads import positive_int  # before its folder leaves sys.path, below
+
 # Run as a script, this file's folder comes first on sys.path, and this file's name would
 # hide the dm_control package itself.
 _HERE = Path(__file__).resolve().parent
@@ -115,8 +117,8 @@ def bench_task(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*", default=list(DEFAULT_TASKS))
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=7)
+    parser.add_argument("--batch", type=positive_int, default=256)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     args = parser.parse_args()
     print(

@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Callable
 
 from classic_kernels import Contest, print_table, rate, trajectory_states
+from workloads import positive_int
 
 import plangym
 from plangym.control.classic_control import ClassicControl
@@ -146,7 +147,9 @@ SECTIONS = ("parallel", "ray", "vector")
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description="classic control batches through workers")
-    parser.add_argument("--rounds", type=int, default=7, help="rotating rounds per section")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=7, help="rotating rounds per section"
+    )
     parser.add_argument("--min-time", type=float, default=0.2, help="seconds per sample")
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     args = parser.parse_args()

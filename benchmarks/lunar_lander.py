@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from workloads import positive_int
 
 import plangym
 from plangym.utils import make_gym_env
@@ -59,8 +60,8 @@ def batch_loop(continuous: bool, batch: int) -> Callable[[], None]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=9)
+    parser.add_argument("--batch", type=positive_int, default=256)
     args = parser.parse_args()
     fast = plangym.make("FastLunarLander-v0", render_mode=None).gym_env
     cases = {  # label: (loop, steps per call)

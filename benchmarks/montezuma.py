@@ -22,7 +22,7 @@ import time
 
 import ale_py
 import numpy as np
-from workloads import ale_clones
+from workloads import ale_clones, positive_int
 
 import plangym
 
@@ -107,9 +107,9 @@ def bench_set_state(n: int = 2000) -> float:
 def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--frameskip", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--rounds", type=positive_int, default=7)
+    parser.add_argument("--frameskip", type=positive_int, nargs="+", default=[1, 4])
+    parser.add_argument("--batch", type=positive_int, default=BATCH)
     args = parser.parse_args()
     print(f"{'workload':<42} {'plangym':>10} {'raw ALE':>10} {'ratio':>6}")
     for frameskip in args.frameskip:

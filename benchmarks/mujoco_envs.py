@@ -28,6 +28,7 @@ import time
 
 import mujoco
 import numpy as np
+from workloads import positive_int
 
 import plangym
 
@@ -108,8 +109,8 @@ def measure(name: str, rounds: int, batch: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=DEFAULT_NAMES)
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=9)
+    parser.add_argument("--batch", type=positive_int, default=256)
     args = parser.parse_args()
     print(
         f"machine: {platform.machine()}, {platform.python_implementation()} "

@@ -16,6 +16,7 @@ import statistics
 import time
 
 import numpy as np
+from workloads import positive_int
 
 from plangym.videogames.nes import MarioEnv
 
@@ -67,8 +68,8 @@ def run_raw(env: MarioEnv, actions: list[int], raw_states: list[np.ndarray]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=5)
+    parser.add_argument("--batch", type=positive_int, default=256)
     args = parser.parse_args()
     env = MarioEnv(NAME, frameskip=FRAMESKIP, movement_type="complex")
     states = distinct_states(env, args.batch, seed=0)

@@ -39,7 +39,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from workloads import cartpole_states, game_states, raw_ale_pass, rotated_rounds
+from workloads import cartpole_states, game_states, positive_int, raw_ale_pass, rotated_rounds
 
 import plangym
 
@@ -293,7 +293,7 @@ def main() -> None:
     # (the raw loops are daemons and end with this process).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description="ParallelEnv benchmark")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=positive_int, default=7)
     parser.add_argument(
         "--baseline-python", type=Path, default=ROOT / ".venv-plangym01" / "bin" / "python"
     )

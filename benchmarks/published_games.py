@@ -43,8 +43,10 @@ import time
 from pathlib import Path
 
 from host import cpu_model
+from workloads import positive_int
 
 from plangym.cli.checkpoint import CHECKPOINT
+from plangym.cli.interrupt import Interrupted, stop_signals_raise
 from plangym.planning.presets import (
     FMC_PRESETS,
     FULL_GAME_STEPS,
@@ -156,9 +158,32 @@ def play_run(
     else:
         command = [*plan_command(preset, planner, seed, fraction, args), "--out", str(run)]
         print(f"play {run.name}", flush=True)
-    status = subprocess.call([*command, *common_options(args)])
+    status = run_to_the_end([*command, *common_options(args)])
     keep(run, args)
     return status
+
+
+def run_to_the_end(command: list[str]) -> int:
+    """Run ``command`` (``plangym plan``) and wait until it exits; return its exit status.
+
+    A Ctrl-C on the terminal reaches it too: it saves its game, which takes longer than the
+    0.25 s ``subprocess.call`` waits before killing it. A stop signal sent to this script
+    alone is passed on after 2 s. Stopped so, the status is the signal's (130, 143).
+    """
+    child = subprocess.Popen(command)
+    stop: Interrupted | None = None
+    passed_on = False
+    while True:
+        try:
+            status = child.wait(timeout=2.0 if stop is not None and not passed_on else None)
+        except subprocess.TimeoutExpired:
+            assert stop is not None  # only then is there a timeout
+            child.send_signal(stop.signum)
+            passed_on = True
+        except Interrupted as signal_received:
+            stop = stop or signal_received
+        else:
+            return status if stop is None or status in (130, 143) else stop.exit_status
 
 
 def machine() -> str:
@@ -299,8 +324,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--games", default="Boxing,Alien,Qbert", help=f"of {sorted(FMC_PRESETS)}")
     parser.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
     parser.add_argument("--planners", default="swarm,uct", help="swarm, uct or both")
-    parser.add_argument("--max-steps", type=int, default=None, help="agent steps cap (30,000)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--max-steps", type=positive_int, default=None, help="agent steps cap (30,000)"
+    )
+    parser.add_argument("--workers", type=positive_int, default=2)
     parser.add_argument("--fraction", type=float, default=1.0, help="of the published budget")
     parser.add_argument("--curve", default=None, help="play GAME at each of --fractions")
     parser.add_argument("--fractions", default="0.25,0.5,1")
@@ -315,8 +342,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--gifs", type=Path, default=None, help="default: TABLE's img/")
     parser.add_argument("--baseline-games", type=int, default=4)
-    parser.add_argument("--checkpoint-every", type=int, default=500)
-    parser.add_argument("--gif-every", type=int, default=1)
+    parser.add_argument("--checkpoint-every", type=positive_int, default=500)
+    parser.add_argument("--gif-every", type=positive_int, default=1)
     args = parser.parse_args(argv)
     args.gifs = args.gifs or args.table.parent / "img" / "published_games"
     for planner in args.planners.split(","):
@@ -338,18 +365,19 @@ def main(argv: list[str] | None = None) -> int:
     else:
         games, fractions = args.games.split(","), [args.fraction]
     status = 0
-    try:
-        for game in games:
-            for seed in seeds:
-                for planner in args.planners.split(","):
-                    for fraction in fractions:
-                        status = play_run(fmc_preset(game), planner, seed, fraction, args)
-                        if status in (130, 143):  # stopped by the user: keep what is done
-                            return status
-    except KeyboardInterrupt:
-        status = 130
-    finally:
-        write_table(args)
+    with stop_signals_raise():
+        try:
+            for game in games:
+                for seed in seeds:
+                    for planner in args.planners.split(","):
+                        for fraction in fractions:
+                            status = play_run(fmc_preset(game), planner, seed, fraction, args)
+                            if status in (130, 143):  # stopped by the user: keep what is done
+                                return status
+        except KeyboardInterrupt as stop:  # SIGINT or SIGTERM (Interrupted) between games
+            status = getattr(stop, "exit_status", 130)
+        finally:
+            write_table(args)
     return status
 
 

@@ -21,7 +21,7 @@ import time
 import warnings
 
 import numpy as np
-from workloads import game_states
+from workloads import game_states, positive_int
 
 import plangym
 from plangym.api_tests import assert_identical
@@ -89,7 +89,7 @@ def run(rounds: int) -> list[tuple[str, str]]:
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description="RayEnv against ParallelEnv on W1")
-    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--rounds", type=positive_int, default=11)
     parser.add_argument("--address", help="Ray cluster to use (default: a new local one)")
     args = parser.parse_args()
     started = start_ray(args.address)

@@ -21,6 +21,7 @@ import time
 import zlib
 
 import numpy as np
+from workloads import positive_int
 
 from plangym.videogames.retro import RetroEnv
 from plangym.videogames.retro.state import decode_state
@@ -52,8 +53,8 @@ def raw_loop(env: RetroEnv, raw_states: list[bytes], actions: np.ndarray) -> lis
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=7)
+    parser.add_argument("--batch", type=positive_int, default=256)
     args = parser.parse_args()
     env = RetroEnv(NAME)
     env.reset()

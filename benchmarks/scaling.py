@@ -43,7 +43,7 @@ import vector
 from classic_kernels import Contest, RawLoop, random_actions
 from host import cpu_model
 from parallel import RawLimit
-from workloads import cartpole_states, game_states, raw_ale_pass
+from workloads import cartpole_states, game_states, positive_int, raw_ale_pass
 
 import plangym
 from plangym.columns import states_to_records
@@ -317,7 +317,7 @@ def run(args: argparse.Namespace) -> dict:
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7, help="rotating rounds per point")
+    parser.add_argument("--rounds", type=positive_int, default=7, help="rotating rounds per point")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/scaling.json")
     parser.add_argument(

@@ -24,7 +24,7 @@ import time
 import warnings
 
 import numpy as np
-from workloads import ale_clones, cartpole_states, game_states, raw_ale_pass
+from workloads import ale_clones, cartpole_states, game_states, positive_int, raw_ale_pass
 
 import plangym
 
@@ -97,7 +97,7 @@ def main() -> None:
     # Raw CartPole states include fallen poles; gymnasium warns about stepping those.
     warnings.simplefilter("ignore", UserWarning)
     parser = argparse.ArgumentParser(description="single-process overhead of plangym")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=positive_int, default=7)
     args = parser.parse_args()
     rows = bench_atari(args.rounds, 256) + bench_cartpole(args.rounds, 4096)
     print(

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
+from workloads import positive_int
 
 import plangym
 
@@ -164,7 +165,9 @@ def table(results: list[Result]) -> list[str]:
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description="AsyncVectorEnv benchmark: plangym vs gymnasium")
-    parser.add_argument("--rounds", type=int, default=9, help="alternating rounds per workload")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=9, help="alternating rounds per workload"
+    )
     parser.add_argument(
         "--workloads",
         nargs="+",
@@ -174,13 +177,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--steps-cartpole",
-        type=int,
+        type=positive_int,
         default=WORKLOADS["cartpole"].default_steps,
         help="vector steps per CartPole round",
     )
     parser.add_argument(
         "--steps-mspacman",
-        type=int,
+        type=positive_int,
         default=WORKLOADS["mspacman"].default_steps,
         help="vector steps per MsPacman round",
     )

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 from parallel import RawLimit
-from workloads import game_states
+from workloads import game_states, positive_int
 
 import plangym
 
@@ -148,7 +148,7 @@ def batch_rows(parallel, states, actions, raw: RawLimit, rounds: int) -> list[tu
 def main() -> None:
     warnings.simplefilter("ignore")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=positive_int, default=9)
     parser.add_argument(
         "--clone-seeds", action="store_true", help="states keep the ALE's generator"
     )

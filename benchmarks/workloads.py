@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from typing import Any
 
@@ -74,3 +75,14 @@ def rotated_rounds(
         for name in names[r % len(names) :] + names[: r % len(names)]:
             samples[name].append(contenders[name]())
     return samples
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (rounds, batches, steps), else the option's error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, received {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, received {value}")
+    return value

@@ -9,6 +9,7 @@ failure. ``.ci/run`` runs it; ``python scripts/check_extras.py mujoco viz`` chec
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -106,5 +107,22 @@ def main(extras: list[str]) -> int:
     return 1 if failed else 0
 
 
+def parse_extras(argv: list[str]) -> list[str]:
+    """Return the extras named on the command line (all by default); refuse unknown ones."""
+    parser = argparse.ArgumentParser(
+        description="Install plangym with each extra into a fresh virtualenv and use it."
+    )
+    parser.add_argument(
+        "extras", nargs="*", metavar="EXTRA",
+        help="extras to check (default: the core and every extra: "
+        f"{', '.join(extra for extra in CHECKS if extra)})",
+    )  # fmt: skip
+    extras = parser.parse_args(argv).extras
+    unknown = [extra for extra in extras if extra not in CHECKS]
+    if unknown:
+        parser.error(f"unknown extra(s) {', '.join(unknown)}: expected some of {list(CHECKS)}")
+    return extras or list(CHECKS)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or list(CHECKS)))
+    sys.exit(main(parse_extras(sys.argv[1:])))

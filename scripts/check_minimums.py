@@ -10,6 +10,7 @@ the check. ``.ci/run`` runs it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -115,4 +116,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
     sys.exit(main())

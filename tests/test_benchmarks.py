@@ -4,6 +4,7 @@ Speed goals are read off the scripts' own tables (see benchmarks/RESULTS.md), ne
 asserted here: this only keeps the scripts working as the code they measure changes.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,33 @@ def test_scaling_writes_json_and_plots(tmp_path):
     text = page.read_text()
     assert "![batch](../img/batch.png)" in text and result["date"][:10] in text
     assert "smoke run" in text
+
+
+ROUNDS_SCRIPTS = sorted(
+    path.name for path in BENCHMARKS.glob("*.py") if '"--rounds"' in path.read_text()
+)
+
+
+@pytest.mark.parametrize("script", ROUNDS_SCRIPTS)
+def test_a_count_below_one_is_the_options_error(script):
+    """--rounds 0 ended in a traceback (no median of no data) or wrote an empty result."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *(["HEAD"] * (script == "against_commit.py")),
+         "--rounds", "0"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert "error:" in last and "--rounds" in last and "Traceback" not in done.stderr, last
+
+
+@pytest.mark.parametrize("script", ["check_extras.py", "check_minimums.py"])
+def test_the_dev_scripts_help_does_no_work(script, tmp_path):
+    """--help built a virtualenv and ran the check (check_extras took it as an extra)."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS.parent / "scripts" / script), "--help"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("usage: "), done.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []  # no virtualenv made

@@ -124,7 +124,8 @@ COMMAND = Command(
                 "--resume",
                 path_text,
                 None,
-                "continue the game checkpointed in DIR, with its settings, writing in DIR",
+                "continue the game checkpointed in DIR, with its settings, writing in DIR "
+                "(or in --out)",
                 metavar="DIR",
             ),
         ),
