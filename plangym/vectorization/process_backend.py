@@ -110,10 +110,9 @@ class ProcessBackend(Backend):
 
     def allocate(self, shape: tuple, dtype: Any) -> np.ndarray:
         """Return a zeroed shared array every worker maps (a vector step's rows)."""
-        shared = SharedArray(shape, dtype)
-        self._resources.arrays.append(shared)  # closed with the others, whatever comes next
-        shared.reserve()
+        shared = SharedArray(shape, dtype, reserved=True)
         shared.array[...] = 0
+        self._resources.arrays.append(shared)
         specs = self._resources.batch_specs
         specs[f"batch:{len(specs)}"] = shared.spec
         return shared.array
@@ -128,9 +127,8 @@ class ProcessBackend(Backend):
             resources.actions = None
             if current is not None:
                 current.close()
-            current = resources.actions = SharedArray(actions.shape, actions.dtype)
+            current = resources.actions = SharedArray(actions.shape, actions.dtype, reserved=True)
             resources.actions_specs = {"actions": current.spec}
-        current.reserve()  # no room: OSError, again on each call (nothing written)
         current.array[...] = actions
         return True
 

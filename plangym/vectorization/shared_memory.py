@@ -126,7 +126,13 @@ class SharedArray:
     (:func:`remove_orphaned`) or the tracker do.
     """
 
-    def __init__(self, shape: tuple[int, ...], dtype: DTypeLike, name: str | None = None):
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        dtype: DTypeLike,
+        name: str | None = None,
+        reserved: bool = False,
+    ):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         nbytes = max(int(np.prod(shape)) * self.dtype.itemsize, 1)
         self._to_unlink = name is None  # by the creator, once
@@ -145,6 +151,12 @@ class SharedArray:
         self._reserved = 0  # bytes from the start that have their pages (see reserve)
         self.array = np.ndarray(self.shape, self.dtype, buffer=self._memory.buf)
         self.spec: Spec = (self._memory.name, self.shape, self.dtype.str)
+        if reserved:  # all of it, now: no room is an OSError and no block
+            try:
+                self.reserve()
+            except BaseException:
+                self.close()
+                raise
 
     def reserve(self, nbytes: int | None = None) -> None:
         """Give the block's first ``nbytes`` (all: None) their pages now (see :mod:`shm_room`).
