@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from plangym.core import PlangymEnv
 from plangym.rng import N_WORDS, generator_words, restore_generator
-from plangym.validation import describe
+from tests.helpers.frozen_lake_env import check_words
 
 ID = "Hopscotch-v0"
 STATE_SIZE = 3 + N_WORDS  # x and y (float64 bits), step count, generator words
@@ -90,8 +90,4 @@ class Hopscotch(PlangymEnv):
         restore_generator(game.np_random, state[3:])
 
     def check_state(self, state: Any, name: str = "state") -> None:
-        expected = f"a uint64 array of shape ({STATE_SIZE},)"
-        if not isinstance(state, np.ndarray):
-            raise TypeError(f"{name}: expected {expected}, received {describe(state)}")
-        if state.dtype != np.uint64 or state.shape != (STATE_SIZE,):
-            raise ValueError(f"{name}: expected {expected}, received {describe(state)}")
+        check_words(state, name, STATE_SIZE)

@@ -39,8 +39,13 @@ class FrozenLake(PlangymEnv):
         restore_generator(lake.np_random, state[2:])
 
     def check_state(self, state: Any, name: str = "state") -> None:
-        expected = f"a uint64 array of shape ({STATE_SIZE},)"
-        if not isinstance(state, np.ndarray):
-            raise TypeError(f"{name}: expected {expected}, received {describe(state)}")
-        if state.dtype != np.uint64 or state.shape != (STATE_SIZE,):
-            raise ValueError(f"{name}: expected {expected}, received {describe(state)}")
+        check_words(state, name, STATE_SIZE)
+
+
+def check_words(state: Any, name: str, size: int) -> None:
+    """Raise TypeError or ValueError naming ``name`` unless ``state`` is ``size`` uint64 words."""
+    expected = f"a uint64 array of shape ({size},)"
+    if not isinstance(state, np.ndarray):
+        raise TypeError(f"{name}: expected {expected}, received {describe(state)}")
+    if state.dtype != np.uint64 or state.shape != (size,):
+        raise ValueError(f"{name}: expected {expected}, received {describe(state)}")
