@@ -32,6 +32,7 @@ plangym.vectorization.errors.ClosedEnvironmentError: Trying to operate on `Door`
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -55,6 +56,7 @@ class CallState:
 
     def __init__(self, owner: str):
         self.owner = owner
+        self.pid = os.getpid()  # the process whose workers, pipes and buffers these are
         self.closed = False
         self.pending: str | None = None  # the kind of call pending: "step", "reset", ...
         self.batch: Any = None  # what its *_wait collects
@@ -71,10 +73,20 @@ class CallState:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.lock, self._handover = threading.RLock(), threading.Lock()
-        self._release, self._depth = None, 0
+        self._release, self._depth, self.pid = None, 0, os.getpid()
 
     def check_running(self) -> None:
-        """Raise :class:`ClosedEnvironmentError` once the env is closed."""
+        """Raise :class:`ClosedEnvironmentError` once the env is closed.
+
+        In a process forked from the one that built the env, RuntimeError: the workers'
+        pipes and buffers are the parent's, and two processes using them mix their replies.
+        """
+        if os.getpid() != self.pid:
+            raise RuntimeError(
+                f"{self.owner}: this env's workers belong to process {self.pid}, which built "
+                f"it; this process ({os.getpid()}) is a fork of it and shares their pipes: "
+                "build an env of its own here"
+            )
         if self.closed:
             raise ClosedEnvironmentError(
                 f"Trying to operate on `{self.owner}`, after a call to `close()`."

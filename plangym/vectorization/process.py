@@ -48,6 +48,13 @@ CLOSE_TIMEOUT_S = 5.0
 READY_TIMEOUT = 300.0
 
 
+DAEMON_HAS_NO_CHILDREN = (
+    "worker processes cannot start here: this process is a daemon (a multiprocessing.Pool "
+    "worker), which Python does not let have children; run it in a "
+    "concurrent.futures.ProcessPoolExecutor instead, or build the env without workers"
+)
+
+
 class WorkerProcess:
     """One worker process running :func:`~plangym.vectorization.worker.run_worker`.
 
@@ -91,6 +98,8 @@ class WorkerProcess:
     # Life cycle -----------------------------------------------------------------------------
     def start(self) -> None:
         """Start the process; :meth:`wait_ready` waits until its env is built."""
+        if mp.current_process().daemon:  # Python's own error is a bare AssertionError
+            raise RuntimeError(DAEMON_HAS_NO_CHILDREN)
         context = self._context or mp.get_context(start_method_for(None))
         parent_conn, child_conn = context.Pipe()
         # typeshed's BaseContext has no Process; every context get_context returns has one.

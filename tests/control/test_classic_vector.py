@@ -467,3 +467,28 @@ def test_a_first_reset_must_reset_every_sub_env(built):
     envs.reset(seed=0)
     obs, _ = envs.reset(seed=1, options={"reset_mask": np.array([True, False, True])})
     assert obs.shape == (3, 4)
+
+
+def test_threads_sharing_the_kernel_vector_env_get_whole_steps():
+    """It had no lock: two threads stepping it got observations of no sequential run."""
+    import threading
+
+    n_steps, actions = 300, np.ones(8, dtype=np.int64)
+    reference = plangym.make_vec("CartPole-v1", 8)
+    reference.reset(seed=1)
+    expected = [reference.step(actions)[0].tobytes() for _ in range(2 * n_steps)]
+    envs = plangym.make_vec("CartPole-v1", 8)
+    envs.reset(seed=1)
+    seen: list[bytes] = []
+
+    def play() -> None:
+        for _ in range(n_steps):
+            seen.append(envs.step(actions)[0].tobytes())
+
+    threads = [threading.Thread(target=play) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(seen) == sorted(expected)
+    assert np.array_equal(envs.get_states(), reference.get_states())

@@ -208,3 +208,44 @@ def test_close_from_inside_a_call_frees_nothing_under_it():
     with pytest.raises(ClosedEnvironmentError):
         env.step(0, state=state)
     assert env._plan_env._gym_env is None  # closed after the step, not built again
+
+
+def test_a_forked_child_using_its_parents_env_is_refused_and_the_parent_goes_on():
+    """The child shared the workers' pipes: the parent got the child's replies, or both hung."""
+    import os
+
+    env = ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2, inline_small_batches=False)
+    single = ClassicControl("CartPole-v1")
+    try:
+        state, *_ = single.reset(seed=3)
+        expected = single.step_batch([0, 1, 0, 1], [state] * 4)
+        pid = os.fork()
+        if pid == 0:  # the child: refused before anything reaches the parent's workers
+            try:
+                env.step_batch([0, 1, 0, 1], [state] * 4)
+            except RuntimeError as error:
+                os._exit(0 if "is a fork of it and shares their pipes" in str(error) else 3)
+            except BaseException:
+                os._exit(2)
+            os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert_identical(env.step_batch([0, 1, 0, 1], [state] * 4), expected)
+    finally:
+        env.close()
+
+
+def build_parallel_env_in_a_pool_worker(_: int) -> str:
+    try:
+        ParallelEnv(ClassicControl, "CartPole-v1", n_workers=2).close()
+    except RuntimeError as error:
+        return str(error)
+    return "built"
+
+
+def test_a_pool_worker_is_told_why_it_cannot_start_workers():
+    """Python's bare "daemonic processes are not allowed to have children" named nothing."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        message = pool.map(build_parallel_env_in_a_pool_worker, [0])[0]
+    assert "this process is a daemon (a multiprocessing.Pool worker)" in message, message
+    assert "ProcessPoolExecutor" in message

@@ -23,7 +23,9 @@ bit for bit what gymnasium's ``SyncVectorEnv`` of the same env gives (and plangy
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,17 @@ from plangym.vectorization.errors import ClosedEnvironmentError
 
 # The tasks that have a kernel: the ones this vector env steps.
 KERNEL_TASKS = KERNEL_ENV_IDS
+
+
+def one_thread_at_a_time(method: Callable) -> Callable:
+    """Run ``method`` holding the env's lock: threads sharing the env get whole results."""
+
+    @functools.wraps(method)
+    def locked(self: ClassicVectorEnv, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:  # a C-level with: no Ctrl-C between taking it and the body
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class KernelUnavailableError(ValueError):
@@ -101,8 +114,10 @@ class ClassicVectorEnv(VectorEnv):
         self._pass_kinds = FLOAT32_ARRAY in kernel.exact_kinds
         self._ended = np.zeros(n, dtype=np.bool_)  # under NEXT_STEP, the next step resets
         self._reset_once = False
+        self._lock = threading.RLock()  # one call at a time: the arrays are stepped in place
 
     # gymnasium's API ----------------------------------------------------------------------------
+    @one_thread_at_a_time
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -130,6 +145,7 @@ class ClassicVectorEnv(VectorEnv):
         # changed the arrays returned before, and set_states may have replaced the states.
         return self._observations(), {}
 
+    @one_thread_at_a_time
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env: ``(obs, rewards, terminations, truncations, infos)``."""
         self._check_open()
@@ -163,6 +179,7 @@ class ClassicVectorEnv(VectorEnv):
             ended[:] = False
         return obs, rewards, terminated, truncated, infos  # a new array, never written again
 
+    @one_thread_at_a_time
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's picture (``render_mode="rgb_array"``), drawn by the plangym env."""
         if self.render_mode is None:
@@ -197,6 +214,7 @@ class ClassicVectorEnv(VectorEnv):
         return tuple(generators)
 
     # Planning -----------------------------------------------------------------------------------
+    @one_thread_at_a_time
     def get_states(self) -> np.ndarray:
         """Return every sub-env's exact state: one record array (``states[i]``: sub-env i)."""
         self._check_open()
@@ -208,6 +226,7 @@ class ClassicVectorEnv(VectorEnv):
         records.flags.writeable = False  # as every classic-control state (states.md)
         return records
 
+    @one_thread_at_a_time
     def set_states(self, states: Any, indices: Sequence[int] | None = None) -> None:
         """Restore ``states[k]`` in sub-env ``indices[k]`` (default: every sub-env in turn).
 
@@ -231,6 +250,7 @@ class ClassicVectorEnv(VectorEnv):
         self._ended[where] = False
         self._reset_once = True
 
+    @one_thread_at_a_time
     def step_batch(
         self,
         actions: Sequence,
