@@ -130,27 +130,52 @@ class CallState:
         """
         return self
 
-    # The context manager of held(): a class's, not a generator's (once or more per call).
+    # The context manager of held(), for blocks: the decorators below use run_held instead.
     def __enter__(self) -> None:
         self.lock.acquire()
-        with self._handover:
-            self._depth += 1
+        self._depth += 1
 
     def __exit__(self, kind: type | None, error: BaseException | None, trace: Any) -> None:
         try:
-            with self._handover:  # a close() meanwhile left its release here, or saw no call
-                self._depth -= 1
-                release = None
-                if not self._depth:
-                    release, self._release = self._release, None
-            if release is not None:  # close() stopped this call
-                try:
-                    release()
-                finally:
-                    if not isinstance(error, ClosedEnvironmentError):
-                        raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
+            self._depth -= 1
+            self.after_call(error)
         finally:
             self.lock.release()
+
+    def run_held(self, method: str | None, call: Callable[..., Any], *args: Any) -> Any:
+        """Return ``call(*args)`` run holding the env (checked idle first, given ``method``).
+
+        The lock is taken by a C-level ``with``: a Ctrl-C cannot land between taking it and
+        the block that gives it back (it did after ``lock.acquire()`` in ``__enter__``,
+        which left the lock held and every other thread's call waiting for ever). The count
+        changes with no call in between, so it is exact whenever the lock is held.
+        """
+        with self.lock:
+            self._depth += 1
+            try:
+                if method is not None:
+                    self.check_idle(method)
+                result = call(*args)
+            except BaseException as error:
+                self._depth -= 1
+                self.after_call(error)
+                raise
+            self._depth -= 1
+            self.after_call(None)
+            return result
+
+    def after_call(self, error: BaseException | None) -> None:
+        """Run what a close() meanwhile left to this call, once the outermost one ends."""
+        with self._handover:  # a close() meanwhile left its release here, or saw no call
+            release = None
+            if not self._depth:
+                release, self._release = self._release, None
+        if release is not None:  # close() stopped this call
+            try:
+                release()
+            finally:
+                if not isinstance(error, ClosedEnvironmentError):
+                    raise ClosedEnvironmentError(CLOSED_WHILE_WAITING)
 
     def release_when_free(
         self, release: Callable[[], None], interrupt: Callable[[], None], grace: float
@@ -193,9 +218,9 @@ def idle_only(method: Method) -> Method:
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.call_state.held():
-            self.call_state.check_idle(method.__name__)
-            return method(self, *args, **kwargs)
+        bound = functools.partial(method, self, **kwargs) if kwargs else method
+        prefix = () if kwargs else (self,)
+        return self.call_state.run_held(method.__name__, bound, *prefix, *args)
 
     return checked  # type: ignore[return-value]
 
@@ -205,7 +230,8 @@ def one_thread_at_a_time(method: Method) -> Method:
 
     @functools.wraps(method)
     def held(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.call_state.held():
-            return method(self, *args, **kwargs)
+        bound = functools.partial(method, self, **kwargs) if kwargs else method
+        prefix = () if kwargs else (self,)
+        return self.call_state.run_held(None, bound, *prefix, *args)
 
     return held  # type: ignore[return-value]

@@ -190,9 +190,8 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        with env.call_state.held():
-            env.call_state.check_idle(method.__name__)
-            return method(*args, **kwargs)
+        bound = functools.partial(method, **kwargs) if kwargs else method
+        return env.call_state.run_held(method.__name__, bound, *args)
 
     return checked
 

@@ -249,3 +249,39 @@ def test_a_pool_worker_is_told_why_it_cannot_start_workers():
         message = pool.map(build_parallel_env_in_a_pool_worker, [0])[0]
     assert "this process is a daemon (a multiprocessing.Pool worker)" in message, message
     assert "ProcessPoolExecutor" in message
+
+
+def test_a_ctrl_c_right_after_the_env_is_taken_leaves_it_free_for_other_threads():
+    """The signal lands on another thread while the main thread waits for the env; Python
+    raises it in the main thread just after lock.acquire() returned, in CallState.__enter__:
+    the lock stayed held, and every other thread's call (and close()) waited for ever."""
+    import os
+    import signal
+
+    from tests.helpers.faulty_env import SLOW, faulty_state
+
+    env = ParallelEnv(FaultyCartPole, "CartPole-v1", n_workers=1, inline_small_batches=False)
+    try:
+        slow = faulty_state(env.plan_env, SLOW)  # a batch of it takes 0.5 s on the worker
+        state, *_ = env.reset(seed=0)
+        ctrl_c = threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGINT))
+        ctrl_c.start()  # this thread takes the SIGINT, as the main thread has it blocked
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            busy = threading.Thread(target=env.step_batch, args=([0], [slow]))
+            busy.start()
+            time.sleep(0.1)  # the other thread's batch holds the env
+            with pytest.raises(KeyboardInterrupt):
+                env.step_batch([1], [state])  # waits for the env; interrupted once it has it
+                time.sleep(1)  # pragma: no cover - the signal must arrive by now
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            ctrl_c.join()
+        busy.join()
+        result: list = []
+        other = threading.Thread(target=lambda: result.append(env.step_batch([0], [state])))
+        other.start()
+        other.join(10)
+        assert not other.is_alive() and len(result[0]) == 6
+    finally:
+        env.close()
