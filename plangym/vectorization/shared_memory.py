@@ -202,6 +202,7 @@ class SharedOutputs:
 
     def __init__(self, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype):
         self.capacity = capacity
+        self._reserved_rows = 0  # rows of every buffer that have their pages
         self.buffers: dict[str, SharedArray] = {}
         try:
             for field, shape, dtype in (
@@ -235,14 +236,17 @@ class SharedOutputs:
                     current.close()
                 current = self.buffers[field] = SharedArray((max(needed, 2 * size),), np.uint8)
                 self.specs = self._specs()
-            if current is not None:
+            if current is not None and needed > current._reserved:
                 current.reserve(needed)
 
     def reserve_rows(self, count: int) -> None:
         """Give the first ``count`` rows of each output buffer their pages (or OSError)."""
+        if count <= self._reserved_rows:  # every batch but a larger one than before
+            return
         for field in ("observs", "rewards", "terminals", "truncateds"):
             buffer = self.buffers[field]
             buffer.reserve(count * (buffer.array.nbytes // max(self.capacity, 1)))
+        self._reserved_rows = count
 
     def arena(self, field: str) -> np.ndarray:
         """Return the state arena ``field`` ("states_in" or "states_out"; empty if none)."""
