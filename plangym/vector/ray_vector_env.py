@@ -19,7 +19,7 @@ from plangym.vector.batch_outputs import BatchOutputs
 from plangym.vector.sub_env import SubEnvHandler
 from plangym.vector.vector_env import PlanVectorEnv
 from plangym.vectorization.handler import HandlerFactory
-from plangym.vectorization.lifecycle import one_thread_at_a_time
+from plangym.vectorization.lifecycle import idle_only
 from plangym.vectorization.messages import Location
 from plangym.vectorization.ray import checked_actor_options, connect
 from plangym.vectorization.ray_backend import RayBackend
@@ -59,13 +59,12 @@ class RayVectorEnv(PlanVectorEnv):
         assert isinstance(backend, RayBackend)  # what _start_actors started
         return list(backend.actors)
 
-    @one_thread_at_a_time
+    @idle_only
     def locations(self) -> list[dict[str, Any]]:
         """Where each sub-env's actor runs (node, address, pid), in sub-env order.
 
         See :meth:`plangym.vectorization.ray_actor.RemoteEnv.location`.
         """
-        self.call_state.check_idle("locations")
         return self._run_now(self._to_all(Location()), "location")
 
     def _start_actors(self, single: Space) -> tuple[RayBackend, BatchOutputs]:

@@ -142,8 +142,10 @@ class CallState:
         finally:
             self.lock.release()
 
-    def run_held(self, method: str | None, call: Callable[..., Any], *args: Any) -> Any:
-        """Return ``call(*args)`` run holding the env (checked idle first, given ``method``).
+    def run_held(
+        self, method: str | None, call: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> Any:
+        """Return ``call(*args, **kwargs)`` holding the env (checked idle first, given ``method``).
 
         The lock is taken by a C-level ``with``: a Ctrl-C cannot land between taking it and
         the block that gives it back (it did after ``lock.acquire()`` in ``__enter__``,
@@ -155,7 +157,7 @@ class CallState:
             try:
                 if method is not None:
                     self.check_idle(method)
-                result = call(*args)
+                result = call(*args, **kwargs)
             except BaseException as error:
                 self._depth -= 1
                 self.after_call(error)
@@ -218,9 +220,7 @@ def idle_only(method: Method) -> Method:
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        bound = functools.partial(method, self, **kwargs) if kwargs else method
-        prefix = () if kwargs else (self,)
-        return self.call_state.run_held(method.__name__, bound, *prefix, *args)
+        return self.call_state.run_held(method.__name__, method, self, *args, **kwargs)
 
     return checked  # type: ignore[return-value]
 
@@ -230,8 +230,6 @@ def one_thread_at_a_time(method: Method) -> Method:
 
     @functools.wraps(method)
     def held(self: Any, *args: Any, **kwargs: Any) -> Any:
-        bound = functools.partial(method, self, **kwargs) if kwargs else method
-        prefix = () if kwargs else (self,)
-        return self.call_state.run_held(None, bound, *prefix, *args)
+        return self.call_state.run_held(None, method, self, *args, **kwargs)
 
     return held  # type: ignore[return-value]

@@ -190,8 +190,7 @@ def _obeying_call_state(env: LocalEnvAPI, method: Callable) -> Callable:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        bound = functools.partial(method, **kwargs) if kwargs else method
-        return env.call_state.run_held(method.__name__, bound, *args)
+        return env.call_state.run_held(method.__name__, method, *args, **kwargs)
 
     return checked
 
